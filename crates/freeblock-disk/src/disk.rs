@@ -1,0 +1,339 @@
+//! Mechanics and service-time computation.
+//!
+//! ```text
+//!  Anatomy of one media access (times add left to right):
+//!
+//!  command ─► overhead ─► seek (or head switch) + settle ─► rotational latency ─► transfer ─► bus
+//!             controller    arm moves to the target track     wait for the first     sectors     last data
+//!             work          and settles                       sector to arrive       pass under  to the host
+//!                                                                                    the head
+//!  positioning time = seek + settle + rotational latency
+//!  access time      = overhead + positioning time + transfer (+ switches between tracks) + bus
+//! ```
+//!
+//! [`Disk::access`] computes all of it from a [`HeadState`] and a start time; it is a pure function,
+//! so a scheduler's prediction and what the simulated device then does are the same computation
+//! and agree to the nanosecond. The spindle turns continuously from time 0 with its index mark under
+//! the heads, so the rotational position at time `t` is `t mod revolution`.
+
+use crate::error::{AccessError, SpecError};
+use crate::layout::{Layout, RotPos, TrackRun};
+use crate::seek::SeekCurve;
+use crate::spec::DiskSpec;
+use crate::time::{ms_to_ns, SimTime};
+
+/// Read or write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    /// Media to host.
+    Read,
+    /// Host to media.
+    Write,
+}
+
+impl Op {
+    /// True for reads.
+    #[must_use]
+    pub fn is_read(self) -> bool {
+        self == Op::Read
+    }
+}
+
+/// Where the heads are: a cylinder and the active surface.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct HeadState {
+    /// Arm position.
+    pub cylinder: u32,
+    /// Active head.
+    pub surface: u32,
+}
+
+/// Where the time of one access went, in nanoseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Breakdown {
+    /// Controller command overhead.
+    pub overhead: SimTime,
+    /// Arm movement, head switches and settling (including switches between tracks mid-request).
+    pub seek: SimTime,
+    /// Waiting for sectors to rotate under the head.
+    pub rotational_latency: SimTime,
+    /// Sectors passing under the head.
+    pub transfer: SimTime,
+    /// Host-interface time not overlapped with the media.
+    pub bus: SimTime,
+}
+
+impl Breakdown {
+    /// Sum of all parts.
+    #[must_use]
+    pub fn total(&self) -> SimTime {
+        self.overhead + self.seek + self.rotational_latency + self.transfer + self.bus
+    }
+
+    /// Seek plus rotational latency.
+    #[must_use]
+    pub fn positioning(&self) -> SimTime {
+        self.seek + self.rotational_latency
+    }
+}
+
+/// The outcome of one media access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MediaAccess {
+    /// When the command started.
+    pub start: SimTime,
+    /// When the first sector started passing under the head.
+    pub media_start: SimTime,
+    /// When the last sector finished passing under the head.
+    pub media_end: SimTime,
+    /// When the command completed (data delivered).
+    pub end: SimTime,
+    /// Where the time went; `breakdown.total() == end - start`.
+    pub breakdown: Breakdown,
+    /// Head position after the access.
+    pub end_head: HeadState,
+}
+
+/// An immutable disk model: layout plus mechanics. Cheap to share behind an `Arc`.
+#[derive(Debug, Clone)]
+pub struct Disk {
+    spec: DiskSpec,
+    layout: Layout,
+    seek: SeekCurve,
+    rev_ps: u64,
+    head_switch: SimTime,
+    read_settle: SimTime,
+    write_settle: SimTime,
+    read_overhead: SimTime,
+    write_overhead: SimTime,
+    bus_sector_ps: u64,
+    zero_latency: bool,
+}
+
+impl Disk {
+    /// Builds the model from a spec, validating it first.
+    ///
+    /// # Errors
+    /// Any [`SpecError`] from validation or layout construction.
+    pub fn new(spec: DiskSpec) -> Result<Self, SpecError> {
+        spec.validate()?;
+        let rev_ps = (60.0e12 / spec.rpm).round() as u64;
+        let layout = Layout::new(&spec, rev_ps)?;
+        let seek = SeekCurve::new(&spec.seek, layout.cylinders());
+        Ok(Self {
+            head_switch: ms_to_ns(spec.head_switch_ms),
+            read_settle: ms_to_ns(spec.read_settle_ms),
+            write_settle: ms_to_ns(spec.write_settle_ms),
+            read_overhead: ms_to_ns(spec.controller.read_miss_ms),
+            write_overhead: ms_to_ns(spec.controller.write_miss_ms),
+            bus_sector_ps: (spec.controller.bus_sector_ms * 1e9).round() as u64,
+            zero_latency: false,
+            spec,
+            layout,
+            seek,
+            rev_ps,
+        })
+    }
+
+    /// Turns zero-latency access on or off: with it, a track run the head lands inside is read
+    /// from the landing point on, wrapping round, instead of waiting for its first sector.
+    #[must_use]
+    pub fn with_zero_latency(mut self, on: bool) -> Self {
+        self.zero_latency = on;
+        self
+    }
+
+    /// The spec this disk was built from.
+    #[must_use]
+    pub fn spec(&self) -> &DiskSpec {
+        &self.spec
+    }
+
+    /// The LBN mapping.
+    #[must_use]
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The seek curve.
+    #[must_use]
+    pub fn seek_curve(&self) -> &SeekCurve {
+        &self.seek
+    }
+
+    /// Addressable sectors.
+    #[must_use]
+    pub fn capacity(&self) -> u64 {
+        self.layout.capacity()
+    }
+
+    /// One revolution, picoseconds.
+    #[must_use]
+    pub fn revolution_ps(&self) -> u64 {
+        self.rev_ps
+    }
+
+    /// One revolution, nanoseconds (rounded).
+    #[must_use]
+    pub fn revolution_ns(&self) -> SimTime {
+        (self.rev_ps + 500) / 1000
+    }
+
+    /// Head-switch time, ns.
+    #[must_use]
+    pub fn head_switch_ns(&self) -> SimTime {
+        self.head_switch
+    }
+
+    /// Settle time for an operation, ns.
+    #[must_use]
+    pub fn settle_ns(&self, op: Op) -> SimTime {
+        if op.is_read() { self.read_settle } else { self.write_settle }
+    }
+
+    /// Command overhead for a media access, ns.
+    #[must_use]
+    pub fn overhead_ns(&self, op: Op) -> SimTime {
+        if op.is_read() { self.read_overhead } else { self.write_overhead }
+    }
+
+    /// Time to move `sectors` across the host interface, ns.
+    #[must_use]
+    pub fn bus_ns(&self, sectors: u64) -> SimTime {
+        (self.bus_sector_ps * sectors).div_ceil(1000)
+    }
+
+    /// Whether zero-latency access is on.
+    #[must_use]
+    pub fn zero_latency(&self) -> bool {
+        self.zero_latency
+    }
+
+    /// Rotational position at time `t`.
+    #[inline]
+    #[must_use]
+    pub fn rot_pos(&self, t: SimTime) -> RotPos {
+        (t * 1000) % self.rev_ps
+    }
+
+    /// Nanoseconds from `t` until rotational position `target` is under the head (0 if it is
+    /// exactly there; rounded up so the head is never early).
+    #[inline]
+    #[must_use]
+    pub fn wait_for(&self, t: SimTime, target: RotPos) -> SimTime {
+        let now = self.rot_pos(t);
+        let ps = (target + self.rev_ps - now) % self.rev_ps;
+        ps.div_ceil(1000)
+    }
+
+    /// Time for `sectors` sectors to pass under the head on a track of `spt` sectors, ns.
+    #[inline]
+    #[must_use]
+    pub fn sectors_ns(&self, sectors: u64, spt: u32) -> SimTime {
+        (sectors * self.rev_ps / u64::from(spt)).div_ceil(1000)
+    }
+
+    /// Time to move the heads from `from` to a track, ns (seek, or head switch on the same
+    /// cylinder, plus settle when anything moved).
+    #[inline]
+    #[must_use]
+    pub fn move_ns(&self, from: HeadState, cylinder: u32, surface: u32, op: Op) -> SimTime {
+        let m = if from.cylinder != cylinder {
+            self.seek.between(from.cylinder, cylinder).max(if from.surface == surface { 0 } else { self.head_switch })
+        } else if from.surface != surface {
+            self.head_switch
+        } else {
+            return 0;
+        };
+        m + self.settle_ns(op)
+    }
+
+    /// Splits an LBN range into track runs (see [`Layout::track_runs`]).
+    ///
+    /// # Errors
+    /// As [`Layout::track_runs`].
+    pub fn track_runs(&self, lbn: u64, sectors: u64, out: &mut Vec<TrackRun>) -> Result<(), AccessError> {
+        self.layout.track_runs(lbn, sectors, out)
+    }
+
+    /// Positioning time (seek + settle + rotational latency, ns) to start a media access at `lbn`
+    /// from `head`, with the command starting at `start` (overhead included in the time line but
+    /// not in the result). Agrees exactly with [`Disk::access`]'s first run.
+    ///
+    /// # Errors
+    /// [`AccessError::OutOfRange`] for an LBN past the end.
+    #[inline]
+    pub fn positioning(&self, head: HeadState, start: SimTime, lbn: u64, op: Op) -> Result<SimTime, AccessError> {
+        let pbn = self.layout.lbn_to_pbn(lbn)?;
+        let t = start + self.overhead_ns(op);
+        let mv = self.move_ns(head, pbn.cylinder, pbn.surface, op);
+        let target = self.layout.sector_start(pbn.cylinder, pbn.surface, pbn.sector);
+        Ok(mv + self.wait_for(t + mv, target))
+    }
+
+    /// Full media access for `sectors` sectors at `lbn`, starting at `start` from `head`.
+    /// `runs` is scratch space (reused to avoid allocation).
+    ///
+    /// # Errors
+    /// [`AccessError`] for an empty or out-of-range request.
+    pub fn access(
+        &self,
+        head: HeadState,
+        start: SimTime,
+        lbn: u64,
+        sectors: u64,
+        op: Op,
+        runs: &mut Vec<TrackRun>,
+    ) -> Result<MediaAccess, AccessError> {
+        self.layout.track_runs(lbn, sectors, runs)?;
+        let mut b = Breakdown { overhead: self.overhead_ns(op), ..Breakdown::default() };
+        let mut t = start + b.overhead;
+        let mut pos = head;
+        let mut media_start = None;
+        for run in runs.iter() {
+            let mv = self.move_ns(pos, run.cylinder, run.surface, op);
+            b.seek += mv;
+            t += mv;
+            let first = self.layout.sector_start(run.cylinder, run.surface, run.first_sector);
+            let xfer = self.sectors_ns(u64::from(run.sectors), run.sectors_per_track);
+            let (wait, busy) = self.track_time(t, first, run, xfer);
+            media_start.get_or_insert(t + wait);
+            b.rotational_latency += busy - xfer;
+            b.transfer += xfer;
+            t += busy;
+            let _ = wait;
+            pos = HeadState { cylinder: run.cylinder, surface: run.surface };
+        }
+        let media_end = t;
+        let media_start = media_start.unwrap_or(t);
+        let end = if op.is_read() {
+            (media_end + self.bus_ns(1)).max(media_start + self.bus_ns(sectors))
+        } else {
+            media_end
+        };
+        b.bus = end - media_end;
+        Ok(MediaAccess { start, media_start, media_end, end, breakdown: b, end_head: pos })
+    }
+
+    /// For a run whose first sector starts at `first`, arriving at `t`: returns (wait before the
+    /// first sector, total time on the track including transfer).
+    fn track_time(&self, t: SimTime, first: RotPos, run: &TrackRun, xfer: SimTime) -> (SimTime, SimTime) {
+        let wait = self.wait_for(t, first);
+        if !self.zero_latency || wait == 0 {
+            return (wait, wait + xfer);
+        }
+        // How far past the run's first sector the head is, in ps.
+        let rel = (self.rot_pos(t) + self.rev_ps - first) % self.rev_ps;
+        let run_ps = u64::from(run.sectors) * self.rev_ps / u64::from(run.sectors_per_track);
+        if rel >= run_ps {
+            return (wait, wait + xfer);
+        }
+        // Landed inside the run: wait for the next sector boundary, then one full revolution
+        // covers every sector of the run.
+        let sector_ps = self.rev_ps / u64::from(run.sectors_per_track);
+        let to_boundary = (sector_ps - rel % sector_ps) % sector_ps;
+        let busy = (to_boundary + self.rev_ps).div_ceil(1000);
+        (to_boundary.div_ceil(1000), busy.max(xfer))
+    }
+}

@@ -1,0 +1,359 @@
+//! Geometry and the LBN ⇄ physical mapping.
+//!
+//! ```text
+//!   cylinder ──► a set of tracks at one arm position, one per surface
+//!   track    ──► (cylinder, surface): `sectors_per_track` sectors around the platter
+//!   zone     ──► a run of cylinders with the same sectors per track
+//!   slot     ──► a zone-relative physical sector number, track by track in mapping order
+//! ```
+//!
+//! Each zone lists its *reserved* slots (empty front, spares, slips; see [`crate::sparing`]); LBNs
+//! fill the remaining slots in order. Both directions are a binary search over the zone table and
+//! then over the zone's reserved ranges, so a lookup costs O(log zones + log ranges).
+//!
+//! Every physical sector has an angle. Track `(c, h)` of a zone starts at an angular offset of
+//! `first_sector_offset + track_skew·(track switches so far) + cylinder_skew·(cylinder switches
+//! so far)` sectors, counted from the zone's first track, exactly as DiskSim's g1 layout does; sector
+//! `j` of the track then sits at `(j + offset) mod sectors_per_track`. Positions are kept as
+//! picoseconds into the revolution ([`RotPos`]) so that time and angle share one unit.
+
+use crate::error::{AccessError, SpecError};
+use crate::sparing::{self, SlotRange};
+use crate::spec::{DiskSpec, Mapping};
+
+/// A physical sector address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Pbn {
+    /// Cylinder, 0 = outermost.
+    pub cylinder: u32,
+    /// Surface (head).
+    pub surface: u32,
+    /// Physical sector on the track, 0-based, in rotational order from the track's index.
+    pub sector: u32,
+}
+
+/// A position on the rotation, in picoseconds after the spindle's index mark (`0..rev_ps`).
+pub type RotPos = u64;
+
+/// One zone, precomputed for lookups.
+#[derive(Debug, Clone)]
+pub(crate) struct ZoneMap {
+    pub first_cylinder: u32,
+    pub last_cylinder: u32,
+    pub spt: u32,
+    pub first_lbn: u64,
+    pub lbn_count: u64,
+    /// Reserved slot ranges, sorted.
+    reserved: Vec<SlotRange>,
+    /// `reserved_before[i]` = total reserved slots in `reserved[..i]`.
+    reserved_before: Vec<u64>,
+    /// Remapped defects: `(slot, spare_slot)`, sorted by slot.
+    remap: Vec<(u64, u64)>,
+    first_offset: f64,
+    track_skew: f64,
+    cylinder_skew: f64,
+    extra_skew: Vec<f64>,
+}
+
+impl ZoneMap {
+    /// Number of reserved slots with index `< slot`.
+    fn reserved_below(&self, slot: u64) -> u64 {
+        let i = self.reserved.partition_point(|&(s, _)| s < slot);
+        if i == 0 {
+            return 0;
+        }
+        let (s, len) = self.reserved[i - 1];
+        self.reserved_before[i - 1] + len.min(slot - s)
+    }
+
+    fn is_reserved(&self, slot: u64) -> bool {
+        let i = self.reserved.partition_point(|&(s, _)| s <= slot);
+        i > 0 && {
+            let (s, len) = self.reserved[i - 1];
+            slot < s + len
+        }
+    }
+
+    /// Slot holding the zone-relative logical index `k` (before defect remapping).
+    fn slot_of(&self, k: u64) -> u64 {
+        // Ranges whose logical start (start - reserved before them) is ≤ k lie before our slot.
+        let mut lo = 0usize;
+        let mut hi = self.reserved.len();
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.reserved[mid].0 - self.reserved_before[mid] <= k {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let before = if lo == 0 { 0 } else { self.reserved_before[lo - 1] + self.reserved[lo - 1].1 };
+        k + before
+    }
+}
+
+/// The LBN ⇄ physical mapping of one disk.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub(crate) zones: Vec<ZoneMap>,
+    surfaces: u32,
+    capacity: u64,
+    mapping: Mapping,
+    /// Picoseconds per revolution.
+    rev_ps: u64,
+}
+
+/// Sectors of one request on one track: the head passes over slots `first..first+count` of that
+/// track (reserved slots in between included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrackRun {
+    /// Cylinder of the track.
+    pub cylinder: u32,
+    /// Surface of the track.
+    pub surface: u32,
+    /// First physical sector of the run.
+    pub first_sector: u32,
+    /// Number of physical sectors passed over.
+    pub sectors: u32,
+    /// Number of LBNs served by the run.
+    pub lbns: u64,
+    /// Sectors per track of this track.
+    pub sectors_per_track: u32,
+}
+
+impl Layout {
+    /// Builds the mapping from a validated spec.
+    ///
+    /// # Errors
+    /// [`SpecError::Invalid`] when `block_count` exceeds what the zones hold.
+    pub fn new(spec: &DiskSpec, rev_ps: u64) -> Result<Self, SpecError> {
+        let mut zones = Vec::with_capacity(spec.zones.len());
+        let mut next_lbn = 0u64;
+        let surfaces = u64::from(spec.surfaces);
+        for z in &spec.zones {
+            let spt = u64::from(z.sectors_per_track);
+            let tracks = u64::from(z.last_cylinder - z.first_cylinder + 1) * surfaces;
+            let reserved = sparing::reserved_ranges(spec, z);
+            let mut reserved_before = Vec::with_capacity(reserved.len());
+            let mut acc = 0;
+            for &(_, len) in &reserved {
+                reserved_before.push(acc);
+                acc += len;
+            }
+            let lbn_count = tracks * spt - acc;
+            let mut remap: Vec<(u64, u64)> = z.defects.iter().map(|d| (d[0], d[1])).collect();
+            remap.sort_unstable();
+            let extra_skew = if reserved.is_empty() {
+                Vec::new()
+            } else {
+                (0..tracks).map(|t| sparing::extra_skew_sectors(spec, z, t)).collect::<Vec<_>>()
+            };
+            let extra_skew = if extra_skew.iter().all(|&x| x == 0.0) { Vec::new() } else { extra_skew };
+            zones.push(ZoneMap {
+                first_cylinder: z.first_cylinder,
+                last_cylinder: z.last_cylinder,
+                spt: z.sectors_per_track,
+                first_lbn: next_lbn,
+                lbn_count,
+                reserved,
+                reserved_before,
+                remap,
+                first_offset: z.first_sector_offset,
+                track_skew: z.track_skew,
+                cylinder_skew: z.cylinder_skew,
+                extra_skew,
+            });
+            next_lbn += lbn_count;
+        }
+        let capacity = match spec.block_count {
+            Some(n) if n > next_lbn => {
+                return Err(SpecError::Invalid {
+                    origin: String::new(),
+                    field: "block_count".into(),
+                    message: format!("{n} sectors exceeds the {next_lbn} the zones hold"),
+                })
+            }
+            Some(n) => n,
+            None => next_lbn,
+        };
+        Ok(Self { zones, surfaces: spec.surfaces, capacity, mapping: spec.mapping, rev_ps })
+    }
+
+    /// Number of addressable sectors (LBNs `0..capacity`).
+    #[must_use]
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Number of surfaces.
+    #[must_use]
+    pub fn surfaces(&self) -> u32 {
+        self.surfaces
+    }
+
+    /// Number of cylinders.
+    #[must_use]
+    pub fn cylinders(&self) -> u32 {
+        self.zones.last().map_or(0, |z| z.last_cylinder + 1)
+    }
+
+    /// Sectors per track at `cylinder` (0 if the cylinder does not exist).
+    #[must_use]
+    pub fn sectors_per_track(&self, cylinder: u32) -> u32 {
+        self.zone_of_cylinder(cylinder).map_or(0, |z| self.zones[z].spt)
+    }
+
+    /// Index of the zone holding `cylinder`.
+    pub(crate) fn zone_of_cylinder(&self, cylinder: u32) -> Option<usize> {
+        let i = self.zones.partition_point(|z| z.last_cylinder < cylinder);
+        (i < self.zones.len() && self.zones[i].first_cylinder <= cylinder).then_some(i)
+    }
+
+    fn zone_of_lbn(&self, lbn: u64) -> usize {
+        self.zones.partition_point(|z| z.first_lbn + z.lbn_count <= lbn)
+    }
+
+    /// Zone-relative track index (mapping order) of `(cylinder, surface)`.
+    fn track_in_zone(&self, z: &ZoneMap, cylinder: u32, surface: u32) -> u64 {
+        let c = u64::from(cylinder - z.first_cylinder);
+        let h = match self.mapping {
+            Mapping::Serpentine if cylinder % 2 == 1 => self.surfaces - 1 - surface,
+            _ => surface,
+        };
+        c * u64::from(self.surfaces) + u64::from(h)
+    }
+
+    fn track_at(&self, z: &ZoneMap, track_in_zone: u64) -> (u32, u32) {
+        let s = u64::from(self.surfaces);
+        let cylinder = z.first_cylinder + (track_in_zone / s) as u32;
+        let h = (track_in_zone % s) as u32;
+        let surface = match self.mapping {
+            Mapping::Serpentine if cylinder % 2 == 1 => self.surfaces - 1 - h,
+            _ => h,
+        };
+        (cylinder, surface)
+    }
+
+    /// The physical sector holding `lbn`.
+    ///
+    /// # Errors
+    /// [`AccessError::OutOfRange`] for an LBN at or past the capacity.
+    pub fn lbn_to_pbn(&self, lbn: u64) -> Result<Pbn, AccessError> {
+        if lbn >= self.capacity {
+            return Err(AccessError::OutOfRange { lbn, end: lbn + 1, capacity: self.capacity });
+        }
+        let zi = self.zone_of_lbn(lbn);
+        let z = &self.zones[zi];
+        let mut slot = z.slot_of(lbn - z.first_lbn);
+        if let Ok(i) = z.remap.binary_search_by_key(&slot, |r| r.0) {
+            slot = z.remap[i].1;
+        }
+        Ok(self.slot_to_pbn(z, slot))
+    }
+
+    fn slot_to_pbn(&self, z: &ZoneMap, slot: u64) -> Pbn {
+        let spt = u64::from(z.spt);
+        let (cylinder, surface) = self.track_at(z, slot / spt);
+        Pbn { cylinder, surface, sector: (slot % spt) as u32 }
+    }
+
+    /// The LBN stored at a physical sector, or `None` for a spare, slipped, empty or out-of-range
+    /// sector.
+    #[must_use]
+    pub fn pbn_to_lbn(&self, pbn: Pbn) -> Option<u64> {
+        let zi = self.zone_of_cylinder(pbn.cylinder)?;
+        let z = &self.zones[zi];
+        if pbn.surface >= self.surfaces || pbn.sector >= z.spt {
+            return None;
+        }
+        let mut slot = self.track_in_zone(z, pbn.cylinder, pbn.surface) * u64::from(z.spt) + u64::from(pbn.sector);
+        if let Some(&(from, _)) = z.remap.iter().find(|r| r.1 == slot) {
+            slot = from;
+        } else if z.remap.binary_search_by_key(&slot, |r| r.0).is_ok() {
+            return None;
+        }
+        if z.is_reserved(slot) {
+            return None;
+        }
+        let lbn = z.first_lbn + slot - z.reserved_below(slot);
+        (lbn < self.capacity).then_some(lbn)
+    }
+
+    /// Angular offset of physical sector 0 of a track, in sectors (fractional, `0..spt`).
+    fn track_offset_sectors(&self, z: &ZoneMap, cylinder: u32, surface: u32) -> f64 {
+        let c = f64::from(cylinder - z.first_cylinder);
+        let t = self.track_in_zone(z, cylinder, surface);
+        let switches_in_cyl = f64::from(self.surfaces - 1) * c + (t % u64::from(self.surfaces)) as f64;
+        let mut off = z.first_offset + z.track_skew * switches_in_cyl + z.cylinder_skew * c;
+        if !z.extra_skew.is_empty() {
+            off += z.extra_skew[t as usize];
+        }
+        off.rem_euclid(f64::from(z.spt))
+    }
+
+    /// Rotational position at which physical sector `sector` of track `(cylinder, surface)`
+    /// starts passing under the head.
+    #[must_use]
+    pub fn sector_start(&self, cylinder: u32, surface: u32, sector: u32) -> RotPos {
+        let Some(zi) = self.zone_of_cylinder(cylinder) else { return 0 };
+        let z = &self.zones[zi];
+        let off = self.track_offset_sectors(z, cylinder, surface);
+        let pos = (f64::from(sector) + off).rem_euclid(f64::from(z.spt)) / f64::from(z.spt);
+        ((pos * self.rev_ps as f64) as u64).min(self.rev_ps - 1)
+    }
+
+    /// The angle of a physical sector's start as a fraction of a revolution, `0.0..1.0`.
+    #[must_use]
+    pub fn sector_angle(&self, pbn: Pbn) -> f64 {
+        self.sector_start(pbn.cylinder, pbn.surface, pbn.sector) as f64 / self.rev_ps as f64
+    }
+
+    /// Splits `lbn..lbn+count` into the track runs the head must pass over, in LBN order.
+    ///
+    /// # Errors
+    /// [`AccessError::Empty`] for `count == 0`, [`AccessError::OutOfRange`] past the capacity.
+    pub fn track_runs(&self, lbn: u64, count: u64, out: &mut Vec<TrackRun>) -> Result<(), AccessError> {
+        out.clear();
+        if count == 0 {
+            return Err(AccessError::Empty { lbn });
+        }
+        let end = lbn.checked_add(count).filter(|&e| e <= self.capacity).ok_or(AccessError::OutOfRange {
+            lbn,
+            end: lbn.saturating_add(count),
+            capacity: self.capacity,
+        })?;
+        let mut cur = lbn;
+        while cur < end {
+            let zi = self.zone_of_lbn(cur);
+            let z = &self.zones[zi];
+            let spt = u64::from(z.spt);
+            let k = cur - z.first_lbn;
+            let slot = z.slot_of(k);
+            let track = slot / spt;
+            let track_end_slot = (track + 1) * spt;
+            // LBNs in slots below the track's end.
+            let lbns_below_end = track_end_slot - z.reserved_below(track_end_slot);
+            let run_end = (z.first_lbn + lbns_below_end).min(end);
+            let n = run_end - cur;
+            let last_slot = z.slot_of(run_end - 1 - z.first_lbn);
+            let (cylinder, surface) = self.track_at(z, track);
+            out.push(TrackRun {
+                cylinder,
+                surface,
+                first_sector: (slot % spt) as u32,
+                sectors: (last_slot - slot + 1) as u32,
+                lbns: n,
+                sectors_per_track: z.spt,
+            });
+            cur = run_end;
+        }
+        Ok(())
+    }
+
+    /// First LBN of each zone and its sectors per track: `(first_cylinder, last_cylinder, spt,
+    /// first_lbn, lbn_count)` per zone.
+    #[must_use]
+    pub fn zone_table(&self) -> Vec<(u32, u32, u32, u64, u64)> {
+        self.zones.iter().map(|z| (z.first_cylinder, z.last_cylinder, z.spt, z.first_lbn, z.lbn_count)).collect()
+    }
+}
