@@ -95,6 +95,17 @@ pub struct MediaAccess {
     pub end_head: HeadState,
 }
 
+/// The first sector of a request: track and rotational position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Target {
+    /// Cylinder.
+    pub cylinder: u32,
+    /// Surface.
+    pub surface: u32,
+    /// Where the sector starts on the rotation.
+    pub pos: RotPos,
+}
+
 /// An immutable disk model: layout plus mechanics. Cheap to share behind an `Arc`.
 #[derive(Debug, Clone)]
 pub struct Disk {
@@ -255,6 +266,27 @@ impl Disk {
     /// As [`Layout::track_runs`].
     pub fn track_runs(&self, lbn: u64, sectors: u64, out: &mut Vec<TrackRun>) -> Result<(), AccessError> {
         self.layout.track_runs(lbn, sectors, out)
+    }
+
+    /// Where a request's first sector is: its track and rotational position. Computing it once
+    /// per request lets schedulers rank many requests cheaply.
+    ///
+    /// # Errors
+    /// [`AccessError::OutOfRange`] for an LBN past the end.
+    #[inline]
+    pub fn target(&self, lbn: u64) -> Result<Target, AccessError> {
+        let pbn = self.layout.lbn_to_pbn(lbn)?;
+        Ok(Target { cylinder: pbn.cylinder, surface: pbn.surface, pos: self.layout.sector_start(pbn.cylinder, pbn.surface, pbn.sector) })
+    }
+
+    /// Positioning to a precomputed [`Target`]: `(move, rotational wait)` in ns, for a command
+    /// starting at `start`. Agrees exactly with [`Disk::access`]'s first run.
+    #[inline]
+    #[must_use]
+    pub fn positioning_to(&self, head: HeadState, start: SimTime, target: &Target, op: Op) -> (SimTime, SimTime) {
+        let t = start + self.overhead_ns(op);
+        let mv = self.move_ns(head, target.cylinder, target.surface, op);
+        (mv, self.wait_for(t + mv, target.pos))
     }
 
     /// Positioning time (seek + settle + rotational latency, ns) to start a media access at `lbn`

@@ -38,7 +38,7 @@ pub mod sparing;
 pub mod spec;
 pub mod time;
 
-pub use disk::{Breakdown, Disk, HeadState, MediaAccess, Op};
+pub use disk::{Breakdown, Disk, HeadState, MediaAccess, Op, Target};
 pub use drive::{Drive, Service};
 pub use error::{AccessError, SpecError};
 pub use layout::{Layout, Pbn, RotPos, TrackRun};

@@ -1,5 +1,37 @@
-//! freeblock core (in progress).
+//! # freeblock: positioning-aware storage for rotating disks
+//!
+//! The core of the project: a deterministic discrete-event simulator of a disk serving a
+//! workload under a foreground scheduler, built on the disk model in [`freeblock_disk`].
+//!
+//! ```text
+//!  WorkloadSpec ─build─► Workload ─┐
+//!  DiskSpec ──────────► Disk ──────┼─► Simulation::run ─► RunReport (head usage, response times)
+//!  SimConfig (scheduler, MPL…) ────┘
+//! ```
+//!
+//! ```
+//! use std::sync::Arc;
+//! use freeblock::{sim::{SimConfig, Simulation}, sched::SchedulerSpec, workload::WorkloadSpec};
+//! use freeblock_disk::{library, Disk};
+//!
+//! let disk = Arc::new(Disk::new(library::get("atlas10k").unwrap()).unwrap());
+//! let workload = WorkloadSpec::random_4k(2_000).build(disk.capacity(), 42).unwrap();
+//! let config = SimConfig { scheduler: SchedulerSpec::Sptf, mpl: 8, ..SimConfig::default() };
+//! let report = Simulation::new(disk, workload, config).run(None).unwrap();
+//! assert_eq!(report.requests, 2_000);
+//! ```
+
+pub mod bench;
+pub mod des;
+pub mod error;
+pub mod experiment;
+pub mod report;
+pub mod repro;
 pub mod request;
+pub mod sched;
+pub mod sim;
+pub mod validate;
 pub mod workload;
 
+pub use error::{Error, Result};
 pub use request::Request;

@@ -1,0 +1,418 @@
+//! One function per subcommand: call the libraries, then print a table or JSON.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use clap::Args;
+use freeblock::experiment::Experiment;
+use freeblock::report::RunReport;
+use freeblock::sched::SchedulerSpec;
+use freeblock_disk::{library, Disk, DiskSpec};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::table::{pct, Table};
+
+type CmdResult = Result<(), Box<dyn std::error::Error>>;
+
+/// Loads a disk by built-in name, TOML path or DiskSim `.diskspecs` path.
+fn load_disk(name: &str) -> Result<DiskSpec, Box<dyn std::error::Error>> {
+    let p = Path::new(name);
+    Ok(if name.ends_with(".diskspecs") || name.ends_with(".model") {
+        freeblock_disk::disksim::import(p)?
+    } else if name.ends_with(".toml") {
+        DiskSpec::from_toml_file(p)?
+    } else {
+        library::get(name)?
+    })
+}
+
+fn print_json<T: serde::Serialize>(v: &T) -> CmdResult {
+    println!("{}", serde_json::to_string_pretty(v)?);
+    Ok(())
+}
+
+fn progress_bar(total: u64, enabled: bool) -> Option<ProgressBar> {
+    if !enabled || total == 0 {
+        return None;
+    }
+    let pb = ProgressBar::new(total);
+    pb.set_style(ProgressStyle::with_template("{msg:>12} [{bar:40}] {pos}/{len} requests ({eta})").ok()?.progress_chars("=> "));
+    Some(pb)
+}
+
+pub fn disks(json: bool) -> CmdResult {
+    let mut rows = Vec::new();
+    for name in library::names() {
+        let spec = library::get(name)?;
+        let disk = Disk::new(spec.clone())?;
+        rows.push(serde_json::json!({
+            "name": name,
+            "description": spec.description,
+            "capacity_gb": disk.capacity() as f64 * f64::from(spec.sector_bytes) / 1e9,
+            "rpm": spec.rpm,
+            "cylinders": disk.layout().cylinders(),
+            "surfaces": spec.surfaces,
+        }));
+    }
+    if json {
+        return print_json(&rows);
+    }
+    let mut t = Table::new(["name", "capacity", "RPM", "cylinders", "surfaces", "description"]);
+    for r in &rows {
+        t.row([
+            r["name"].as_str().unwrap_or("").to_string(),
+            format!("{:.2} GB", r["capacity_gb"].as_f64().unwrap_or(0.0)),
+            format!("{}", r["rpm"]),
+            format!("{}", r["cylinders"]),
+            format!("{}", r["surfaces"]),
+            r["description"].as_str().unwrap_or("").to_string(),
+        ]);
+    }
+    print!("{}", t.render());
+    Ok(())
+}
+
+pub fn disk_show(name: &str, json: bool) -> CmdResult {
+    let spec = load_disk(name)?;
+    let disk = Disk::new(spec.clone())?;
+    let seek = disk.seek_curve();
+    let cyl = disk.layout().cylinders();
+    let seek_points: Vec<(u32, f64)> = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000]
+        .into_iter()
+        .filter(|&d| d < cyl)
+        .chain(std::iter::once(cyl.saturating_sub(1)))
+        .map(|d| (d, seek.time(d) as f64 / 1e6))
+        .collect();
+    let zones = disk.layout().zone_table();
+    let summary = serde_json::json!({
+        "name": spec.name,
+        "description": spec.description,
+        "source": spec.source,
+        "capacity_sectors": disk.capacity(),
+        "capacity_gb": disk.capacity() as f64 * f64::from(spec.sector_bytes) / 1e9,
+        "sector_bytes": spec.sector_bytes,
+        "rpm": spec.rpm,
+        "revolution_ms": disk.revolution_ps() as f64 / 1e9,
+        "cylinders": cyl,
+        "surfaces": spec.surfaces,
+        "zones": zones.iter().map(|z| serde_json::json!({"first_cylinder": z.0, "last_cylinder": z.1, "sectors_per_track": z.2, "first_lbn": z.3, "lbns": z.4})).collect::<Vec<_>>(),
+        "head_switch_ms": spec.head_switch_ms,
+        "write_settle_ms": spec.write_settle_ms,
+        "seek_single_ms": seek.time(1) as f64 / 1e6,
+        "seek_average_ms": seek.average() / 1e6,
+        "seek_full_ms": seek.full_stroke() as f64 / 1e6,
+        "seek_curve_ms": seek_points,
+        "cache_enabled": spec.cache.enabled,
+    });
+    if json {
+        return print_json(&summary);
+    }
+    let mut s = String::new();
+    writeln!(s, "{} — {}", spec.name, spec.description)?;
+    if !spec.source.is_empty() {
+        writeln!(s, "source: {}", spec.source)?;
+    }
+    writeln!(
+        s,
+        "capacity {} sectors ({:.2} GB), {} RPM ({:.3} ms/rev), {} cylinders × {} surfaces, {} zones",
+        disk.capacity(),
+        summary["capacity_gb"].as_f64().unwrap_or(0.0),
+        spec.rpm,
+        disk.revolution_ps() as f64 / 1e9,
+        cyl,
+        spec.surfaces,
+        zones.len()
+    )?;
+    writeln!(
+        s,
+        "seek: 1-cylinder {:.3} ms, average {:.3} ms, full stroke {:.3} ms; head switch {:.3} ms; write settle {:.3} ms",
+        seek.time(1) as f64 / 1e6,
+        seek.average() / 1e6,
+        seek.full_stroke() as f64 / 1e6,
+        spec.head_switch_ms,
+        spec.write_settle_ms
+    )?;
+    let mut t = Table::new(["zone", "cylinders", "sectors/track", "first LBN", "LBNs"]);
+    for (i, z) in zones.iter().enumerate() {
+        t.row([i.to_string(), format!("{}–{}", z.0, z.1), z.2.to_string(), z.3.to_string(), z.4.to_string()]);
+    }
+    s.push_str(&t.render());
+    let mut t = Table::new(["seek distance (cyl)", "ms"]);
+    for (d, ms) in seek_points {
+        t.row([d.to_string(), format!("{ms:.3}")]);
+    }
+    s.push_str(&t.render());
+    print!("{s}");
+    Ok(())
+}
+
+pub fn disk_import(path: &Path) -> CmdResult {
+    let spec = freeblock_disk::disksim::import(path)?;
+    print!("{}", spec.to_toml_string());
+    Ok(())
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Experiment file (TOML).
+    pub experiment: PathBuf,
+    /// Override the scheduler (fcfs, clook, sstf, sptf, sptf-swN).
+    #[arg(long)]
+    pub scheduler: Option<String>,
+    /// Override the seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Write per-request records as CSV.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+pub fn run(a: &RunArgs) -> CmdResult {
+    let mut e = Experiment::from_file(&a.experiment)?;
+    if let Some(s) = &a.scheduler {
+        e.sim.scheduler = SchedulerSpec::parse(s)?;
+    }
+    if let Some(seed) = a.seed {
+        e.seed = seed;
+    }
+    if a.csv.is_some() {
+        e.sim.keep_records = true;
+    }
+    let total = expected_requests(&e.workload).min(if e.sim.max_requests == 0 { u64::MAX } else { e.sim.max_requests });
+    let pb = progress_bar(total, !a.quiet && !a.json);
+    let mut tick = |n: u64| {
+        if let Some(pb) = &pb {
+            pb.set_position(n);
+        }
+    };
+    let report = e.run(Some(&mut tick))?;
+    if let Some(pb) = pb {
+        pb.finish_and_clear();
+    }
+    if let Some(path) = &a.csv {
+        write_records_csv(&report, path)?;
+    }
+    if a.json {
+        return print_json(&report);
+    }
+    print!("{}", report_text(&report));
+    if let Some(path) = &a.csv {
+        println!("records written to {}", path.display());
+    }
+    Ok(())
+}
+
+/// How many requests a workload will produce, when it says (for the progress bar).
+fn expected_requests(w: &freeblock::workload::WorkloadSpec) -> u64 {
+    use freeblock::workload::WorkloadSpec as W;
+    match w {
+        W::Random(r) => r.count,
+        W::Locality(r) => r.count,
+        W::Oltp(r) => r.count,
+        W::Sequential(r) => r.count,
+        W::Trace(_) => None,
+    }
+    .unwrap_or(0)
+}
+
+fn write_records_csv(report: &RunReport, path: &Path) -> CmdResult {
+    let mut s = String::from("id,arrival_ms,start_ms,end_ms,lbn,sectors,op,seek_ms,rotational_latency_ms,transfer_ms,overhead_ms,response_ms,cache_hit,measured_ms\n");
+    for r in &report.records {
+        let ms = |v: u64| v as f64 / 1e6;
+        writeln!(
+            s,
+            "{},{:.6},{:.6},{:.6},{},{},{},{:.6},{:.6},{:.6},{:.6},{:.6},{},{}",
+            r.id,
+            ms(r.arrival_ns),
+            ms(r.start_ns),
+            ms(r.end_ns),
+            r.lbn,
+            r.sectors,
+            if r.op.is_read() { "R" } else { "W" },
+            ms(r.seek_ns),
+            ms(r.rotational_latency_ns),
+            ms(r.transfer_ns),
+            ms(r.overhead_ns),
+            ms(r.end_ns - r.arrival_ns),
+            r.cache_hit,
+            r.measured_ns.map_or(String::new(), |m| format!("{:.6}", ms(m)))
+        )?;
+    }
+    std::fs::write(path, s).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(())
+}
+
+fn report_text(r: &RunReport) -> String {
+    let f = r.head_usage_fractions;
+    let mut s = format!("{} requests on {} under {}, {:.3} s simulated\n", r.requests, r.disk, r.scheduler, r.duration_ns as f64 / 1e9);
+    let mut t = Table::new(["head usage", "seek", "rot. latency", "transfer", "overhead", "idle"]);
+    t.row(["share".to_string(), pct(f.seek), pct(f.rotational_latency), pct(f.transfer), pct(f.overhead), pct(f.idle)]);
+    s.push_str(&t.render());
+    let mut t = Table::new(["time (ms)", "mean", "p50", "p90", "p99", "max"]);
+    for (name, x) in [("response", &r.response), ("access", &r.access), ("read response", &r.read_response), ("write response", &r.write_response)] {
+        t.row([name.to_string(), format!("{:.3}", x.mean_ms), format!("{:.3}", x.p50_ms), format!("{:.3}", x.p90_ms), format!("{:.3}", x.p99_ms), format!("{:.3}", x.max_ms)]);
+    }
+    s.push_str(&t.render());
+    s
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// A DiskSim "validate" trace. Default: every trace in ../shared/disksim-validation.
+    #[arg(long, requires = "model")]
+    pub trace: Option<PathBuf>,
+    /// The disk to replay it on: a DiskSim `.diskspecs`, a TOML spec or a built-in name.
+    #[arg(long, requires = "trace")]
+    pub model: Option<String>,
+    /// Folder of the shared validation data (default: ../shared next to the project).
+    #[arg(long)]
+    pub shared: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// DiskSim 4.0's published results on the shared traces: (trace stem, measured mean ms, DiskSim
+/// mean ms, DiskSim RMS demerit ms).
+const DISKSIM_RESULTS: [(&str, f64, f64, f64); 2] = [("atlas10k", 3.893, 3.971, 0.268), ("hp_c2247a", 15.298, 15.315, 0.090)];
+
+fn shared_dir(arg: Option<&PathBuf>) -> PathBuf {
+    if let Some(p) = arg {
+        return p.clone();
+    }
+    for c in ["../shared", "../../shared", "../../../shared"] {
+        if Path::new(c).join("disksim-validation").is_dir() {
+            return PathBuf::from(c);
+        }
+    }
+    let exe_rel = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
+    exe_rel
+}
+
+pub fn validate(a: &ValidateArgs) -> CmdResult {
+    let mut pairs: Vec<(PathBuf, String)> = Vec::new();
+    if let (Some(t), Some(m)) = (&a.trace, &a.model) {
+        pairs.push((t.clone(), m.clone()));
+    } else {
+        let shared = shared_dir(a.shared.as_ref());
+        for (stem, ..) in DISKSIM_RESULTS {
+            pairs.push((
+                shared.join("disksim-validation").join(format!("{stem}.trace")),
+                shared.join("disksim-models").join(format!("{stem}.diskspecs")).display().to_string(),
+            ));
+        }
+    }
+    let mut results = Vec::new();
+    for (trace, model) in &pairs {
+        let spec = load_disk(model)?;
+        let disk = Arc::new(Disk::new(spec)?);
+        let v = freeblock::validate::validate(disk, trace)?;
+        let stem = trace.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        let reference = DISKSIM_RESULTS.iter().find(|r| r.0 == stem);
+        results.push(serde_json::json!({
+            "trace": v.trace,
+            "model": model,
+            "requests": v.requests,
+            "measured_mean_ms": v.measured_mean_ms,
+            "simulated_mean_ms": v.simulated_mean_ms,
+            "rms_demerit_ms": v.rms_demerit_ms,
+            "rms_demerit_pct": v.rms_demerit_pct,
+            "disksim_mean_ms": reference.map(|r| r.2),
+            "disksim_rms_demerit_ms": reference.map(|r| r.3),
+            "meets_disksim": reference.map(|r| v.rms_demerit_ms <= r.3),
+        }));
+    }
+    if a.json {
+        return print_json(&results);
+    }
+    let mut t = Table::new(["trace", "requests", "measured mean", "our mean", "our RMS demerit", "DiskSim 4.0 mean", "DiskSim RMS demerit", "verdict"]);
+    for r in &results {
+        let ms = |k: &str| r[k].as_f64().map_or("—".to_string(), |v| format!("{v:.3} ms"));
+        let verdict = match r["meets_disksim"].as_bool() {
+            Some(true) => "as good as DiskSim or better",
+            Some(false) => "WORSE than DiskSim",
+            None => "",
+        };
+        let name = Path::new(r["trace"].as_str().unwrap_or("")).file_name().and_then(|s| s.to_str()).unwrap_or("").to_string();
+        t.row([name, r["requests"].to_string(), ms("measured_mean_ms"), ms("simulated_mean_ms"), ms("rms_demerit_ms"), ms("disksim_mean_ms"), ms("disksim_rms_demerit_ms"), verdict.to_string()]);
+    }
+    print!("{}", t.render());
+    Ok(())
+}
+
+#[derive(Debug, Args)]
+pub struct ReproArgs {
+    /// Which reproduction: head-usage (paper 000 §3).
+    pub what: String,
+    /// Requests per run (paper: 10000).
+    #[arg(long, default_value_t = 10_000)]
+    pub requests: u64,
+    /// Folder for plots and CSV.
+    #[arg(long, default_value = "out/repro")]
+    pub out: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+pub fn repro(a: &ReproArgs) -> CmdResult {
+    match a.what.as_str() {
+        "head-usage" => crate::commands_repro::head_usage(a),
+        other => Err(format!("unknown reproduction `{other}` (known: head-usage)").into()),
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Requests per measurement.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub requests: u64,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn bench(a: &BenchArgs) -> CmdResult {
+    let rows = freeblock::bench::simulator_speed(a.requests)?;
+    if a.json {
+        return print_json(&rows);
+    }
+    let mut t = Table::new(["case", "requests", "wall s", "simulated requests/s", "target", "peak RSS MB"]);
+    for r in &rows {
+        t.row([
+            r.case.clone(),
+            r.requests.to_string(),
+            format!("{:.3}", r.wall_s),
+            format!("{:.0}", r.requests_per_s),
+            r.target_per_s.map_or(String::new(), |x| format!("≥ {x:.0}")),
+            format!("{:.1}", r.peak_rss_mb),
+        ]);
+    }
+    print!("{}", t.render());
+    Ok(())
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Folder for the plot and CSV.
+    #[arg(long, default_value = "out/demo")]
+    pub out: PathBuf,
+    /// Requests per scheduler.
+    #[arg(long, default_value_t = 10_000)]
+    pub requests: u64,
+}
+
+pub fn demo(a: &DemoArgs) -> CmdResult {
+    crate::commands_repro::demo(a)
+}
+

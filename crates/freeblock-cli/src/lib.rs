@@ -1,0 +1,98 @@
+//! The `freeblock` command line: argument parsing and output formatting only. Every command
+//! calls into the `freeblock` and `freeblock-disk` libraries; the Python package forwards its
+//! argv here, so there is one implementation.
+//!
+//! Reporting commands (`run`, `validate`, `repro`, `bench`) take `--json` and then print one JSON
+//! document with the same figures instead of tables.
+
+mod commands;
+mod commands_repro;
+mod plot;
+mod table;
+
+use std::ffi::OsString;
+
+use clap::{Parser, Subcommand};
+
+/// Positioning-aware storage for rotating disks: simulate disks, schedulers and freeblock
+/// techniques.
+#[derive(Debug, Parser)]
+#[command(name = "freeblock", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the built-in disks.
+    Disks {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Inspect a disk.
+    Disk {
+        #[command(subcommand)]
+        action: DiskAction,
+    },
+    /// Run an experiment file (TOML).
+    Run(commands::RunArgs),
+    /// Replay real-drive traces on their DiskSim models and compare with the measured times.
+    Validate(commands::ValidateArgs),
+    /// Reproduce a paper's figures, printing the paper's numbers beside ours.
+    Repro(commands::ReproArgs),
+    /// Measure simulator speed (simulated requests per second).
+    Bench(commands::BenchArgs),
+    /// The quick-start experiment: head usage per scheduler on the Atlas 10K, with a plot.
+    Demo(commands::DemoArgs),
+}
+
+#[derive(Debug, Subcommand)]
+enum DiskAction {
+    /// Geometry and seek-curve summary of a built-in disk, a TOML spec or a DiskSim `.diskspecs`.
+    Show {
+        /// Built-in name or path.
+        name: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Convert a DiskSim `.diskspecs` file to a TOML spec on standard output.
+    Import {
+        /// The `.diskspecs` file.
+        path: std::path::PathBuf,
+    },
+}
+
+/// Runs the command line `args` (including the program name) and returns the exit code.
+pub fn run<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    let result = match cli.command {
+        Command::Disks { json } => commands::disks(json),
+        Command::Disk { action: DiskAction::Show { name, json } } => commands::disk_show(&name, json),
+        Command::Disk { action: DiskAction::Import { path } } => commands::disk_import(&path),
+        Command::Run(a) => commands::run(&a),
+        Command::Validate(a) => commands::validate(&a),
+        Command::Repro(a) => commands::repro(&a),
+        Command::Bench(a) => commands::bench(&a),
+        Command::Demo(a) => commands::demo(&a),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: {e}");
+            1
+        }
+    }
+}

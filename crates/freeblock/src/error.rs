@@ -1,0 +1,45 @@
+//! Errors of the simulator. Each names where the problem is (file and line, field, request).
+
+use freeblock_disk::{AccessError, SpecError};
+use thiserror::Error;
+
+use crate::workload::WorkloadError;
+
+/// Anything that stops a run or an experiment from being set up.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The disk spec is unreadable or invalid.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// The workload or trace is malformed.
+    #[error(transparent)]
+    Workload(#[from] WorkloadError),
+    /// A request the disk cannot serve (e.g. past the last LBN).
+    #[error("request {index}: {source}")]
+    Request {
+        /// Index of the request in arrival order (0-based).
+        index: u64,
+        /// Why.
+        source: AccessError,
+    },
+    /// An experiment file or option is invalid.
+    #[error("{origin}: {message}")]
+    Config {
+        /// File or option name.
+        origin: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// File I/O.
+    #[error("{path}: {message}")]
+    Io {
+        /// File.
+        path: String,
+        /// OS error.
+        message: String,
+    },
+}
+
+/// Result alias.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

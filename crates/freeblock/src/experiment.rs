@@ -1,0 +1,148 @@
+//! Experiment files: one TOML document naming a disk, a workload and how to drive it.
+//!
+//! ```toml
+//! seed = 42
+//!
+//! [disk]
+//! name = "atlas10k"          # a built-in disk, or:
+//! # spec = "my-disk.toml"    # a TOML disk spec, or:
+//! # disksim = "atlas10k.diskspecs"
+//! zero_latency = false
+//!
+//! [workload]
+//! type = "random"
+//! count = 10000
+//!
+//! [sim]
+//! scheduler = { type = "sptf" }
+//! mpl = 8
+//! ```
+//!
+//! Relative paths are resolved against the experiment file's folder.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use freeblock_disk::{library, Disk, DiskSpec};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::report::RunReport;
+use crate::sim::{SimConfig, Simulation};
+use crate::workload::WorkloadSpec;
+
+/// Which disk to simulate, and model switches.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiskChoice {
+    /// A built-in disk (see `freeblock disks`).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// A TOML disk spec file.
+    #[serde(default)]
+    pub spec: Option<PathBuf>,
+    /// A DiskSim `.diskspecs` file.
+    #[serde(default)]
+    pub disksim: Option<PathBuf>,
+    /// Zero-latency access (read a track from wherever the head lands). Default off.
+    #[serde(default)]
+    pub zero_latency: bool,
+    /// Force the on-disk cache on or off; default: as the spec says.
+    #[serde(default)]
+    pub cache: Option<bool>,
+}
+
+impl DiskChoice {
+    /// A built-in disk by name.
+    #[must_use]
+    pub fn named(name: &str) -> Self {
+        Self { name: Some(name.to_string()), ..Self::default() }
+    }
+
+    /// Loads the spec and builds the model. `base` resolves relative paths.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when not exactly one source is given; [`Error::Spec`] for a bad spec.
+    pub fn build(&self, base: &Path) -> Result<Arc<Disk>> {
+        let mut spec: DiskSpec = match (&self.name, &self.spec, &self.disksim) {
+            (Some(n), None, None) => library::get(n)?,
+            (None, Some(p), None) => DiskSpec::from_toml_file(&base.join(p))?,
+            (None, None, Some(p)) => freeblock_disk::disksim::import(&base.join(p))?,
+            (None, None, None) => library::get("atlas10k")?,
+            _ => {
+                return Err(Error::Config { origin: "disk".into(), message: "give only one of `name`, `spec`, `disksim`".into() })
+            }
+        };
+        if let Some(on) = self.cache {
+            spec.cache.enabled = on;
+            if !on {
+                spec.controller.write_back = false;
+            }
+        }
+        Ok(Arc::new(Disk::new(spec)?.with_zero_latency(self.zero_latency)))
+    }
+}
+
+fn default_seed() -> u64 {
+    42
+}
+
+/// One experiment: disk, workload, simulation settings and seed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Experiment {
+    /// Seed for every random choice in the run. Default 42.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// The disk.
+    #[serde(default)]
+    pub disk: DiskChoice,
+    /// The foreground workload.
+    pub workload: WorkloadSpec,
+    /// Scheduler, MPL, queue depth, records.
+    #[serde(default)]
+    pub sim: SimConfig,
+    /// Folder relative paths are resolved against (the file's folder).
+    #[serde(skip)]
+    pub base_dir: PathBuf,
+}
+
+impl Experiment {
+    /// Parses an experiment from TOML. `origin` names it in errors; `base_dir` resolves paths.
+    ///
+    /// # Errors
+    /// [`Error::Config`] with the parser's line and column.
+    pub fn from_toml_str(text: &str, origin: &str, base_dir: &Path) -> Result<Self> {
+        let mut e: Experiment = toml::from_str(text).map_err(|err| Error::Config {
+            origin: origin.to_string(),
+            message: err.to_string().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" "),
+        })?;
+        e.base_dir = base_dir.to_path_buf();
+        Ok(e)
+    }
+
+    /// Reads an experiment file.
+    ///
+    /// # Errors
+    /// [`Error::Io`] or as [`Experiment::from_toml_str`].
+    pub fn from_file(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })?;
+        Self::from_toml_str(&text, &path.display().to_string(), path.parent().unwrap_or(Path::new(".")))
+    }
+
+    /// Builds everything and runs it.
+    ///
+    /// # Errors
+    /// Any setup or run error.
+    pub fn run(&self, progress: Option<&mut dyn FnMut(u64)>) -> Result<RunReport> {
+        let disk = self.disk.build(&self.base_dir)?;
+        let workload = self.workload.build(disk.capacity(), self.seed)?;
+        let mut sim = self.sim.clone();
+        if let Some(think) = self.workload.think_time_ns() {
+            if sim.think_ms == 0.0 {
+                sim.think_ms = think as f64 / 1e6;
+            }
+        }
+        Simulation::new(disk, workload, sim).run(progress)
+    }
+}
