@@ -1,1 +1,140 @@
-//! Workloads: synthetic generators and trace readers. (In progress.)
+//! Workloads: where requests come from.
+//!
+//! A [`Workload`] is a stream of logical [`Request`]s (time, LBN, sectors, read/write) that the
+//! simulator pulls one at a time with [`Workload::next_request`]. Nothing is buffered ahead, so a
+//! trace of millions of requests replays in constant memory. Two families:
+//!
+//! ```text
+//!  WorkloadSpec (TOML [workload] table) ──build(capacity, seed)──► Box<dyn Workload>
+//!     random | locality | oltp | sequential  ──►  RandomWorkload / SequentialWorkload  (seeded)
+//!     trace { path, format }                 ──►  TraceReader (streams the file)
+//!                                                      │ next_request() → Request, …, None
+//!                                                      ▼
+//!                                         simulator (issues per ArrivalKind)
+//! ```
+//!
+//! ## How requests arrive
+//!
+//! [`Workload::arrival`] tells the simulator what [`Request::time`] means:
+//!
+//! - [`ArrivalKind::Open`]: the absolute arrival time. Requests arrive whether or not earlier ones
+//!   are done (Poisson synthetic streams; DiskSim, MSR and blkparse traces).
+//! - [`ArrivalKind::ClosedDelay`]: one request outstanding; each is issued `time` after the previous
+//!   one completed (DiskSim "validate" traces, which record those delays).
+//! - [`ArrivalKind::Closed`]: `time` is 0 and ignored; the simulator runs a fixed number of tasks
+//!   (the multiprogramming level), each issuing its next request after its last one completed plus
+//!   a think time ([`WorkloadSpec::think_time_ns`]; none unless the spec says so).
+//!
+//! ## Synthetic workloads
+//!
+//! From paper 000 (Lumb et al., *Towards higher disk head utilization: extracting free bandwidth
+//! from busy disk drives*):
+//!
+//! - **`random`** — §3's default workload: 10 000 requests, one at a time with no think time
+//!   (closed), 4 KB, starts uniform over the capacity, 2:1 reads to writes. Figure 3 varies the
+//!   size; sizes may also be multiples of a unit drawn from an exponential ([`SizeDist`]).
+//! - **`locality`** — §3.2, Fig. 4: a fraction of starts are "local", drawn from a normal
+//!   distribution centred on the last requested location with a 4 MB standard deviation; the rest
+//!   uniform. A crude model of file systems that cluster related data in "cylinder groups": more
+//!   locality means shorter seeks, so more of the head's time is rotational latency — and more
+//!   potential free bandwidth.
+//! - **`oltp`** — §6.2: a closed system of tasks separated by 30 ms think times, requests uniform
+//!   over the disk, 2:1 reads, sizes multiples of 4 KB from an exponential with mean 8 KB. The
+//!   paper varies the multiprogramming level (an experiment setting) to raise the foreground load
+//!   while a background scan uses free bandwidth.
+//! - **`sequential`** — a contiguous or strided stream (scans, streaming media, log writes).
+//!
+//! Generators are deterministic per seed ([`rand_chacha::ChaCha8Rng`]); see [`synthetic`].
+//!
+//! ## Traces
+//!
+//! [`TraceReader`] replays DiskSim ASCII, DiskSim "validate", MSR Cambridge and blkparse traces;
+//! see [`trace`] for the formats. Malformed lines are errors naming `file:line`; with
+//! [`TraceReader::with_capacity`] (always, when built from a [`WorkloadSpec`]) a request past the
+//! end of the disk is too.
+//!
+//! ```
+//! use freeblock::workload::{ArrivalKind, WorkloadSpec};
+//! let spec: WorkloadSpec = toml::from_str(r#"
+//!     type = "locality"
+//!     count = 100
+//!     local_fraction = 0.7
+//! "#).unwrap();
+//! let mut w = spec.build(17_938_986, 1).unwrap();
+//! assert_eq!(w.arrival(), ArrivalKind::Closed);
+//! let mut n = 0;
+//! while let Some(r) = w.next_request().unwrap() {
+//!     assert!(r.end() <= 17_938_986);
+//!     n += 1;
+//! }
+//! assert_eq!(n, 100);
+//! ```
+
+pub mod error;
+pub mod spec;
+pub mod synthetic;
+pub mod trace;
+
+use serde::{Deserialize, Serialize};
+
+pub use crate::request::Request;
+pub use error::WorkloadError;
+pub use spec::{TraceSpec, WorkloadSpec};
+pub use synthetic::{
+    LocalitySpec, OltpSpec, RandomSpec, RandomWorkload, SequentialSpec, SequentialWorkload,
+    SizeDist,
+};
+pub use trace::{open_trace, TraceFormat, TraceReader};
+
+/// What [`Request::time`] means for a workload, and so how the simulator issues its requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArrivalKind {
+    /// `time` is the absolute arrival time, ns; times never decrease.
+    Open,
+    /// One stream, one request outstanding: `time` is the delay after the previous request
+    /// completed (for the first request, after the start), ns.
+    ClosedDelay,
+    /// `time` is ignored (0): the simulator issues requests as its tasks complete, applying its
+    /// own think time and multiprogramming level.
+    Closed,
+}
+
+/// A stream of requests.
+///
+/// Object-safe and [`Send`]: the simulator holds a `Box<dyn Workload>`.
+pub trait Workload: Send {
+    /// The next request, or `Ok(None)` when the workload is exhausted (then always `None`).
+    ///
+    /// # Errors
+    /// A trace line that does not parse or lies past the disk ([`WorkloadError::Parse`],
+    /// [`WorkloadError::PastCapacity`]), or a read failure ([`WorkloadError::Io`]). After an error
+    /// the workload yields nothing more.
+    fn next_request(&mut self) -> Result<Option<Request>, WorkloadError>;
+
+    /// How the simulator must issue this workload's requests; constant for a workload.
+    fn arrival(&self) -> ArrivalKind;
+}
+
+impl<W: Workload + ?Sized> Workload for Box<W> {
+    fn next_request(&mut self) -> Result<Option<Request>, WorkloadError> {
+        (**self).next_request()
+    }
+
+    fn arrival(&self) -> ArrivalKind {
+        (**self).arrival()
+    }
+}
+
+/// Drains a workload into a vector (for tests and small traces; an endless workload never
+/// returns).
+///
+/// # Errors
+/// The first error of the workload.
+pub fn collect_requests(workload: &mut dyn Workload) -> Result<Vec<Request>, WorkloadError> {
+    let mut out = Vec::new();
+    while let Some(r) = workload.next_request()? {
+        out.push(r);
+    }
+    Ok(out)
+}
