@@ -185,7 +185,7 @@ pub fn run(a: &RunArgs) -> CmdResult {
     if a.csv.is_some() {
         e.sim.keep_records = true;
     }
-    let total = expected_requests(&e.workload).min(if e.sim.max_requests == 0 { u64::MAX } else { e.sim.max_requests });
+    let total = e.workload.count().unwrap_or(0).min(if e.sim.max_requests == 0 { u64::MAX } else { e.sim.max_requests });
     let pb = progress_bar(total, !a.quiet && !a.json);
     let mut tick = |n: u64| {
         if let Some(pb) = &pb {
@@ -207,19 +207,6 @@ pub fn run(a: &RunArgs) -> CmdResult {
         println!("records written to {}", path.display());
     }
     Ok(())
-}
-
-/// How many requests a workload will produce, when it says (for the progress bar).
-fn expected_requests(w: &freeblock::workload::WorkloadSpec) -> u64 {
-    use freeblock::workload::WorkloadSpec as W;
-    match w {
-        W::Random(r) => r.count,
-        W::Locality(r) => r.count,
-        W::Oltp(r) => r.count,
-        W::Sequential(r) => r.count,
-        W::Trace(_) => None,
-    }
-    .unwrap_or(0)
 }
 
 fn write_records_csv(report: &RunReport, path: &Path) -> CmdResult {

@@ -118,6 +118,7 @@ impl Experiment {
             message: err.to_string().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" "),
         })?;
         e.base_dir = base_dir.to_path_buf();
+        e.workload.resolve_paths(base_dir);
         Ok(e)
     }
 
