@@ -1,1 +1,42 @@
+//! # freeblock-py: the `freeblock._freeblock` extension module
+//!
+//! A thin layer over the Rust crates: it converts arguments and results between Python and Rust
+//! and nothing else. The Python facade (`python/freeblock/`) builds DataFrames, progress bars and
+//! plots on top of it; the simulator, the disk model and the command line live in `freeblock`,
+//! `freeblock-disk` and `freeblock-cli`.
+//!
+//! ```text
+//!  freeblock (Python)  ──►  _freeblock (this crate)  ──►  freeblock / freeblock-disk / freeblock-cli
+//!   Result, DataFrames        str/dict/list ⇄ Rust          Experiment::run, Disk, validate, cli::run
+//! ```
+//!
+//! | file | what it converts |
+//! |---|---|
+//! | `error.rs` | every Rust error into one Python exception class (the only place that does) |
+//! | `run.rs` | an experiment's TOML text in, the report as JSON and the records as columns out |
+//! | `disk.rs` | built-in disk names, a disk's geometry and seek curve as JSON |
+//! | `validate.rs` | a trace replay against a disk model, as JSON |
+//! | `cli.rs` | argv into `freeblock_cli::run`, its exit code back |
+//!
+//! Every call that can take long (runs, validation, CLI commands) releases the GIL.
 
+mod cli;
+mod disk;
+mod error;
+mod run;
+mod validate;
+
+use pyo3::prelude::*;
+
+/// The extension module.
+#[pymodule]
+fn _freeblock(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    error::register(m)?;
+    m.add_function(wrap_pyfunction!(run::run_experiment, m)?)?;
+    m.add_function(wrap_pyfunction!(disk::disks, m)?)?;
+    m.add_function(wrap_pyfunction!(disk::disk_info, m)?)?;
+    m.add_function(wrap_pyfunction!(validate::validate, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,203 @@
+//! Rust errors as Python exceptions: the one place where they are mapped.
+//!
+//! ```text
+//! FreeblockError                 base of everything raised by freeblock
+//! ├── SpecError                  a disk spec is unreadable or makes no disk   (freeblock_disk::SpecError)
+//! ├── WorkloadError              a malformed trace line, a bad workload value (freeblock::workload::WorkloadError)
+//! ├── RequestError               a request the disk cannot serve              (freeblock::Error::Request)
+//! ├── ConfigError                a malformed experiment: syntax, unknown key  (freeblock::Error::Config)
+//! └── FileError                  a file could not be read or written          (freeblock::Error::Io)
+//! ```
+//!
+//! The message is the Rust error's `Display`, which names the place (file and line, or field).
+//! Where the Rust error carries it, the exception also has attributes: `path`, `line` (1-based),
+//! `field`, `index` (request number), each `None` when not known.
+
+use freeblock::workload::WorkloadError as RsWorkloadError;
+use freeblock::Error;
+use freeblock_disk::SpecError as RsSpecError;
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+
+create_exception!(
+    freeblock,
+    FreeblockError,
+    PyException,
+    "Base class of every error raised by freeblock."
+);
+create_exception!(
+    freeblock,
+    SpecError,
+    FreeblockError,
+    "A disk spec could not be read or makes no disk (non-positive rpm, overlapping zones, unknown field, …)."
+);
+create_exception!(
+    freeblock,
+    WorkloadError,
+    FreeblockError,
+    "A workload could not be built, or a trace line is malformed or reaches past the disk."
+);
+create_exception!(
+    freeblock,
+    RequestError,
+    FreeblockError,
+    "A request the disk cannot serve (e.g. past the last LBN)."
+);
+create_exception!(
+    freeblock,
+    ConfigError,
+    FreeblockError,
+    "An experiment is malformed: TOML syntax, an unknown or missing field, a bad value."
+);
+create_exception!(
+    freeblock,
+    FileError,
+    FreeblockError,
+    "A file could not be read or written."
+);
+
+/// Adds the exception classes to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("FreeblockError", py.get_type::<FreeblockError>())?;
+    m.add("SpecError", py.get_type::<SpecError>())?;
+    m.add("WorkloadError", py.get_type::<WorkloadError>())?;
+    m.add("RequestError", py.get_type::<RequestError>())?;
+    m.add("ConfigError", py.get_type::<ConfigError>())?;
+    m.add("FileError", py.get_type::<FileError>())?;
+    Ok(())
+}
+
+/// Where an error happened, as exception attributes.
+#[derive(Default)]
+struct Place {
+    path: Option<String>,
+    line: Option<u64>,
+    field: Option<String>,
+    index: Option<u64>,
+}
+
+fn non_empty(s: &str) -> Option<String> {
+    (!s.is_empty()).then(|| s.to_string())
+}
+
+fn spec_place(e: &RsSpecError) -> Place {
+    match e {
+        RsSpecError::Io { origin, .. } | RsSpecError::Toml { origin, .. } => Place {
+            path: non_empty(origin),
+            ..Place::default()
+        },
+        RsSpecError::DiskSim { origin, line, .. } => Place {
+            path: non_empty(origin),
+            line: (*line > 0).then_some(*line as u64),
+            ..Place::default()
+        },
+        RsSpecError::Invalid { origin, field, .. } => Place {
+            path: non_empty(origin),
+            field: Some(field.clone()),
+            ..Place::default()
+        },
+        _ => Place::default(),
+    }
+}
+
+fn workload_place(e: &RsWorkloadError) -> Place {
+    match e {
+        RsWorkloadError::Io { origin, .. } => Place {
+            path: non_empty(origin),
+            ..Place::default()
+        },
+        RsWorkloadError::Parse { origin, line, .. }
+        | RsWorkloadError::PastCapacity { origin, line, .. } => Place {
+            path: non_empty(origin),
+            line: Some(*line),
+            ..Place::default()
+        },
+        RsWorkloadError::Invalid { field, .. } => Place {
+            field: Some(field.clone()),
+            ..Place::default()
+        },
+        _ => Place::default(),
+    }
+}
+
+/// Builds an exception of class `T` with `message` and the place attributes.
+fn raise<T: pyo3::PyTypeInfo>(message: String, place: Place) -> PyErr {
+    let err = PyErr::new::<T, _>(message);
+    Python::with_gil(|py| {
+        let value = err.value(py);
+        // Setting attributes on a fresh exception instance cannot fail in practice; if it did,
+        // the exception would still carry its message.
+        let _ = value.setattr("path", place.path);
+        let _ = value.setattr("line", place.line);
+        let _ = value.setattr("field", place.field);
+        let _ = value.setattr("index", place.index);
+    });
+    err
+}
+
+/// The Python exception for a simulator error.
+pub fn from_core(e: &Error) -> PyErr {
+    let message = e.to_string();
+    match e {
+        Error::Spec(s) => raise::<SpecError>(message, spec_place(s)),
+        Error::Workload(w) => raise::<WorkloadError>(message, workload_place(w)),
+        Error::Request { index, .. } => raise::<RequestError>(
+            message,
+            Place {
+                index: Some(*index),
+                ..Place::default()
+            },
+        ),
+        Error::Config { origin, .. } => raise::<ConfigError>(
+            message,
+            Place {
+                path: non_empty(origin),
+                ..Place::default()
+            },
+        ),
+        Error::Io { path, .. } => raise::<FileError>(
+            message,
+            Place {
+                path: non_empty(path),
+                ..Place::default()
+            },
+        ),
+        _ => raise::<FreeblockError>(message, Place::default()),
+    }
+}
+
+/// The Python exception for a disk-spec error.
+pub fn from_spec(e: &RsSpecError) -> PyErr {
+    raise::<SpecError>(e.to_string(), spec_place(e))
+}
+
+/// `?`-friendly conversion of Rust results into Python results.
+pub trait ToPyResult<T> {
+    /// Maps the error into its Python exception.
+    fn py_err(self) -> PyResult<T>;
+}
+
+impl<T> ToPyResult<T> for Result<T, Error> {
+    fn py_err(self) -> PyResult<T> {
+        self.map_err(|e| from_core(&e))
+    }
+}
+
+impl<T> ToPyResult<T> for Result<T, RsSpecError> {
+    fn py_err(self) -> PyResult<T> {
+        self.map_err(|e| from_spec(&e))
+    }
+}
+
+impl<T> ToPyResult<T> for Result<T, serde_json::Error> {
+    fn py_err(self) -> PyResult<T> {
+        self.map_err(|e| {
+            raise::<FreeblockError>(
+                format!("cannot encode the result as JSON: {e}"),
+                Place::default(),
+            )
+        })
+    }
+}
