@@ -1,0 +1,53 @@
+"""freeblock: positioning-aware storage for rotating disks, from Python.
+
+A deterministic simulator of disks, schedulers and freeblock techniques, written in Rust. This
+package runs experiments and hands back pandas DataFrames::
+
+    >>> import freeblock
+    >>> result = freeblock.run({
+    ...     "seed": 42,
+    ...     "disk": {"name": "atlas10k"},
+    ...     "workload": {"type": "random", "count": 1000},
+    ...     "sim": {"scheduler": {"type": "sptf"}, "mpl": 8},
+    ... }, progress=False)
+    >>> len(result.records)
+    1000
+    >>> sorted(result.head_usage.index) == sorted(freeblock.HEAD_USAGE_COMPONENTS)
+    True
+
+See ``docs/python.md`` for the whole API; ``freeblock.plot`` draws the results.
+"""
+
+from freeblock import plot
+from freeblock._disks import disk_info, disks, seek_curve, validate, zones
+from freeblock._freeblock import (
+    ConfigError,
+    FileError,
+    FreeblockError,
+    RequestError,
+    SpecError,
+    WorkloadError,
+    __version__,
+)
+from freeblock._run import HEAD_USAGE_COMPONENTS, RECORD_COLUMNS, Result, run, to_toml
+
+__all__ = [
+    "HEAD_USAGE_COMPONENTS",
+    "RECORD_COLUMNS",
+    "ConfigError",
+    "FileError",
+    "FreeblockError",
+    "RequestError",
+    "Result",
+    "SpecError",
+    "WorkloadError",
+    "__version__",
+    "disk_info",
+    "disks",
+    "plot",
+    "run",
+    "seek_curve",
+    "to_toml",
+    "validate",
+    "zones",
+]

@@ -1,0 +1,262 @@
+"""Running experiments from Python: :func:`run` and its :class:`Result`."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tomllib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from freeblock import _freeblock
+
+__all__ = ["Result", "run", "to_toml"]
+
+#: Head-usage components, in the order they are stacked in plots.
+HEAD_USAGE_COMPONENTS: tuple[str, ...] = ("seek", "rotational_latency", "transfer", "overhead", "idle")
+
+#: Nanosecond record columns that become millisecond columns (``seek_ns`` → ``seek_ms``).
+_NS_COLUMNS: tuple[str, ...] = (
+    "arrival_ns",
+    "start_ns",
+    "end_ns",
+    "seek_ns",
+    "rotational_latency_ns",
+    "transfer_ns",
+    "overhead_ns",
+)
+
+#: Columns of :attr:`Result.records`, in order.
+RECORD_COLUMNS: tuple[str, ...] = (
+    "id",
+    "arrival_ms",
+    "start_ms",
+    "end_ms",
+    "response_ms",
+    "access_ms",
+    "lbn",
+    "sectors",
+    "op",
+    "seek_ms",
+    "rotational_latency_ms",
+    "transfer_ms",
+    "overhead_ms",
+    "cache_hit",
+    "measured_ms",
+)
+
+Progress = bool | Literal["always"] | Callable[[int], object]
+Experiment = Mapping[str, Any] | str | os.PathLike[str]
+
+
+def _plain(value: Any) -> Any:
+    """Makes a value TOML-writable: paths become strings, tuples lists, numpy scalars Python
+    numbers; ``None`` entries of tables are dropped (TOML has no null: absent means default)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items() if v is not None}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def to_toml(experiment: Mapping[str, Any]) -> str:
+    """The TOML text of an experiment given as a dict (the same keys as an experiment file).
+
+    >>> print(to_toml({"seed": 7, "workload": {"type": "random", "count": 100}}))
+    seed = 7
+    <BLANKLINE>
+    [workload]
+    type = "random"
+    count = 100
+    <BLANKLINE>
+    """
+    import tomli_w
+
+    return tomli_w.dumps(_plain(experiment))
+
+
+def _load(experiment: Experiment, base_dir: str | os.PathLike[str] | None) -> tuple[str, Path, str]:
+    """``(toml_text, base_dir, origin)`` for any accepted form of experiment."""
+    if isinstance(experiment, Mapping):
+        return to_toml(experiment), Path(base_dir or Path.cwd()), "<experiment dict>"
+    if isinstance(experiment, str) and ("\n" in experiment or "=" in experiment):
+        return experiment, Path(base_dir or Path.cwd()), "<experiment text>"
+    if isinstance(experiment, (str, os.PathLike)):
+        path = Path(experiment)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as e:
+            raise _freeblock.FileError(f"{path}: {e.strerror or e}") from e
+        return text, Path(base_dir) if base_dir is not None else path.parent, str(path)
+    raise TypeError(f"experiment must be a dict, TOML text or a path, not {type(experiment).__name__}")
+
+
+def _expected_requests(toml_text: str) -> int | None:
+    """How many requests the run will serve, when the experiment says (for the progress bar)."""
+    try:
+        doc = tomllib.loads(toml_text)
+    except tomllib.TOMLDecodeError:
+        return None  # the simulator reports the error, with its place
+    count = doc.get("workload", {}).get("count")
+    limit = doc.get("sim", {}).get("max_requests", 0)
+    counts = [n for n in (count, limit) if isinstance(n, int) and n > 0]
+    return min(counts) if counts else None
+
+
+class _Bar:
+    """A tqdm bar fed with cumulative counts."""
+
+    def __init__(self, total: int | None, desc: str) -> None:
+        from tqdm.auto import tqdm
+
+        self._bar = tqdm(total=total, desc=desc, unit="req", file=sys.stderr, leave=False)
+
+    def __call__(self, done: int) -> None:
+        self._bar.update(done - self._bar.n)
+
+    def close(self) -> None:
+        self._bar.close()
+
+
+class Result:
+    """What one run measured.
+
+    Attributes:
+        summary: the run report as a dict: ``disk``, ``scheduler``, ``requests``,
+            ``duration_ns``, ``head_usage`` (ns per component), ``head_usage_fractions``,
+            ``response``, ``access``, ``read_response``, ``write_response`` (each with
+            ``count``, ``mean_ms``, ``p50_ms``, ``p90_ms``, ``p95_ms``, ``p99_ms``, ``max_ms``),
+            ``cache_hits`` and ``throughput_per_s``.
+        records: one row per request (see :data:`RECORD_COLUMNS`); times in milliseconds,
+            ``op`` is ``"R"`` or ``"W"``, ``measured_ms`` is NaN unless the trace recorded it.
+            Empty when the run kept no records.
+        label: a name for plots and tables (default: the scheduler's name).
+    """
+
+    def __init__(self, report_json: str, columns: Mapping[str, list[Any]], label: str | None = None) -> None:
+        self.report_json = report_json
+        self.summary: dict[str, Any] = json.loads(report_json)
+        self.label = label if label is not None else str(self.summary.get("scheduler", "run"))
+        self._columns = columns
+        self._records: pd.DataFrame | None = None
+
+    def __repr__(self) -> str:
+        s = self.summary
+        mean = s.get("response", {}).get("mean_ms", float("nan"))
+        return (
+            f"<freeblock.Result {self.label!r}: disk={s.get('disk')!r} requests={s.get('requests')} "
+            f"mean response={mean:.3f} ms>"
+        )
+
+    @property
+    def head_usage(self) -> pd.DataFrame:
+        """Where the head's time went: one row per component (``seek``, ``rotational_latency``,
+        ``transfer``, ``overhead``, ``idle``), columns ``ms`` and ``fraction``."""
+        ns = self.summary["head_usage"]
+        fractions = self.summary["head_usage_fractions"]
+        frame = pd.DataFrame(
+            {
+                "ms": [ns[f"{c}_ns"] / 1e6 for c in HEAD_USAGE_COMPONENTS],
+                "fraction": [float(fractions[c]) for c in HEAD_USAGE_COMPONENTS],
+            },
+            index=pd.Index(HEAD_USAGE_COMPONENTS, name="component"),
+        )
+        frame.attrs["label"] = self.label
+        return frame
+
+    @property
+    def records(self) -> pd.DataFrame:
+        """Per-request records as a DataFrame (built once, on first use)."""
+        if self._records is None:
+            self._records = _records_frame(self._columns)
+        return self._records
+
+    def to_csv(self, path: str | os.PathLike[str] | None = None, **kwargs: Any) -> str | None:
+        """Writes the records as CSV to ``path``; with no path, returns the CSV text."""
+        return self.records.to_csv(path, index=False, **kwargs)
+
+    def to_parquet(self, path: str | os.PathLike[str], **kwargs: Any) -> None:
+        """Writes the records as a Parquet file (with pyarrow)."""
+        kwargs.setdefault("engine", "pyarrow")
+        self.records.to_parquet(path, index=False, **kwargs)
+
+
+def _records_frame(columns: Mapping[str, list[Any]]) -> pd.DataFrame:
+    ns = {name: np.asarray(columns[name], dtype=np.int64) for name in _NS_COLUMNS}
+    ms = {name[: -len("_ns")] + "_ms": values / 1e6 for name, values in ns.items()}
+    data: dict[str, Any] = {
+        "id": np.asarray(columns["id"], dtype=np.int64),
+        "arrival_ms": ms["arrival_ms"],
+        "start_ms": ms["start_ms"],
+        "end_ms": ms["end_ms"],
+        "response_ms": (ns["end_ns"] - ns["arrival_ns"]) / 1e6,
+        "access_ms": (ns["end_ns"] - ns["start_ns"]) / 1e6,
+        "lbn": np.asarray(columns["lbn"], dtype=np.int64),
+        "sectors": np.asarray(columns["sectors"], dtype=np.int64),
+        "op": pd.Categorical(columns["op"], categories=["R", "W"]),
+        "seek_ms": ms["seek_ms"],
+        "rotational_latency_ms": ms["rotational_latency_ms"],
+        "transfer_ms": ms["transfer_ms"],
+        "overhead_ms": ms["overhead_ms"],
+        "cache_hit": np.asarray(columns["cache_hit"], dtype=bool),
+        # None (not measured) becomes NaN.
+        "measured_ms": np.asarray(columns["measured_ns"], dtype=np.float64) / 1e6,
+    }
+    return pd.DataFrame(data, columns=list(RECORD_COLUMNS))
+
+
+def run(
+    experiment: Experiment,
+    *,
+    progress: Progress = True,
+    records: bool = True,
+    base_dir: str | os.PathLike[str] | None = None,
+    label: str | None = None,
+) -> Result:
+    """Runs one experiment and returns its :class:`Result`.
+
+    Args:
+        experiment: a dict with the keys of an experiment file (``seed``, ``disk``,
+            ``workload``, ``sim``; see ``docs/python.md``), the TOML text of one, or the path
+            of a ``.toml`` file. A string containing a newline or ``=`` is TOML text; any other
+            string is a path.
+        progress: ``True`` shows a tqdm bar on stderr when stderr is a terminal, ``"always"``
+            shows it anyway, ``False`` shows none; a callable is called with the number of
+            requests completed so far instead.
+        records: keep per-request records (``Result.records``). Memory grows with the run.
+        base_dir: folder that relative paths in the experiment are resolved against (default:
+            the file's folder, or the current folder for dicts and text).
+        label: the result's name in plots (default: the scheduler).
+
+    Raises:
+        ConfigError: malformed experiment (syntax, unknown field, bad value).
+        SpecError: the disk spec is invalid.
+        WorkloadError: a malformed trace line or workload value.
+        RequestError: a request the disk cannot serve.
+        FileError: the experiment file cannot be read.
+    """
+    text, base, origin = _load(experiment, base_dir)
+    bar: _Bar | None = None
+    callback: Callable[[int], object] | None
+    if callable(progress):
+        callback = progress
+    elif progress == "always" or (progress is True and sys.stderr is not None and sys.stderr.isatty()):
+        bar = _Bar(_expected_requests(text), desc=label or "freeblock")
+        callback = bar
+    else:
+        callback = None
+    try:
+        report_json, columns = _freeblock.run_experiment(text, str(base), callback, origin=origin, keep_records=records)
+    finally:
+        if bar is not None:
+            bar.close()
+    return Result(report_json, columns, label=label)
