@@ -1,0 +1,68 @@
+"""Disks: the built-in library, disk_info, zone tables, seek curves, validation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import freeblock
+from conftest import TINY_CAPACITY
+
+
+def test_builtin_disks_include_the_papers_disks() -> None:
+    names = freeblock.disks()
+    assert "atlas10k" in names
+    assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("name", freeblock.disks())
+def test_every_builtin_disk_describes_itself(name: str) -> None:
+    info = freeblock.disk_info(name)
+    assert info["capacity_sectors"] > 0
+    assert info["rpm"] > 0
+    assert info["revolution_ms"] == pytest.approx(60_000 / info["rpm"], rel=1e-6)
+    zones = info["zones"]
+    assert zones[0]["first_cylinder"] == 0
+    assert zones[-1]["last_cylinder"] == info["cylinders"] - 1
+    assert sum(z["lbns"] for z in zones) >= info["capacity_sectors"]
+    distances = [d for d, _ in info["seek_curve_ms"]]
+    assert distances == sorted(distances)
+    assert distances[-1] == info["cylinders"] - 1
+
+
+def test_disk_info_of_a_toml_spec(tiny_spec: Path) -> None:
+    info = freeblock.disk_info(tiny_spec)
+    assert info["name"] == "tiny"
+    assert info["capacity_sectors"] == TINY_CAPACITY
+    assert (info["cylinders"], info["surfaces"]) == (2000, 2)
+    assert info["seek_single_ms"] == pytest.approx(1.0, abs=1e-6)
+    assert info["seek_full_ms"] == pytest.approx(10.0, abs=1e-6)
+
+
+def test_zone_table_and_seek_curve_frames(tiny_spec: Path) -> None:
+    zones = freeblock.zones(tiny_spec)
+    assert isinstance(zones, pd.DataFrame)
+    assert list(zones["sectors_per_track"]) == [200, 150]
+    assert list(zones["first_lbn"]) == [0, 2 * 1000 * 200]
+    curve = freeblock.seek_curve(tiny_spec)
+    assert curve.index.name == "distance_cylinders"
+    assert curve.is_monotonic_increasing or curve.iloc[-1] >= curve.iloc[0]
+
+
+def test_validate_a_small_trace(write_trace) -> None:
+    trace = write_trace(
+        [
+            "R Hit 100000 8 5000.0 2000.0",
+            "W Miss 2000000 8 6000.0 2000.0",
+            "R Hit 9000000 16 7000.0 2000.0",
+            "R Miss 400 8 4000.0 2000.0",
+        ]
+    )
+    out = freeblock.validate(trace, "atlas10k")
+    assert out["requests"] == 4
+    assert out["disk"] == "atlas10k"
+    assert out["measured_mean_ms"] == pytest.approx(5.5)
+    assert out["simulated_mean_ms"] > 0
+    assert out["rms_demerit_ms"] >= 0

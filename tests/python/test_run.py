@@ -1,0 +1,131 @@
+"""freeblock.run and Result: DataFrames, summaries, inputs, progress, export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import freeblock
+from conftest import small_experiment
+
+
+@pytest.fixture(scope="module")
+def result() -> freeblock.Result:
+    return freeblock.run(small_experiment(count=800), progress=False)
+
+
+def test_records_have_the_documented_columns_and_one_row_per_request(result: freeblock.Result) -> None:
+    records = result.records
+    assert isinstance(records, pd.DataFrame)
+    assert list(records.columns) == list(freeblock.RECORD_COLUMNS)
+    assert len(records) == 800
+    assert sorted(records["id"]) == list(range(800))
+    assert set(records["op"].unique()) <= {"R", "W"}
+    assert records["sectors"].eq(8).all()  # random 4 KB requests
+    assert records["measured_ms"].isna().all()  # synthetic: nothing measured
+    for column in ("arrival_ms", "start_ms", "end_ms", "seek_ms", "transfer_ms", "response_ms"):
+        assert records[column].dtype == np.float64
+
+
+def test_access_time_is_the_sum_of_its_parts(result: freeblock.Result) -> None:
+    r = result.records
+    parts = r["seek_ms"] + r["rotational_latency_ms"] + r["transfer_ms"] + r["overhead_ms"]
+    np.testing.assert_allclose(r["access_ms"], parts, atol=1e-9)
+    np.testing.assert_allclose(r["response_ms"], r["end_ms"] - r["arrival_ms"], atol=1e-9)
+
+
+def test_summary_and_head_usage(result: freeblock.Result) -> None:
+    summary = result.summary
+    assert summary["requests"] == 800
+    assert summary["disk"] == "atlas10k"
+    assert summary["scheduler"] == result.label
+    assert summary["response"]["count"] == 800
+    usage = result.head_usage
+    assert list(usage.index) == list(freeblock.HEAD_USAGE_COMPONENTS)
+    assert list(usage.columns) == ["ms", "fraction"]
+    assert usage["fraction"].sum() == pytest.approx(1.0)
+    assert usage.loc["seek", "ms"] > 0
+    mean = result.records["response_ms"].mean()
+    assert summary["response"]["mean_ms"] == pytest.approx(mean, rel=1e-9)
+    assert "atlas10k" in repr(result)
+
+
+def test_csv_and_parquet_round_trip(result: freeblock.Result, tmp_path: Path) -> None:
+    csv_path = tmp_path / "records.csv"
+    result.to_csv(csv_path)
+    from_csv = pd.read_csv(csv_path)
+    assert list(from_csv.columns) == list(freeblock.RECORD_COLUMNS)
+    assert len(from_csv) == 800
+    text = result.to_csv()
+    assert text is not None and text.startswith("id,arrival_ms,")
+
+    parquet_path = tmp_path / "records.parquet"
+    result.to_parquet(parquet_path)
+    back = pd.read_parquet(parquet_path)
+    pd.testing.assert_frame_equal(back, result.records, check_categorical=False)
+
+
+def test_toml_text_and_file_give_the_same_run_as_a_dict(tmp_path: Path) -> None:
+    experiment = small_experiment(count=200)
+    text = freeblock.to_toml(experiment)
+    path = tmp_path / "exp.toml"
+    path.write_text(text)
+    runs = [freeblock.run(x, progress=False) for x in (experiment, text, path, str(path))]
+    first = runs[0].records
+    for other in runs[1:]:
+        pd.testing.assert_frame_equal(other.records, first)
+
+
+def test_a_missing_experiment_file_is_a_file_error(tmp_path: Path) -> None:
+    with pytest.raises(freeblock.FileError, match=r"nope\.toml"):
+        freeblock.run(tmp_path / "nope.toml", progress=False)
+
+
+def test_progress_callable_sees_increasing_counts() -> None:
+    seen: list[int] = []
+    freeblock.run(small_experiment(count=25_000, scheduler="fcfs", mpl=1), progress=seen.append, records=False)
+    assert seen, "a 25 000-request run reports progress"
+    assert seen == sorted(seen)
+    assert seen[-1] <= 25_000
+
+
+def test_a_failing_progress_callback_raises_its_error() -> None:
+    def boom(done: int) -> None:
+        raise RuntimeError(f"stop at {done}")
+
+    with pytest.raises(RuntimeError, match="stop at"):
+        freeblock.run(small_experiment(count=25_000, scheduler="fcfs", mpl=1), progress=boom, records=False)
+
+
+def test_progress_bar_when_asked(capsys: pytest.CaptureFixture[str]) -> None:
+    result = freeblock.run(small_experiment(count=300), progress="always")
+    assert len(result.records) == 300
+    assert "freeblock" in capsys.readouterr().err
+
+
+def test_without_records_the_frame_is_empty_but_the_summary_is_not() -> None:
+    result = freeblock.run(small_experiment(count=300), progress=False, records=False)
+    assert result.records.empty
+    assert list(result.records.columns) == list(freeblock.RECORD_COLUMNS)
+    assert result.summary["requests"] == 300
+
+
+def test_dict_values_may_be_paths_and_numpy_scalars(tiny_spec: Path) -> None:
+    experiment = {
+        "seed": np.int64(3),
+        "disk": {"spec": tiny_spec, "cache": None},
+        "workload": {"type": "random", "count": np.int32(50)},
+    }
+    result = freeblock.run(experiment, progress=False)
+    assert result.summary["disk"] == "tiny"
+    assert len(result.records) == 50
+
+
+def test_public_api_is_curated() -> None:
+    for name in freeblock.__all__:
+        assert hasattr(freeblock, name), name
+    assert "run_experiment" not in freeblock.__all__
+    assert isinstance(freeblock.__version__, str)
