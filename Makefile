@@ -1,0 +1,91 @@
+# freeblock: every target sets up what it needs on a fresh machine (a Python virtualenv in
+# .venv with the package built in release mode), and stamp files keep repeated runs fast.
+#
+#   make demo    build, then run the quick-start demo (`freeblock demo`)
+#   make test    build, then the Rust tests and the Python tests
+#   make build   the virtualenv with the freeblock package (and its `freeblock` command)
+#   make bench   simulator speed (`freeblock bench`)
+#   make lint    cargo clippy, and ruff when it is installed
+#   make clean   remove the virtualenv, build output and demo output
+#
+# Variables: PYTHON (a Python >= 3.11, default python3), CARGO (default cargo), VENV (default .venv).
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-print-directory
+
+PYTHON ?= python3
+CARGO ?= cargo
+VENV ?= .venv
+
+VPY := $(VENV)/bin/python
+STAMPS := $(VENV)/.freeblock-stamps
+# Everything the extension module is built from.
+RUST_INPUTS := Cargo.toml Cargo.lock pyproject.toml $(shell find crates -type f -not -path '*/target/*' 2>/dev/null)
+
+.PHONY: help toolchain venv build demo test test-rust test-python bench lint clean
+
+help:
+	@echo "make demo    build, then run the quick-start demo"
+	@echo "make test    build, then run the Rust and Python tests"
+	@echo "make build | bench | lint | clean"
+
+toolchain:
+	@command -v $(CARGO) >/dev/null 2>&1 || { \
+	  echo "error: '$(CARGO)' not found. Install the Rust toolchain (rustup, stable, Rust >= 1.80) and make sure cargo is on PATH." >&2; exit 1; }
+	@command -v $(PYTHON) >/dev/null 2>&1 || { \
+	  echo "error: '$(PYTHON)' not found. Install Python >= 3.11, or run make PYTHON=/path/to/python3.11." >&2; exit 1; }
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' || { \
+	  echo "error: $(PYTHON) is Python $$($(PYTHON) -c 'import platform; print(platform.python_version())'); freeblock needs >= 3.11 (run make PYTHON=python3.11)." >&2; exit 1; }
+	@$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || { \
+	  echo "error: $(PYTHON) cannot create virtualenvs (on Debian/Ubuntu: apt-get install python3-venv)." >&2; exit 1; }
+
+$(VPY):
+	@$(MAKE) toolchain
+	$(PYTHON) -m venv $(VENV)
+
+# Runtime and dev dependencies, read from pyproject.toml, plus maturin.
+$(STAMPS)/deps: pyproject.toml | $(VPY)
+	@mkdir -p $(STAMPS)
+	$(VPY) -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb")); \
+	  print("\n".join(p["build-system"]["requires"] + p["project"]["dependencies"] + p["project"]["optional-dependencies"]["dev"]))' \
+	  > $(STAMPS)/requirements.txt
+	$(VPY) -m pip install --quiet --disable-pip-version-check -r $(STAMPS)/requirements.txt
+	@touch $@
+
+# The extension module, in release mode, installed in the virtualenv in develop (editable)
+# mode: edits to python/freeblock need no rebuild; edits to crates/ do.
+$(STAMPS)/build: $(STAMPS)/deps $(RUST_INPUTS)
+	@$(MAKE) toolchain
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH="$(abspath $(VENV))/bin:$$PATH" \
+	  $(VENV)/bin/maturin develop --release --quiet
+	@touch $@
+
+venv: $(STAMPS)/deps
+
+build: $(STAMPS)/build
+
+demo: build
+	$(VENV)/bin/freeblock demo
+
+test: test-rust test-python
+
+test-rust: toolchain
+	$(CARGO) test --workspace --exclude freeblock-py
+
+test-python: build
+	$(VPY) -m pytest tests/python
+
+bench: build
+	$(VENV)/bin/freeblock bench
+
+lint: toolchain
+	$(CARGO) clippy --workspace --all-targets
+	@if [ -x $(VENV)/bin/ruff ]; then $(VENV)/bin/ruff check python tests/python; \
+	 elif command -v ruff >/dev/null 2>&1; then ruff check python tests/python; \
+	 else echo "ruff not installed: skipping the Python lint ($(VPY) -m pip install ruff)"; fi
+
+clean:
+	rm -rf $(VENV) target out .pytest_cache python/freeblock/_freeblock*.so
+	find python tests -name __pycache__ -type d -prune -exec rm -rf {} +
