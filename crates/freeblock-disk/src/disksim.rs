@@ -1,14 +1,831 @@
-//! Import of DiskSim 4.0 parameter files (`.diskspecs` + `.model` + `.seek`). (In progress.)
+//! Import of DiskSim 4.0 parameter files (`.diskspecs` + `.model` + `.seek`).
+//!
+//! ```text
+//!  NAME.diskspecs ── disksim_disk NAME { Model = source NAME.model, <controller, cache> }
+//!                                                   │
+//!  NAME.model ───── dm_disk NAME { surfaces, Block count,
+//!                                  Mechanical Model = dm_mech_g1 { rpm, seek, head switch, … },
+//!                                  Layout Model = dm_layout_g1 { mapping, sparing, Zones = [ … ] } }
+//!                                                   │ Full seek curve = NAME.seek
+//!  NAME.seek ────── "Seek distances measured: N" then N lines "distance, ms"
+//! ```
+//!
+//! # The parameter language
+//!
+//! A file is a sequence of blocks `type NAME { key = value, ... }` and `source FILE` lines. A key is
+//! free text up to the `=` (DiskSim keys contain spaces, dots and brackets: `Segment size (in
+//! blks)`); keys are matched ignoring case and runs of spaces. A value is a number, a word
+//! (identifier or file name), a list `[ v, v, ... ]`, a nested block `type { ... }`, or `source
+//! FILE`, which parses `FILE` (relative to the including file) and takes its single block as the
+//! value. `#` starts a comment. Errors name the file and line.
+//!
+//! # Mapping to [`DiskSpec`]
+//!
+//! | DiskSim | spec |
+//! |---|---|
+//! | `Number of data surfaces`, `Block count` | `surfaces`, `block_count` |
+//! | `Rotation speed (in rpms)`, `Head switch time` | `rpm`, `head_switch_ms` |
+//! | `Add. write settling delay` | `write_settle_ms` (negative values are clamped to 0 and noted in `source`) |
+//! | `Seek type = extracted`, `Full seek curve` | [`SeekModel::Table`] from the `.seek` file |
+//! | `Seek type = hplplus10` / `hpl`, `HPL seek equation values`, `First ten seek times` | [`SeekModel::Hpl`] |
+//! | `LBN-to-PBN mapping scheme` 0 / 1 | [`Mapping::CylinderMajor`] / [`Mapping::Serpentine`] |
+//! | `Sparing scheme used` 0–10, `Rangesize for sparing` | [`Sparing`] |
+//! | zone: first/last cylinder, `Blocks per track`, `Offset of first block`, `Empty space at zone front`, skews, `Number of spares`, `slips`, `defects` | [`Zone`] (skews and offset in whole sectors, as DiskSim truncates them) |
+//! | `… over. after read` (×`Time scale for overheads`), `Bulk sector transfer time` | [`crate::Controller`] |
+//! | `Enable caching in buffer`, `Number of buffer segments`, `Segment size (in blks)`, `Maximum read-ahead (blks)`, `Fast write level` > 0 | [`crate::CacheSpec`], `controller.write_back` |
+//!
+//! Cylinders that no DiskSim zone covers (DIXtrac leaves such gaps between zones) become zones
+//! holding no LBNs (`empty_front_sectors` equal to all their sectors), so cylinder numbers and seek
+//! distances stay DiskSim's. Unknown keys are ignored; missing required ones are errors naming the
+//! file and key.
 
-use std::path::Path;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
 use crate::error::SpecError;
-use crate::spec::DiskSpec;
+use crate::layout::Layout;
+use crate::spec::{CacheSpec, Controller, DiskSpec, Mapping, SeekModel, Sparing, Zone};
 
-/// Reads a DiskSim disk: `path` is a `.diskspecs` file (or a `.model` file).
+/// Deepest `source` nesting accepted (guards against include cycles).
+const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// A parsed parameter value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// An integer literal.
+    Int(i64),
+    /// A literal with a fraction or exponent.
+    Float(f64),
+    /// An identifier or file name.
+    Word(String),
+    /// `[ v, v, ... ]`.
+    List(Vec<Value>),
+    /// A nested (or sourced) block.
+    Block(Block),
+}
+
+/// `type NAME { key = value, ... }`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Block {
+    /// Block type, e.g. `dm_disk`.
+    pub type_name: String,
+    /// Instance name, if given.
+    pub name: Option<String>,
+    /// Parameters in file order.
+    pub params: Vec<Param>,
+    /// File the block was read from.
+    pub origin: String,
+    /// Line of the block's opening.
+    pub line: usize,
+}
+
+/// One `key = value` of a block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    /// The key as written, with runs of whitespace collapsed to one space.
+    pub key: String,
+    /// The value.
+    pub value: Value,
+    /// Line of the key.
+    pub line: usize,
+}
+
+/// Collapses whitespace and lowercases, for key comparison.
+fn norm_key(k: &str) -> String {
+    k.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+impl Block {
+    /// The first parameter whose key matches `key` (ignoring case and runs of spaces).
+    #[must_use]
+    pub fn get(&self, key: &str) -> Option<&Param> {
+        let want = norm_key(key);
+        self.params.iter().find(|p| norm_key(&p.key) == want)
+    }
+
+    fn err(&self, line: usize, message: String) -> SpecError {
+        SpecError::DiskSim { origin: self.origin.clone(), line, message }
+    }
+
+    fn describe(&self) -> String {
+        match &self.name {
+            Some(n) => format!("`{} {n}`", self.type_name),
+            None => format!("`{}`", self.type_name),
+        }
+    }
+
+    fn req(&self, key: &str) -> Result<&Param, SpecError> {
+        self.get(key).ok_or_else(|| self.err(self.line, format!("missing required parameter `{key}` in {} block", self.describe())))
+    }
+
+    fn num_of(&self, p: &Param, v: &Value) -> Result<f64, SpecError> {
+        match v {
+            Value::Int(i) => Ok(*i as f64),
+            Value::Float(f) => Ok(*f),
+            _ => Err(self.err(p.line, format!("`{}` must be a number", p.key))),
+        }
+    }
+
+    fn num(&self, key: &str) -> Result<f64, SpecError> {
+        let p = self.req(key)?;
+        self.num_of(p, &p.value)
+    }
+
+    fn num_or(&self, key: &str, default: f64) -> Result<f64, SpecError> {
+        match self.get(key) {
+            Some(p) => self.num_of(p, &p.value),
+            None => Ok(default),
+        }
+    }
+
+    fn int_of(&self, p: &Param, v: &Value, min: i64) -> Result<i64, SpecError> {
+        match v {
+            Value::Int(i) if *i >= min => Ok(*i),
+            Value::Float(f) if f.fract() == 0.0 && *f >= min as f64 && f.abs() < 9e15 => Ok(*f as i64),
+            _ => Err(self.err(p.line, format!("`{}` must be an integer ≥ {min}", p.key))),
+        }
+    }
+
+    fn int(&self, key: &str, min: i64) -> Result<i64, SpecError> {
+        let p = self.req(key)?;
+        self.int_of(p, &p.value, min)
+    }
+
+    fn int_or(&self, key: &str, min: i64, default: i64) -> Result<i64, SpecError> {
+        match self.get(key) {
+            Some(p) => self.int_of(p, &p.value, min),
+            None => Ok(default),
+        }
+    }
+
+    fn word(&self, key: &str) -> Result<(&str, usize), SpecError> {
+        let p = self.req(key)?;
+        match &p.value {
+            Value::Word(w) => Ok((w, p.line)),
+            _ => Err(self.err(p.line, format!("`{}` must be a name", p.key))),
+        }
+    }
+
+    fn list(&self, key: &str) -> Result<(&Param, &[Value]), SpecError> {
+        let p = self.req(key)?;
+        match &p.value {
+            Value::List(v) => Ok((p, v)),
+            _ => Err(self.err(p.line, format!("`{}` must be a list `[ ... ]`", p.key))),
+        }
+    }
+
+    fn block(&self, key: &str, type_name: &str) -> Result<&Block, SpecError> {
+        let p = self.req(key)?;
+        match &p.value {
+            Value::Block(b) if b.type_name.eq_ignore_ascii_case(type_name) => Ok(b),
+            Value::Block(b) => Err(self.err(p.line, format!("`{}` is a `{}` block; only `{type_name}` is supported", p.key, b.type_name))),
+            _ => Err(self.err(p.line, format!("`{}` must be a `{type_name}` block", p.key))),
+        }
+    }
+
+    fn ints(&self, key: &str, min: i64) -> Result<Vec<i64>, SpecError> {
+        if self.get(key).is_none() {
+            return Ok(Vec::new());
+        }
+        let (p, values) = self.list(key)?;
+        values.iter().map(|v| self.int_of(p, v, min)).collect()
+    }
+
+    fn nums(&self, key: &str) -> Result<(usize, Vec<f64>), SpecError> {
+        let (p, values) = self.list(key)?;
+        Ok((p.line, values.iter().map(|v| self.num_of(p, v)).collect::<Result<_, _>>()?))
+    }
+}
+
+/// Parses a DiskSim parameter file into its top-level blocks, following `source` lines.
 ///
 /// # Errors
-/// [`SpecError::DiskSim`] naming the file and line.
+/// [`SpecError::Io`] if the file cannot be read, [`SpecError::DiskSim`] naming file and line for
+/// syntax errors.
+pub fn parse_file(path: &Path) -> Result<Vec<Block>, SpecError> {
+    let origin = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| SpecError::Io { origin: origin.clone(), message: e.to_string() })?;
+    parse_str(&text, &origin, path.parent().unwrap_or(Path::new(".")))
+}
+
+/// Parses DiskSim parameter text. `origin` names it in errors; `source` paths are resolved against
+/// `dir`.
+///
+/// # Errors
+/// [`SpecError::DiskSim`] naming the origin and line.
+pub fn parse_str(text: &str, origin: &str, dir: &Path) -> Result<Vec<Block>, SpecError> {
+    Parser { src: text.as_bytes(), pos: 0, line: 1, origin: origin.to_string(), dir: dir.to_path_buf(), depth: 0 }.top()
+}
+
+struct Parser<'a> {
+    src: &'a [u8],
+    pos: usize,
+    line: usize,
+    origin: String,
+    dir: PathBuf,
+    depth: usize,
+}
+
+/// Characters that end a word or number.
+fn is_delim(c: u8) -> bool {
+    c.is_ascii_whitespace() || matches!(c, b',' | b'{' | b'}' | b'[' | b']' | b'=' | b'#')
+}
+
+impl Parser<'_> {
+    fn err_at(&self, line: usize, message: impl Into<String>) -> SpecError {
+        SpecError::DiskSim { origin: self.origin.clone(), line, message: message.into() }
+    }
+
+    fn err(&self, message: impl Into<String>) -> SpecError {
+        self.err_at(self.line, message)
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.src.get(self.pos).copied()
+    }
+
+    fn bump(&mut self) {
+        if self.peek() == Some(b'\n') {
+            self.line += 1;
+        }
+        self.pos += 1;
+    }
+
+    /// Skips whitespace and `#` comments.
+    fn skip_ws(&mut self) {
+        while let Some(c) = self.peek() {
+            if c == b'#' {
+                while self.peek().is_some_and(|c| c != b'\n') {
+                    self.pos += 1;
+                }
+            } else if c.is_ascii_whitespace() {
+                self.bump();
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn word(&mut self) -> String {
+        let start = self.pos;
+        while self.peek().is_some_and(|c| !is_delim(c)) {
+            self.pos += 1;
+        }
+        String::from_utf8_lossy(&self.src[start..self.pos]).into_owned()
+    }
+
+    /// Shows the next bit of input for error messages.
+    fn found(&self) -> String {
+        match self.peek() {
+            None => "end of file".into(),
+            Some(_) => {
+                let rest = &self.src[self.pos..];
+                let end = rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len()).min(40);
+                format!("`{}`", String::from_utf8_lossy(&rest[..end]).trim_end())
+            }
+        }
+    }
+
+    fn top(&mut self) -> Result<Vec<Block>, SpecError> {
+        let mut blocks = Vec::new();
+        loop {
+            self.skip_ws();
+            if self.peek().is_none() {
+                return Ok(blocks);
+            }
+            let line = self.line;
+            let w = self.word();
+            if w.is_empty() {
+                return Err(self.err(format!("expected a block `type NAME {{ ... }}`, found {}", self.found())));
+            }
+            if w == "source" {
+                blocks.extend(self.include(line)?);
+                continue;
+            }
+            self.skip_ws();
+            let name = if self.peek() == Some(b'{') {
+                None
+            } else {
+                let n = self.word();
+                if n.is_empty() {
+                    return Err(self.err(format!("expected a block name or `{{` after `{w}`, found {}", self.found())));
+                }
+                self.skip_ws();
+                Some(n)
+            };
+            if self.peek() != Some(b'{') {
+                return Err(self.err(format!("expected `{{` to open block `{w}`, found {}", self.found())));
+            }
+            blocks.push(self.block_body(w, name, line)?);
+        }
+    }
+
+    /// `source FILE`: parses FILE relative to this file's directory.
+    fn include(&mut self, line: usize) -> Result<Vec<Block>, SpecError> {
+        self.skip_ws();
+        let file = self.word();
+        if file.is_empty() {
+            return Err(self.err(format!("expected a file name after `source`, found {}", self.found())));
+        }
+        if self.depth >= MAX_INCLUDE_DEPTH {
+            return Err(self.err_at(line, format!("`source {file}` nests more than {MAX_INCLUDE_DEPTH} files deep")));
+        }
+        let path = self.dir.join(&file);
+        let text = std::fs::read_to_string(&path).map_err(|e| self.err_at(line, format!("cannot read `source {file}` ({}): {e}", path.display())))?;
+        let mut sub = Parser {
+            src: text.as_bytes(),
+            pos: 0,
+            line: 1,
+            origin: path.display().to_string(),
+            dir: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+            depth: self.depth + 1,
+        };
+        sub.top()
+    }
+
+    /// Parses `{ key = value, ... }` with the cursor on `{`.
+    fn block_body(&mut self, type_name: String, name: Option<String>, line: usize) -> Result<Block, SpecError> {
+        self.bump(); // '{'
+        let mut params = Vec::new();
+        loop {
+            self.skip_ws();
+            match self.peek() {
+                None => return Err(self.err_at(line, format!("block `{type_name}` opened here is never closed"))),
+                Some(b'}') => {
+                    self.bump();
+                    break;
+                }
+                _ => {}
+            }
+            let key_line = self.line;
+            let start = self.pos;
+            while let Some(c) = self.peek() {
+                if c == b'=' || matches!(c, b'\n' | b',' | b'{' | b'}' | b'[' | b']' | b'#') {
+                    break;
+                }
+                self.pos += 1;
+            }
+            let raw = String::from_utf8_lossy(&self.src[start..self.pos]).into_owned();
+            let key = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+            if self.peek() != Some(b'=') || key.is_empty() {
+                let shown = if raw.trim().is_empty() { self.found() } else { format!("`{}`", raw.trim()) };
+                return Err(self.err_at(key_line, format!("expected `key = value`, found {shown}")));
+            }
+            self.bump(); // '='
+            let value = self.value(&key)?;
+            params.push(Param { key, value, line: key_line });
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => self.bump(),
+                Some(b'}') => {}
+                _ => {
+                    let last = &params[params.len() - 1].key;
+                    return Err(self.err(format!("expected `,` or `}}` after the value of `{last}`, found {}", self.found())));
+                }
+            }
+        }
+        Ok(Block { type_name, name, params, origin: self.origin.clone(), line })
+    }
+
+    fn value(&mut self, key: &str) -> Result<Value, SpecError> {
+        self.skip_ws();
+        let line = self.line;
+        match self.peek() {
+            Some(b'[') => {
+                self.bump();
+                let mut items = Vec::new();
+                loop {
+                    self.skip_ws();
+                    if self.peek() == Some(b']') {
+                        self.bump();
+                        return Ok(Value::List(items));
+                    }
+                    items.push(self.value(key)?);
+                    self.skip_ws();
+                    match self.peek() {
+                        Some(b',') => self.bump(),
+                        Some(b']') => {}
+                        None => return Err(self.err_at(line, format!("list of `{key}` opened here is never closed"))),
+                        _ => return Err(self.err(format!("expected `,` or `]` in the list of `{key}`, found {}", self.found()))),
+                    }
+                }
+            }
+            Some(c) if !is_delim(c) => {
+                let w = self.word();
+                if w == "source" {
+                    let mut blocks = self.include(line)?;
+                    return match blocks.len() {
+                        1 => Ok(Value::Block(blocks.remove(0))),
+                        n => Err(self.err_at(line, format!("`{key} = source ...` needs a file with exactly one block, found {n}"))),
+                    };
+                }
+                if let Some(n) = parse_number(&w) {
+                    return Ok(n);
+                }
+                // A block `type {` or `type NAME {`, else a plain word.
+                let (save_pos, save_line) = (self.pos, self.line);
+                self.skip_ws();
+                if self.peek() == Some(b'{') {
+                    return Ok(Value::Block(self.block_body(w, None, line)?));
+                }
+                let name = self.word();
+                if !name.is_empty() {
+                    self.skip_ws();
+                    if self.peek() == Some(b'{') {
+                        return Ok(Value::Block(self.block_body(w, Some(name), line)?));
+                    }
+                }
+                self.pos = save_pos;
+                self.line = save_line;
+                Ok(Value::Word(w))
+            }
+            _ => Err(self.err(format!("expected a value for `{key}`, found {}", self.found()))),
+        }
+    }
+}
+
+fn parse_number(w: &str) -> Option<Value> {
+    let first = w.as_bytes()[0];
+    if !(first.is_ascii_digit() || matches!(first, b'-' | b'+' | b'.')) {
+        return None;
+    }
+    if let Ok(i) = w.parse::<i64>() {
+        return Some(Value::Int(i));
+    }
+    w.parse::<f64>().ok().filter(|f| f.is_finite()).map(Value::Float)
+}
+
+/// Reads a DiskSim disk: `path` is a `.diskspecs` file (its first `disksim_disk` block, whose
+/// `Model` sources the `.model` file) or a `.model` file (its first `dm_disk` block; controller and
+/// cache then take their defaults).
+///
+/// The spec's `name` is the file stem in lower case; `description` names the DiskSim block and
+/// `source` lists the files read, plus any adjustment made (see the module docs).
+///
+/// # Errors
+/// [`SpecError::Io`] for unreadable files, [`SpecError::DiskSim`] naming file and line (or the
+/// missing key) for anything DiskSim would reject or this importer does not support, and
+/// [`SpecError::Invalid`] if the result fails [`DiskSpec::validate`].
 pub fn import(path: &Path) -> Result<DiskSpec, SpecError> {
-    Err(SpecError::DiskSim { origin: path.display().to_string(), line: 0, message: "DiskSim import not implemented yet".into() })
+    let origin = path.display().to_string();
+    let blocks = parse_file(path)?;
+    let ctl = blocks.iter().find(|b| b.type_name.eq_ignore_ascii_case("disksim_disk"));
+    let model = match ctl {
+        Some(d) => d.block("Model", "dm_disk")?,
+        None => blocks.iter().find(|b| b.type_name.eq_ignore_ascii_case("dm_disk")).ok_or_else(|| SpecError::DiskSim {
+            origin: origin.clone(),
+            line: 0,
+            message: "no `disksim_disk` or `dm_disk` block found".into(),
+        })?,
+    };
+    let mut notes = Vec::new();
+    let mut files = vec![file_name(&origin)];
+    if model.origin != origin {
+        files.push(file_name(&model.origin));
+    }
+
+    let surfaces = model.int("Number of data surfaces", 1)?;
+    let surfaces = u32::try_from(surfaces).map_err(|_| model.err(model.line, "`Number of data surfaces` is too large".into()))?;
+    let block_count = u64::try_from(model.int("Block count", 0)?).unwrap_or(0);
+    let header_cylinders = model.int_or("Number of cylinders", 1, 0)?;
+
+    let mech = model.block("Mechanical Model", "dm_mech_g1")?;
+    let rpm = mech.num("Rotation speed (in rpms)")?;
+    let head_switch_ms = mech.num("Head switch time")?;
+    let mut write_settle_ms = mech.num_or("Add. write settling delay", 0.0)?;
+    if write_settle_ms < 0.0 {
+        notes.push(format!("Add. write settling delay {write_settle_ms} ms clamped to 0"));
+        write_settle_ms = 0.0;
+    }
+    let seek = seek_model(mech, &mut files)?;
+
+    let layout = model.block("Layout Model", "dm_layout_g1")?;
+    let (zones, gap_note) = zones(layout, surfaces, header_cylinders)?;
+    if let Some(n) = gap_note {
+        notes.push(n);
+    }
+    let mapping = match layout.int("LBN-to-PBN mapping scheme", 0)? {
+        0 => Mapping::CylinderMajor,
+        1 => Mapping::Serpentine,
+        n => {
+            let p = layout.req("LBN-to-PBN mapping scheme")?;
+            return Err(layout.err(p.line, format!("unsupported `LBN-to-PBN mapping scheme` {n} (supported: 0, 1)")));
+        }
+    };
+    let sparing = sparing_scheme(layout)?;
+
+    let (controller, cache) = match ctl {
+        Some(d) => controller_and_cache(d)?,
+        None => (Controller::default(), CacheSpec::default()),
+    };
+
+    let title = model.name.clone().or_else(|| ctl.and_then(|d| d.name.clone())).unwrap_or_default();
+    let disk_name = ctl.and_then(|d| d.name.clone()).unwrap_or_else(|| title.clone());
+    let mut source = format!("DiskSim 4.0 parameter files {}", files.join(", "));
+    for n in &notes {
+        let _ = write!(source, "; {n}");
+    }
+    let stem = path.file_stem().map(|s| s.to_string_lossy().to_lowercase()).unwrap_or_default();
+    let spec = DiskSpec {
+        name: stem,
+        description: format!("DiskSim disk {disk_name}"),
+        source,
+        rpm,
+        surfaces,
+        sector_bytes: 512,
+        block_count: Some(block_count),
+        mapping,
+        sparing,
+        zones,
+        seek,
+        head_switch_ms,
+        read_settle_ms: 0.0,
+        write_settle_ms,
+        controller,
+        cache,
+    };
+    spec.validate().map_err(|e| e.with_origin(&origin))?;
+    Layout::new(&spec, 1_000_000).map_err(|e| e.with_origin(&origin))?;
+    Ok(spec)
+}
+
+fn file_name(path: &str) -> String {
+    Path::new(path).file_name().map_or_else(|| path.to_string(), |f| f.to_string_lossy().into_owned())
+}
+
+fn seek_model(mech: &Block, files: &mut Vec<String>) -> Result<SeekModel, SpecError> {
+    let (kind, kind_line) = mech.word("Seek type")?;
+    match kind {
+        "extracted" => {
+            let (file, line) = mech.word("Full seek curve")?;
+            let dir = Path::new(&mech.origin).parent().unwrap_or(Path::new("."));
+            let path = dir.join(file);
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| mech.err(line, format!("cannot read `Full seek curve = {file}` ({}): {e}", path.display())))?;
+            files.push(file_name(&path.display().to_string()));
+            Ok(SeekModel::Table { points: seek_table(&text, &path.display().to_string())? })
+        }
+        "hpl" | "hplplus10" => {
+            let (line, v) = mech.nums("HPL seek equation values")?;
+            if v.len() != 6 {
+                return Err(mech.err(line, format!("`HPL seek equation values` needs 6 values, got {}", v.len())));
+            }
+            let first_ten_ms = if kind == "hplplus10" {
+                let (line, t) = mech.nums("First ten seek times")?;
+                if t.len() != 10 {
+                    return Err(mech.err(line, format!("`First ten seek times` needs 10 values, got {}", t.len())));
+                }
+                t
+            } else if v[5] != -1.0 {
+                // DiskSim then uses the single-cylinder seek time for distance 1.
+                vec![mech.num("Single cylinder seek time")?]
+            } else {
+                Vec::new()
+            };
+            Ok(SeekModel::Hpl { boundary: v[0], sqrt_a: v[1], sqrt_b: v[2], linear_a: v[3], linear_b: v[4], first_ten_ms })
+        }
+        other => Err(mech.err(kind_line, format!("unsupported `Seek type` `{other}` (supported: extracted, hpl, hplplus10)"))),
+    }
+}
+
+/// Parses a `.seek` file: `Seek distances measured: N`, then N lines `distance, ms`.
+fn seek_table(text: &str, origin: &str) -> Result<Vec<[f64; 2]>, SpecError> {
+    let err = |line: usize, message: String| SpecError::DiskSim { origin: origin.to_string(), line, message };
+    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty() && !l.starts_with('#'));
+    let (hline, header) = lines.next().ok_or_else(|| err(0, "empty seek file".into()))?;
+    let count = header
+        .strip_prefix("Seek distances measured:")
+        .and_then(|n| n.trim().parse::<usize>().ok())
+        .ok_or_else(|| err(hline, format!("expected `Seek distances measured: N`, found `{header}`")))?;
+    let mut points: Vec<[f64; 2]> = Vec::with_capacity(count);
+    for (line, l) in lines {
+        let mut parts = l.split(',').map(str::trim);
+        let (Some(d), Some(t), None) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(err(line, format!("expected `distance, ms`, found `{l}`")));
+        };
+        let (Ok(d), Ok(t)) = (d.parse::<f64>(), t.parse::<f64>()) else {
+            return Err(err(line, format!("expected `distance, ms` numbers, found `{l}`")));
+        };
+        if points.len() == count {
+            return Err(err(line, format!("more points than the {count} announced")));
+        }
+        if let Some(&[prev, _]) = points.last() {
+            if d <= prev {
+                return Err(err(line, format!("distance {d} does not follow {prev}: distances must increase")));
+            }
+        }
+        if !(d >= 1.0 && t >= 0.0 && t.is_finite()) {
+            return Err(err(line, format!("need distance ≥ 1 and time ≥ 0, found `{l}`")));
+        }
+        points.push([d, t]);
+    }
+    if points.len() != count {
+        return Err(err(hline, format!("announces {count} points but has {}", points.len())));
+    }
+    Ok(points)
+}
+
+fn sparing_scheme(layout: &Block) -> Result<Sparing, SpecError> {
+    Ok(match layout.int("Sparing scheme used", 0)? {
+        0 => Sparing::None,
+        1 => Sparing::Tracks,
+        2 => Sparing::SectorsPerCylinder,
+        3 => Sparing::SectorsPerTrack,
+        4 => Sparing::SectorsPerCylinderSlipToEnd,
+        5 => Sparing::SectorsPerCylinderAtFront,
+        6 => Sparing::SectorsPerCylinderAtFrontSlipToEnd,
+        7 => Sparing::SectorsAtEnd,
+        8 => {
+            let r = layout.int("Rangesize for sparing", 1)?;
+            let range_size = u32::try_from(r).map_err(|_| layout.err(layout.line, "`Rangesize for sparing` is too large".into()))?;
+            Sparing::SectorsPerRange { range_size }
+        }
+        9 => Sparing::SectorsPerZone,
+        10 => Sparing::SectorsPerZoneSlipToEnd,
+        n => {
+            let p = layout.req("Sparing scheme used")?;
+            return Err(layout.err(p.line, format!("unknown `Sparing scheme used` {n} (0–10)")));
+        }
+    })
+}
+
+/// Whether skews and offsets are in sectors (DiskSim's default) or fractions of a revolution.
+fn revolutions(b: &Block) -> Result<Option<bool>, SpecError> {
+    match b.get("Skew units") {
+        None => Ok(None),
+        Some(p) => match &p.value {
+            Value::Word(w) if w == "sectors" => Ok(Some(false)),
+            Value::Word(w) if w == "revolutions" => Ok(Some(true)),
+            _ => Err(b.err(p.line, "`Skew units` must be `sectors` or `revolutions`".into())),
+        },
+    }
+}
+
+fn u32_of(b: &Block, key: &str, v: i64) -> Result<u32, SpecError> {
+    u32::try_from(v).map_err(|_| b.err(b.get(key).map_or(b.line, |p| p.line), format!("`{key}` is too large")))
+}
+
+/// The layout's zones, sorted, with zero-LBN zones filling any cylinders DiskSim leaves uncovered.
+fn zones(layout: &Block, surfaces: u32, header_cylinders: i64) -> Result<(Vec<Zone>, Option<String>), SpecError> {
+    let layout_revs = revolutions(layout)?.unwrap_or(false);
+    let (zp, list) = layout.list("Zones")?;
+    let mut zones: Vec<(usize, Zone)> = Vec::with_capacity(list.len());
+    for v in list {
+        let Value::Block(b) = v else {
+            return Err(layout.err(zp.line, "`Zones` must be a list of `dm_layout_g1_zone` blocks".into()));
+        };
+        let first = u32_of(b, "First cylinder number", b.int("First cylinder number", 0)?)?;
+        let last = u32_of(b, "Last cylinder number", b.int("Last cylinder number", 0)?)?;
+        if last < first {
+            let p = b.req("Last cylinder number")?;
+            return Err(b.err(p.line, format!("last cylinder {last} is before first cylinder {first}")));
+        }
+        let spt = u32_of(b, "Blocks per track", b.int("Blocks per track", 1)?)?;
+        let revs = revolutions(b)?.unwrap_or(layout_revs);
+        // DiskSim keeps whole sectors ((int) value × sector width) unless units are revolutions.
+        let angle = |key: &str| -> Result<f64, SpecError> {
+            let v = b.num_or(key, 0.0)?;
+            let s = if revs { v * f64::from(spt) } else { v.trunc() };
+            if s < 0.0 {
+                let p = b.req(key)?;
+                return Err(b.err(p.line, format!("`{key}` must not be negative")));
+            }
+            Ok(s)
+        };
+        let first_sector_offset = angle("Offset of first block")?;
+        let track_skew = angle("Skew for track switch")?;
+        let cylinder_skew = angle("Skew for cylinder switch")?;
+        let empty_front_sectors = u64::try_from(b.int_or("Empty space at zone front", 0, 0)?).unwrap_or(0);
+        let spares = u32_of(b, "Number of spares", b.int_or("Number of spares", 0, 0)?)?;
+        let slips: Vec<u64> = b.ints("slips", 0)?.into_iter().map(|s| s as u64).collect();
+        let d = b.ints("defects", 0)?;
+        if d.len() % 2 != 0 {
+            let p = b.req("defects")?;
+            return Err(b.err(p.line, "`defects` needs pairs `defective, spare`: an even number of values".into()));
+        }
+        let defects = d.chunks(2).map(|c| [c[0] as u64, c[1] as u64]).collect();
+        let zone = Zone {
+            first_cylinder: first,
+            last_cylinder: last,
+            sectors_per_track: spt,
+            first_sector_offset,
+            empty_front_sectors,
+            track_skew,
+            cylinder_skew,
+            spares,
+            slips,
+            defects,
+        };
+        zones.push((b.line, zone));
+    }
+    if zones.is_empty() {
+        return Err(layout.err(zp.line, "`Zones` is empty".into()));
+    }
+    zones.sort_by_key(|(_, z)| z.first_cylinder);
+    let origin = &layout.origin;
+    let mut out: Vec<Zone> = Vec::with_capacity(zones.len());
+    let mut gaps: Vec<(u32, u32)> = Vec::new();
+    let filler = |first: u32, last: u32, spt: u32| Zone {
+        first_cylinder: first,
+        last_cylinder: last,
+        sectors_per_track: spt,
+        first_sector_offset: 0.0,
+        empty_front_sectors: u64::from(last - first + 1) * u64::from(surfaces) * u64::from(spt),
+        track_skew: 0.0,
+        cylinder_skew: 0.0,
+        spares: 0,
+        slips: vec![],
+        defects: vec![],
+    };
+    for (line, z) in zones {
+        let next = out.last().map_or(0, |p| p.last_cylinder + 1);
+        if z.first_cylinder < next {
+            return Err(SpecError::DiskSim {
+                origin: origin.clone(),
+                line,
+                message: format!("zone of cylinders {}–{} overlaps the previous zone, which ends at {}", z.first_cylinder, z.last_cylinder, next - 1),
+            });
+        }
+        if z.first_cylinder > next {
+            let spt = out.last().map_or(z.sectors_per_track, |p| p.sectors_per_track);
+            gaps.push((next, z.first_cylinder - 1));
+            out.push(filler(next, z.first_cylinder - 1, spt));
+        }
+        out.push(z);
+    }
+    let end = out.last().map_or(0, |z| z.last_cylinder + 1);
+    if let Ok(header) = u32::try_from(header_cylinders) {
+        if header > end {
+            let spt = out.last().map_or(1, |z| z.sectors_per_track);
+            gaps.push((end, header - 1));
+            out.push(filler(end, header - 1, spt));
+        }
+    }
+    let note = (!gaps.is_empty()).then(|| {
+        let list: Vec<String> = gaps.iter().map(|&(a, b)| if a == b { a.to_string() } else { format!("{a}–{b}") }).collect();
+        format!("cylinders in no DiskSim zone hold no LBNs: {}", list.join(", "))
+    });
+    Ok((out, note))
+}
+
+fn controller_and_cache(d: &Block) -> Result<(Controller, CacheSpec), SpecError> {
+    let scale = d.num_or("Time scale for overheads", 1.0)?;
+    let overhead = |key: &str| -> Result<f64, SpecError> { Ok(d.num_or(key, 0.0)? * scale) };
+    let enabled = d.int_or("Enable caching in buffer", 0, 0)? > 0;
+    let defaults = CacheSpec::default();
+    let cache = CacheSpec {
+        enabled,
+        segments: u32_of(d, "Number of buffer segments", d.int_or("Number of buffer segments", 1, i64::from(defaults.segments))?)?,
+        segment_sectors: u32_of(d, "Segment size (in blks)", d.int_or("Segment size (in blks)", 1, i64::from(defaults.segment_sectors))?)?,
+        read_ahead_sectors: u32_of(d, "Maximum read-ahead (blks)", d.int_or("Maximum read-ahead (blks)", 0, 0)?)?,
+    };
+    let controller = Controller {
+        read_miss_ms: overhead("Read miss over. after read")?,
+        read_hit_ms: overhead("Read hit over. after read")?,
+        write_miss_ms: overhead("Write miss over. after read")?,
+        write_hit_ms: overhead("Write hit over. after read")?,
+        bus_sector_ms: d.num_or("Bulk sector transfer time", 0.0)?,
+        write_back: enabled && d.int_or("Fast write level", 0, 0)? > 0,
+    };
+    Ok((controller, cache))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_nested_blocks_lists_and_words() {
+        let text = "# comment\ndisksim_disk D {\n  Model = dm_disk M { A b (c) = 3, L = [ 1, 2.5 , x.seek ] },\n  S = extracted # trailing\n}\n";
+        let blocks = parse_str(text, "t.diskspecs", Path::new(".")).unwrap();
+        assert_eq!(blocks.len(), 1);
+        let d = &blocks[0];
+        assert_eq!(d.name.as_deref(), Some("D"));
+        let Value::Block(m) = &d.get("model").unwrap().value else { panic!() };
+        assert_eq!(m.type_name, "dm_disk");
+        assert_eq!(m.get("a  B (c)").unwrap().value, Value::Int(3));
+        assert_eq!(m.get("L").unwrap().value, Value::List(vec![Value::Int(1), Value::Float(2.5), Value::Word("x.seek".into())]));
+        assert_eq!(d.get("S").unwrap().value, Value::Word("extracted".into()));
+        assert_eq!(d.get("S").unwrap().line, 4);
+    }
+
+    #[test]
+    fn syntax_errors_name_the_line() {
+        let e = parse_str("b {\n  x = 1,\n  y 2,\n}\n", "f.model", Path::new(".")).unwrap_err();
+        assert_eq!(e.to_string(), "f.model:3: expected `key = value`, found `y 2`");
+        let e = parse_str("b {\n  x = 1\n  y = 2\n}\n", "f.model", Path::new(".")).unwrap_err();
+        assert!(e.to_string().starts_with("f.model:3: expected `,` or `}` after the value of `x`"), "{e}");
+        let e = parse_str("b {\n  x = [1, 2\n", "f.model", Path::new(".")).unwrap_err();
+        assert!(e.to_string().starts_with("f.model:2: list of `x`"), "{e}");
+    }
+
+    #[test]
+    fn seek_table_checks_its_count() {
+        let t = seek_table("Seek distances measured: 2\n1, 1.0\n5,\t2.0\n", "s.seek").unwrap();
+        assert_eq!(t, vec![[1.0, 1.0], [5.0, 2.0]]);
+        let e = seek_table("Seek distances measured: 3\n1, 1.0\n5, 2.0\n", "s.seek").unwrap_err();
+        assert_eq!(e.to_string(), "s.seek:1: announces 3 points but has 2");
+        let e = seek_table("Seek distances measured: 2\n1, 1.0\n5 2.0\n", "s.seek").unwrap_err();
+        assert_eq!(e.to_string(), "s.seek:3: expected `distance, ms`, found `5 2.0`");
+    }
 }

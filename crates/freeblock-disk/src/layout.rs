@@ -141,8 +141,7 @@ impl Layout {
                 acc += len;
             }
             let lbn_count = tracks * spt - acc;
-            let mut remap: Vec<(u64, u64)> = z.defects.iter().map(|d| (d[0], d[1])).collect();
-            remap.sort_unstable();
+            let remap = sparing::remapped_slots(spec, z);
             let extra_skew = if reserved.is_empty() {
                 Vec::new()
             } else {
@@ -217,7 +216,8 @@ impl Layout {
     fn track_in_zone(&self, z: &ZoneMap, cylinder: u32, surface: u32) -> u64 {
         let c = u64::from(cylinder - z.first_cylinder);
         let h = match self.mapping {
-            Mapping::Serpentine if cylinder % 2 == 1 => self.surfaces - 1 - surface,
+            // DiskSim mapping scheme 1: parity counted from the zone's first cylinder.
+            Mapping::Serpentine if (cylinder - z.first_cylinder) % 2 == 1 => self.surfaces - 1 - surface,
             _ => surface,
         };
         c * u64::from(self.surfaces) + u64::from(h)
@@ -228,7 +228,7 @@ impl Layout {
         let cylinder = z.first_cylinder + (track_in_zone / s) as u32;
         let h = (track_in_zone % s) as u32;
         let surface = match self.mapping {
-            Mapping::Serpentine if cylinder % 2 == 1 => self.surfaces - 1 - h,
+            Mapping::Serpentine if (cylinder - z.first_cylinder) % 2 == 1 => self.surfaces - 1 - h,
             _ => h,
         };
         (cylinder, surface)

@@ -1,0 +1,88 @@
+//! LBN → PBN → LBN is the identity on every built-in disk, and every physical sector either holds
+//! an LBN that maps back to it or holds none (spare, slipped or empty).
+
+use std::sync::OnceLock;
+
+use freeblock_disk::{library, Disk, Pbn};
+use proptest::prelude::*;
+
+fn disks() -> &'static [(&'static str, Disk)] {
+    static DISKS: OnceLock<Vec<(&'static str, Disk)>> = OnceLock::new();
+    DISKS.get_or_init(|| library::names().into_iter().map(|n| (n, Disk::new(library::get(n).unwrap()).unwrap())).collect())
+}
+
+fn roundtrip(name: &str, disk: &Disk, lbn: u64) {
+    let layout = disk.layout();
+    let pbn = layout.lbn_to_pbn(lbn).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert!(pbn.cylinder < layout.cylinders() && pbn.surface < layout.surfaces(), "{name}: LBN {lbn} -> {pbn:?}");
+    assert!(pbn.sector < layout.sectors_per_track(pbn.cylinder), "{name}: LBN {lbn} -> {pbn:?}");
+    assert_eq!(layout.pbn_to_lbn(pbn), Some(lbn), "{name}: LBN {lbn} -> {pbn:?} -> back");
+}
+
+fn check_pbn(name: &str, disk: &Disk, pbn: Pbn) {
+    if let Some(lbn) = disk.layout().pbn_to_lbn(pbn) {
+        assert!(lbn < disk.capacity(), "{name}: {pbn:?} -> LBN {lbn} past the capacity");
+        assert_eq!(disk.layout().lbn_to_pbn(lbn).unwrap(), pbn, "{name}: {pbn:?} -> {lbn} -> back");
+    }
+}
+
+/// Zone boundaries, the ends of the disk and their neighbours.
+#[test]
+fn boundary_lbns_roundtrip() {
+    for (name, disk) in disks() {
+        let cap = disk.capacity();
+        let mut lbns = vec![0, 1, cap / 2, cap - 2, cap - 1];
+        for (_, _, _, first, count) in disk.layout().zone_table() {
+            for l in [first.wrapping_sub(1), first, first + 1, first + count.saturating_sub(1), first + count] {
+                if l < cap {
+                    lbns.push(l);
+                }
+            }
+        }
+        for l in lbns {
+            roundtrip(name, disk, l);
+        }
+        assert!(disk.layout().lbn_to_pbn(cap).is_err(), "{name}: LBN {cap} should be out of range");
+    }
+}
+
+/// Consecutive LBNs never share a sector, and every track of a few cylinders maps back.
+#[test]
+fn first_cylinders_are_consistent_sector_by_sector() {
+    for (name, disk) in disks() {
+        let layout = disk.layout();
+        let mut seen = std::collections::HashSet::new();
+        for cylinder in [0, 1, layout.cylinders() / 2, layout.cylinders() - 1] {
+            for surface in 0..layout.surfaces() {
+                for sector in 0..layout.sectors_per_track(cylinder) {
+                    let pbn = Pbn { cylinder, surface, sector };
+                    check_pbn(name, disk, pbn);
+                    if let Some(l) = layout.pbn_to_lbn(pbn) {
+                        assert!(seen.insert(l), "{name}: LBN {l} on two sectors");
+                    }
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_lbns_roundtrip(d in any::<prop::sample::Index>(), f in 0.0f64..1.0) {
+        let (name, disk) = &disks()[d.index(disks().len())];
+        let lbn = ((disk.capacity() as f64 * f) as u64).min(disk.capacity() - 1);
+        roundtrip(name, disk, lbn);
+    }
+
+    #[test]
+    fn random_sectors_map_back_or_are_spare(d in any::<prop::sample::Index>(), c in 0.0f64..1.0, h in any::<prop::sample::Index>(), s in any::<prop::sample::Index>()) {
+        let (name, disk) = &disks()[d.index(disks().len())];
+        let layout = disk.layout();
+        let cylinder = ((f64::from(layout.cylinders()) * c) as u32).min(layout.cylinders() - 1);
+        let surface = h.index(layout.surfaces() as usize) as u32;
+        let sector = s.index(layout.sectors_per_track(cylinder) as usize) as u32;
+        check_pbn(name, disk, Pbn { cylinder, surface, sector });
+    }
+}
