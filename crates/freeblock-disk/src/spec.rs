@@ -75,7 +75,8 @@ pub enum Mapping {
     #[default]
     CylinderMajor,
     /// Cylinder by cylinder, but a cylinder switch stays on the same surface, so odd cylinders
-    /// are filled from the last surface down (DiskSim mapping scheme 1, "cylinder switches stay
+    /// (counted from the zone's first cylinder) are filled from the last surface down (DiskSim
+    /// mapping scheme 1, "cylinder switches stay
     /// on the same surface").
     Serpentine,
 }
