@@ -114,13 +114,15 @@ fn write_bars_csv(bars: &[HeadUsageBar], path: &std::path::Path) -> CmdResult {
 }
 
 pub fn demo(a: &DemoArgs) -> CmdResult {
-    let disk = Arc::new(Disk::new(library::get("atlas10k")?)?);
+    // The paper-000 setting: media behaviour only, so the on-disk cache is off.
+    let mut spec = library::get("atlas10k")?;
+    spec.cache.enabled = false;
+    spec.controller.write_back = false;
+    let disk = Arc::new(Disk::new(spec)?);
     println!(
-        "freeblock demo: {} random 4 KB requests (2:1 reads) per scheduler on the {} ({} RPM, {:.1} GB), 20 outstanding\n",
+        "freeblock demo: {} random 4 KB requests (2:1 reads) per scheduler on the {}, 20 outstanding, cache off\n",
         a.requests,
         disk.spec().description,
-        disk.spec().rpm,
-        disk.capacity() as f64 * 512.0 / 1e9
     );
     let scheds = [SchedulerSpec::Fcfs, SchedulerSpec::Clook, SchedulerSpec::Sstf, SchedulerSpec::Sptf, SchedulerSpec::SptfSw { window_pct: 40.0 }];
     let pb = bars_progress(scheds.len() as u64, false);
