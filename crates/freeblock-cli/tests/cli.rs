@@ -1,0 +1,122 @@
+//! The `freeblock` binary end to end: JSON output parses, and bad input gives a one-line error
+//! naming the file and line or field, with a non-zero exit code.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn freeblock(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_freeblock")).args(args).output().expect("run freeblock");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("freeblock-cli-test-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const GOOD_SPEC: &str = r#"
+name = "tiny"
+rpm = 7200.0
+surfaces = 2
+head_switch_ms = 0.5
+[seek]
+type = "three_point"
+single_ms = 1.0
+average_ms = 4.0
+full_ms = 8.0
+[[zones]]
+first_cylinder = 0
+last_cylinder = 99
+sectors_per_track = 100
+[[zones]]
+first_cylinder = 100
+last_cylinder = 199
+sectors_per_track = 80
+"#;
+
+fn one_error_line(stderr: &str) -> &str {
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "expected a one-line error, got: {stderr}");
+    lines[0]
+}
+
+#[test]
+fn good_spec_shows_and_json_parses() {
+    let dir = scratch("good");
+    let p = dir.join("tiny.toml");
+    std::fs::write(&p, GOOD_SPEC).unwrap();
+    let (code, out, err) = freeblock(&["disk", "show", p.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["capacity_sectors"], 2 * 100 * 100 + 2 * 100 * 80);
+}
+
+#[test]
+fn invalid_specs_name_the_field() {
+    let dir = scratch("bad-spec");
+    let cases = [
+        ("overlap.toml", GOOD_SPEC.replace("first_cylinder = 100", "first_cylinder = 90"), "zones[1].first_cylinder"),
+        ("rpm.toml", GOOD_SPEC.replace("rpm = 7200.0", "rpm = -1.0"), "rpm"),
+        ("unknown.toml", GOOD_SPEC.replace("surfaces = 2", "surfaces = 2\nplatters = 1"), "platters"),
+    ];
+    for (file, text, field) in cases {
+        let p = dir.join(file);
+        std::fs::write(&p, text).unwrap();
+        let (code, _, err) = freeblock(&["disk", "show", p.to_str().unwrap()]);
+        assert_ne!(code, 0);
+        let line = one_error_line(&err);
+        assert!(line.contains(file) && line.contains(field), "{file}: {line}");
+    }
+}
+
+fn experiment(dir: &Path, trace_lines: &str) -> PathBuf {
+    std::fs::write(dir.join("t.trace"), trace_lines).unwrap();
+    let exp = dir.join("exp.toml");
+    std::fs::write(&exp, "[disk]\nname = \"hp_c2247a\"\n[workload]\ntype = \"trace\"\nformat = \"validate\"\npath = \"t.trace\"\n").unwrap();
+    exp
+}
+
+#[test]
+fn malformed_trace_line_names_file_and_line() {
+    let dir = scratch("bad-trace");
+    let exp = experiment(&dir, "R Miss 100 8 1000.0 500.0\nR Miss 200 eight 1000.0 500.0\n");
+    let (code, _, err) = freeblock(&["run", exp.to_str().unwrap(), "--quiet"]);
+    assert_ne!(code, 0);
+    let line = one_error_line(&err);
+    assert!(line.contains("t.trace:2"), "{line}");
+}
+
+#[test]
+fn lbn_past_the_end_is_an_error() {
+    let dir = scratch("past-end");
+    let exp = experiment(&dir, "R Miss 100 8 1000.0 500.0\nW Miss 999999999 8 1000.0 500.0\n");
+    let (code, _, err) = freeblock(&["run", exp.to_str().unwrap(), "--quiet"]);
+    assert_ne!(code, 0);
+    let line = one_error_line(&err);
+    assert!(line.contains("t.trace:2") && line.contains("capacity"), "{line}");
+}
+
+#[test]
+fn run_json_has_the_report() {
+    let dir = scratch("json");
+    let exp = experiment(&dir, "R Miss 100 8 1000.0 500.0\nW Miss 5000 8 1000.0 500.0\nR Miss 900000 16 1000.0 0\n");
+    let (code, out, err) = freeblock(&["run", exp.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["requests"], 3);
+    let f = &v["head_usage_fractions"];
+    let sum: f64 = ["seek", "rotational_latency", "transfer", "overhead", "idle"].iter().map(|k| f[k].as_f64().unwrap()).sum();
+    assert!((sum - 1.0).abs() < 1e-9);
+}
+
+#[test]
+fn unknown_experiment_field_is_reported() {
+    let dir = scratch("bad-exp");
+    let exp = dir.join("exp.toml");
+    std::fs::write(&exp, "[workload]\ntype = \"random\"\ncount = 10\nsize_kb = 4\n").unwrap();
+    let (code, _, err) = freeblock(&["run", exp.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    let line = one_error_line(&err);
+    assert!(line.contains("exp.toml") && line.contains("size_kb"), "{line}");
+}
