@@ -4,6 +4,7 @@ mod determinism;
 mod prediction;
 mod rotational_latency;
 mod scheduler_order;
+mod zero_latency;
 
 use std::sync::Arc;
 
