@@ -13,10 +13,10 @@ use super::blockmap::BlockState;
 #[non_exhaustive]
 pub enum RangeWriteError {
     /// A write (or offer) named no candidate locations at all.
-    #[error("write of logical block {logical}: the candidate list is empty")]
+    #[error("{context}: the candidate list is empty")]
     EmptyCandidates {
-        /// First logical block of the write.
-        logical: u64,
+        /// Which operation, e.g. `write of logical block 7`, `flex read`.
+        context: String,
     },
     /// A candidate (or copy) does not lie inside the physical space: past the end of the disk, or
     /// outside the region the block map manages.

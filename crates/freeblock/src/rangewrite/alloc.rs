@@ -1,0 +1,287 @@
+//! The allocator: turns free space in a [`BlockMap`] into candidate locations for a new write.
+//!
+//! Two shapes of offer, one per paper:
+//!
+//! ```text
+//!  equidistant (paper 004)            free ranges near the head (OSDI 2008)
+//!  one track, k starts 1/k apart      every free run on the tracks nearest the head
+//!
+//!        c0                            track c,h   ░░░░[ free ]░░░░░[  free  ]░░
+//!     ╭──●──╮                          track c,h+1 ░[    free    ]░░░░░░░░░░░░░
+//!  c2 ●     │   k = 3: whatever the    track c+1,h ░░░░░░░░░░░[ free ]░░░░░░░░
+//!     ╰──●──╯   head's angle, a start      → Ranges { ranges, alignment }
+//!        c1     is ≤ 1/3 rev away
+//! ```
+//!
+//! Every offer **reserves** what it hands out, so two pending writes are never offered the same
+//! block; the write that uses the offer ([`BlockMap::write`]) gives back whatever it did not choose,
+//! and [`BlockMap::release`] gives back an offer that is cancelled.
+
+use freeblock_disk::{Disk, HeadState, Pbn};
+
+use super::blockmap::{BlockMap, Candidates, PhysRange};
+use super::error::{RangeWriteError, Result};
+
+/// One track: a cylinder and a surface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Track {
+    /// Cylinder.
+    pub cylinder: u32,
+    /// Surface.
+    pub surface: u32,
+}
+
+/// The LBN held by each physical sector of a track, in rotational (= LBN) order; `None` for
+/// spare, slipped or missing sectors.
+#[must_use]
+pub fn track_lbns(disk: &Disk, track: Track) -> Vec<Option<u64>> {
+    let layout = disk.layout();
+    let spt = layout.sectors_per_track(track.cylinder);
+    (0..spt).map(|sector| layout.pbn_to_lbn(Pbn { cylinder: track.cylinder, surface: track.surface, sector })).collect()
+}
+
+/// The maximal runs of consecutive LBNs on a track.
+fn track_runs(disk: &Disk, track: Track) -> Vec<PhysRange> {
+    let mut out: Vec<PhysRange> = Vec::new();
+    for lbn in track_lbns(disk, track).into_iter().flatten() {
+        match out.last_mut() {
+            Some(r) if r.end() == lbn => r.sectors += 1,
+            _ => out.push(PhysRange::new(lbn, 1)),
+        }
+    }
+    out
+}
+
+/// The tracks holding the map's region, nearest `near` first: its own cylinder (its own surface
+/// first, then the others), then one cylinder out on each side, and so on.
+pub fn tracks_near(disk: &Disk, map: &BlockMap, near: HeadState) -> impl Iterator<Item = Track> {
+    let layout = disk.layout();
+    let r = map.region();
+    let cyl = |lbn: u64| layout.lbn_to_pbn(lbn.min(disk.capacity().saturating_sub(1))).map_or(0, |p| p.cylinder);
+    let (lo, hi) = (cyl(r.start), cyl(r.end().saturating_sub(1)));
+    let c0 = near.cylinder.clamp(lo, hi);
+    let surfaces = layout.surfaces();
+    let s0 = near.surface.min(surfaces.saturating_sub(1));
+    let span = (c0 - lo).max(hi - c0);
+    (0..=span)
+        .flat_map(move |d| {
+            let up = c0.checked_add(d).filter(|&c| c <= hi);
+            let down = c0.checked_sub(d).filter(|&c| c >= lo && d > 0);
+            up.into_iter().chain(down)
+        })
+        .flat_map(move |c| {
+            std::iter::once(s0)
+                .chain((0..surfaces).filter(move |&s| s != s0))
+                .map(move |s| Track { cylinder: c, surface: s })
+        })
+}
+
+fn check_counts(k: u32, blocks: u64) -> Result<()> {
+    if k == 0 {
+        return Err(RangeWriteError::Config { field: "k", message: "at least one candidate is needed".into() });
+    }
+    if blocks == 0 {
+        return Err(RangeWriteError::Config { field: "blocks", message: "a write covers at least one block".into() });
+    }
+    Ok(())
+}
+
+/// Offers `k` candidate starts for a write of `blocks` blocks, spaced as evenly round one track as
+/// the sectors allow (starts `round(i·spt/k)` sectors after `phase`, rounded down to a block
+/// boundary). If those are not all free it tries the next phase, round the whole track. The
+/// candidates are reserved in `map`.
+///
+/// # Errors
+/// [`RangeWriteError::Config`] for `k == 0`, `blocks == 0` or a track that does not exist;
+/// [`RangeWriteError::NoSpace`] when `k` such extents do not fit on the track or no phase has them
+/// all free.
+pub fn offer_equidistant_on_track(
+    map: &mut BlockMap,
+    disk: &Disk,
+    track: Track,
+    k: u32,
+    blocks: u64,
+    phase: u32,
+) -> Result<Candidates> {
+    check_counts(k, blocks)?;
+    let starts = equidistant_starts(map, disk, track, k, blocks, phase)?;
+    let need = blocks * map.block_sectors();
+    for &s in &starts {
+        map.reserve(PhysRange::new(s, need))?;
+    }
+    Ok(Candidates::discrete(starts))
+}
+
+/// The starts [`offer_equidistant_on_track`] would offer, without reserving them.
+fn equidistant_starts(map: &BlockMap, disk: &Disk, track: Track, k: u32, blocks: u64, phase: u32) -> Result<Vec<u64>> {
+    let layout = disk.layout();
+    let spt = layout.sectors_per_track(track.cylinder);
+    if spt == 0 || track.surface >= layout.surfaces() {
+        return Err(RangeWriteError::Config {
+            field: "track",
+            message: format!("cylinder {} surface {} is not on the disk", track.cylinder, track.surface),
+        });
+    }
+    let bs = map.block_sectors();
+    let need = blocks * bs;
+    let what = || format!("{k} candidates of {need} sectors on track ({}, {})", track.cylinder, track.surface);
+    if u64::from(k) * need > u64::from(spt) {
+        return Err(RangeWriteError::NoSpace { what: what() });
+    }
+    let lbns = track_lbns(disk, track);
+    let first = map.region().start;
+    'phase: for shift in 0..spt {
+        let base = (phase % spt + shift) % spt;
+        let mut starts: Vec<u64> = Vec::with_capacity(k as usize);
+        for i in 0..k {
+            let off = (f64::from(i) * f64::from(spt) / f64::from(k)).round() as u32;
+            let Some(lbn) = lbns[((base + off) % spt) as usize] else { continue 'phase };
+            let Some(s) = lbn.checked_sub((lbn.saturating_sub(first)) % bs) else { continue 'phase };
+            if !map.is_free(s, need) || starts.iter().any(|&o| s < o + need && o < s + need) {
+                continue 'phase;
+            }
+            starts.push(s);
+        }
+        return Ok(starts);
+    }
+    Err(RangeWriteError::NoSpace { what: what() })
+}
+
+/// Offers `k` equidistant candidates on the track nearest `near` (in the order of
+/// [`tracks_near`]) that has room for them; returns the track and the (reserved) candidates.
+///
+/// # Errors
+/// As [`offer_equidistant_on_track`]; [`RangeWriteError::NoSpace`] when no track has room.
+pub fn offer_equidistant(
+    map: &mut BlockMap,
+    disk: &Disk,
+    near: HeadState,
+    k: u32,
+    blocks: u64,
+) -> Result<(Track, Candidates)> {
+    check_counts(k, blocks)?;
+    let tracks: Vec<Track> = tracks_near(disk, map, near).collect();
+    for track in tracks {
+        if let Ok(starts) = equidistant_starts(map, disk, track, k, blocks, 0) {
+            let need = blocks * map.block_sectors();
+            for &s in &starts {
+                map.reserve(PhysRange::new(s, need))?;
+            }
+            return Ok((track, Candidates::discrete(starts)));
+        }
+    }
+    Err(RangeWriteError::NoSpace { what: format!("{k} equidistant candidates of {blocks} blocks on any track") })
+}
+
+/// Offers up to `max_ranges` free ranges on the tracks nearest `near`, each able to hold a write of
+/// `blocks` blocks at a start aligned to `alignment` sectors (a multiple of the block size). Ranges
+/// never cross a track boundary, so every start in one range costs the same seek. The ranges are
+/// reserved in `map`.
+///
+/// # Errors
+/// [`RangeWriteError::Config`] for zero counts, [`RangeWriteError::Misaligned`] for an alignment
+/// that is not a multiple of the block size, [`RangeWriteError::NoSpace`] when nothing fits.
+pub fn offer_ranges_near(
+    map: &mut BlockMap,
+    disk: &Disk,
+    near: HeadState,
+    blocks: u64,
+    alignment: u64,
+    max_ranges: usize,
+) -> Result<Candidates> {
+    check_counts(1, blocks)?;
+    if max_ranges == 0 {
+        return Err(RangeWriteError::Config { field: "max_ranges", message: "at least one range is needed".into() });
+    }
+    let bs = map.block_sectors();
+    if alignment == 0 || alignment % bs != 0 {
+        return Err(RangeWriteError::Misaligned { what: "alignment", value: alignment, alignment: bs });
+    }
+    let need = blocks * bs;
+    let mut ranges = Vec::new();
+    let tracks: Vec<Track> = tracks_near(disk, map, near).collect();
+    'tracks: for track in tracks {
+        for run in track_runs(disk, track) {
+            for free in map.free_runs(run.start, run.end()) {
+                let first = free.start.div_ceil(alignment) * alignment;
+                if first + need <= free.end() {
+                    ranges.push(free);
+                    if ranges.len() == max_ranges {
+                        break 'tracks;
+                    }
+                }
+            }
+        }
+    }
+    if ranges.is_empty() {
+        return Err(RangeWriteError::NoSpace {
+            what: format!("a free range of {need} sectors aligned to {alignment}"),
+        });
+    }
+    for &r in &ranges {
+        map.reserve(r)?;
+    }
+    Ok(Candidates::ranges(ranges, alignment))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rangewrite::blockmap::{MapConfig, WriteRequest};
+    use freeblock_disk::library;
+
+    fn disk() -> Disk {
+        Disk::new(library::get("test").unwrap()).unwrap()
+    }
+
+    #[test]
+    fn equidistant_candidates_are_evenly_spread() {
+        let d = disk();
+        let spt = d.layout().sectors_per_track(0);
+        let mut map = BlockMap::new(MapConfig::region(0, u64::from(spt) * 12, 1)).unwrap();
+        let track = Track { cylinder: 0, surface: 1 };
+        let c = offer_equidistant_on_track(&mut map, &d, track, 4, 8, 0).unwrap();
+        let starts: Vec<u64> = c.starts(8).collect();
+        assert_eq!(starts.len(), 4);
+        let angles: Vec<f64> =
+            starts.iter().map(|&l| d.layout().sector_angle(d.layout().lbn_to_pbn(l).unwrap())).collect();
+        for w in angles.windows(2) {
+            let gap = (w[1] - w[0]).rem_euclid(1.0);
+            assert!((gap - 0.25).abs() < 1.0 / f64::from(spt), "{angles:?}");
+        }
+        assert_eq!(map.stats().reserved, 32);
+        // The same phase is taken now: the next offer moves on.
+        let c2 = offer_equidistant_on_track(&mut map, &d, track, 4, 8, 0).unwrap();
+        assert_ne!(c, c2);
+        assert_eq!(map.release(&c2, 8).unwrap(), 32);
+        let w = map.write(&WriteRequest { logical: 0, blocks: 8, candidates: c.clone() }, starts[2]).unwrap();
+        assert_eq!(w.released, 24);
+        map.check().unwrap();
+    }
+
+    #[test]
+    fn too_many_candidates_do_not_fit() {
+        let d = disk();
+        let mut map = BlockMap::new(MapConfig::region(0, 10_000, 1)).unwrap();
+        let e = offer_equidistant_on_track(&mut map, &d, Track { cylinder: 0, surface: 0 }, 8, 50, 0).unwrap_err();
+        assert!(matches!(e, RangeWriteError::NoSpace { .. }), "{e}");
+    }
+
+    #[test]
+    fn ranges_start_on_the_heads_track() {
+        let d = disk();
+        let spt = u64::from(d.layout().sectors_per_track(0));
+        let mut map = BlockMap::new(MapConfig::region(0, spt * 6 * 4, 2)).unwrap();
+        let head = HeadState { cylinder: 1, surface: 3 };
+        let c = offer_ranges_near(&mut map, &d, head, 4, 4, 3).unwrap();
+        let Candidates::Ranges { ranges, alignment } = &c else { panic!() };
+        assert_eq!(*alignment, 4);
+        assert_eq!(ranges.len(), 3);
+        let p = d.layout().lbn_to_pbn(ranges[0].start).unwrap();
+        assert_eq!((p.cylinder, p.surface), (1, 3));
+        assert_eq!(map.stats().reserved * 2, ranges.iter().map(|r| r.sectors).sum::<u64>());
+        let order: Vec<Track> = tracks_near(&d, &map, head).take(8).collect();
+        assert_eq!(order[6], Track { cylinder: 2, surface: 3 });
+        assert_eq!(order[7], Track { cylinder: 2, surface: 0 });
+    }
+}
