@@ -336,7 +336,7 @@ pub fn validate(a: &ValidateArgs) -> CmdResult {
 
 #[derive(Debug, Args)]
 pub struct ReproArgs {
-    /// Which reproduction: head-usage (paper 000 §3).
+    /// Which reproduction: head-usage (paper 000 §3), range-writes (paper 004).
     pub what: String,
     /// Requests per run (paper: 10000).
     #[arg(long, default_value_t = 10_000)]
@@ -355,7 +355,8 @@ pub struct ReproArgs {
 pub fn repro(a: &ReproArgs) -> CmdResult {
     match a.what.as_str() {
         "head-usage" => crate::commands_repro::head_usage(a),
-        other => Err(format!("unknown reproduction `{other}` (known: head-usage)").into()),
+        "range-writes" => crate::commands_repro::range_writes(a),
+        other => Err(format!("unknown reproduction `{other}` (known: head-usage, range-writes)").into()),
     }
 }
 

@@ -53,3 +53,40 @@ pub fn stacked_bars(path: &Path, title: &str, segments: &[&str], bars: &[Stacked
     root.present()?;
     Ok(())
 }
+
+/// One named line of `(x, y)` points.
+pub struct Line {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Draws lines to an SVG file.
+pub fn lines(path: &Path, title: &str, x_desc: &str, y_desc: &str, series: &[Line]) -> Result<(), Box<dyn std::error::Error>> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+    let ys = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
+    let (x0, x1) = xs.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
+    let (y0, y1) = ys.fold((f64::MAX, f64::MIN), |(a, b), y| (a.min(y), b.max(y)));
+    let pad = ((y1 - y0) * 0.05).max(1e-9);
+    let root = SVGBackend::new(path, (760, 420)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x0..x1.max(x0 + 1e-9), (y0 - pad)..(y1 + pad))?;
+    chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).draw()?;
+    for (k, s) in series.iter().enumerate() {
+        let colour = COLOURS[k % COLOURS.len()];
+        chart
+            .draw_series(LineSeries::new(s.points.iter().copied(), colour.stroke_width(2)))?
+            .label(s.label.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], colour.stroke_width(2)));
+    }
+    chart.configure_series_labels().position(SeriesLabelPosition::UpperRight).background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+    root.present()?;
+    Ok(())
+}
