@@ -8,24 +8,12 @@ use clap::Args;
 use freeblock::experiment::Experiment;
 use freeblock::report::RunReport;
 use freeblock::sched::SchedulerSpec;
-use freeblock_disk::{library, Disk, DiskSpec};
+use freeblock_disk::{library, Disk};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::table::{pct, Table};
 
 type CmdResult = Result<(), Box<dyn std::error::Error>>;
-
-/// Loads a disk by built-in name, TOML path or DiskSim `.diskspecs` path.
-fn load_disk(name: &str) -> Result<DiskSpec, Box<dyn std::error::Error>> {
-    let p = Path::new(name);
-    Ok(if name.ends_with(".diskspecs") || name.ends_with(".model") {
-        freeblock_disk::disksim::import(p)?
-    } else if name.ends_with(".toml") {
-        DiskSpec::from_toml_file(p)?
-    } else {
-        library::get(name)?
-    })
-}
 
 fn print_json<T: serde::Serialize>(v: &T) -> CmdResult {
     println!("{}", serde_json::to_string_pretty(v)?);
@@ -74,7 +62,7 @@ pub fn disks(json: bool) -> CmdResult {
 }
 
 pub fn disk_show(name: &str, json: bool) -> CmdResult {
-    let spec = load_disk(name)?;
+    let spec = library::load(name)?;
     let disk = Disk::new(spec.clone())?;
     let seek = disk.seek_curve();
     let cyl = disk.layout().cylinders();
@@ -298,7 +286,7 @@ pub fn validate(a: &ValidateArgs) -> CmdResult {
     }
     let mut results = Vec::new();
     for (trace, model) in &pairs {
-        let spec = load_disk(model)?;
+        let spec = library::load(model)?;
         let disk = Arc::new(Disk::new(spec)?);
         let v = freeblock::validate::validate(disk, trace)?;
         let stem = trace.file_stem().and_then(|s| s.to_str()).unwrap_or("");

@@ -64,6 +64,22 @@ pub fn get(name: &str) -> Result<DiskSpec, SpecError> {
     }
 }
 
+/// Loads a disk named the way users name one: a DiskSim `.diskspecs` (or `.model`) file, a TOML
+/// spec file, or a built-in name.
+///
+/// # Errors
+/// As [`crate::disksim::import`], [`DiskSpec::from_toml_file`] or [`get`].
+pub fn load(name_or_path: &str) -> Result<DiskSpec, SpecError> {
+    let path = std::path::Path::new(name_or_path);
+    if name_or_path.ends_with(".diskspecs") || name_or_path.ends_with(".model") {
+        crate::disksim::import(path)
+    } else if name_or_path.ends_with(".toml") {
+        DiskSpec::from_toml_file(path)
+    } else {
+        get(name_or_path)
+    }
+}
+
 /// The TOML text of a built-in disk, as compiled in.
 #[must_use]
 pub fn toml_text(name: &str) -> Option<&'static str> {
