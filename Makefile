@@ -87,5 +87,5 @@ lint: toolchain
 	 else echo "ruff not installed: skipping the Python lint ($(VPY) -m pip install ruff)"; fi
 
 clean:
-	rm -rf $(VENV) target out .pytest_cache python/freeblock/_freeblock*.so
+	rm -rf $(VENV) target out .pytest_cache .hypothesis .ruff_cache python/freeblock/_freeblock*.so
 	find python tests -name __pycache__ -type d -prune -exec rm -rf {} +
