@@ -1,8 +1,6 @@
 //! Disks: the built-in library and a disk's geometry and mechanics, as JSON.
 
-use std::path::Path;
-
-use freeblock_disk::{library, Disk, DiskSpec, SpecError};
+use freeblock_disk::{library, Disk};
 use pyo3::prelude::*;
 
 use crate::error::ToPyResult;
@@ -12,19 +10,6 @@ const SEEK_SAMPLE_DISTANCES: [u32; 19] = [
     1, 2, 3, 5, 10, 20, 50, 100, 200, 300, 500, 1000, 2000, 3000, 5000, 10_000, 20_000, 50_000,
     100_000,
 ];
-
-/// Loads a disk spec named the way the command line names one: a DiskSim `.diskspecs` (or
-/// `.model`) file, a TOML spec file, or a built-in name.
-pub fn load_spec(model: &str) -> Result<DiskSpec, SpecError> {
-    let path = Path::new(model);
-    if model.ends_with(".diskspecs") || model.ends_with(".model") {
-        freeblock_disk::disksim::import(path)
-    } else if model.ends_with(".toml") {
-        DiskSpec::from_toml_file(path)
-    } else {
-        library::get(model)
-    }
-}
 
 /// Names of the built-in disks.
 #[pyfunction]
@@ -38,7 +23,7 @@ pub fn disks() -> Vec<String> {
 /// (`[distance_cylinders, ms]` pairs). `name` is a built-in name or a `.toml` / `.diskspecs` path.
 #[pyfunction]
 pub fn disk_info(name: &str) -> PyResult<String> {
-    let spec = load_spec(name).py_err()?;
+    let spec = library::load(name).py_err()?;
     let disk = Disk::new(spec.clone()).py_err()?;
     let seek = disk.seek_curve();
     let layout = disk.layout();

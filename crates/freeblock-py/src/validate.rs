@@ -3,10 +3,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use freeblock_disk::Disk;
+use freeblock_disk::{library, Disk};
 use pyo3::prelude::*;
 
-use crate::disk::load_spec;
 use crate::error::ToPyResult;
 
 /// Replays `trace_path` (DiskSim validate format) on `model` (a built-in name, a `.toml` or a
@@ -14,7 +13,7 @@ use crate::error::ToPyResult;
 /// service times and the RMS demerit. The GIL is released during the replay.
 #[pyfunction]
 pub fn validate(py: Python<'_>, trace_path: PathBuf, model: &str) -> PyResult<String> {
-    let spec = load_spec(model).py_err()?;
+    let spec = library::load(model).py_err()?;
     let disk = Arc::new(Disk::new(spec).py_err()?);
     let outcome = py
         .allow_threads(|| freeblock::validate::validate(disk, &trace_path))
