@@ -286,7 +286,12 @@ pub fn validate(a: &ValidateArgs) -> CmdResult {
     }
     let mut results = Vec::new();
     for (trace, model) in &pairs {
-        let spec = library::load(model)?;
+        let mut spec = library::load(model)?;
+        // The disk's bus is part of DiskSim's system configuration, kept next to the trace.
+        let parv = trace.with_extension("parv");
+        if parv.is_file() {
+            freeblock_disk::disksim::apply_system_config(&mut spec, &parv)?;
+        }
         let disk = Arc::new(Disk::new(spec)?);
         let v = freeblock::validate::validate(disk, trace)?;
         let stem = trace.file_stem().and_then(|s| s.to_str()).unwrap_or("");

@@ -33,6 +33,11 @@
 //! | zone: first/last cylinder, `Blocks per track`, `Offset of first block`, `Empty space at zone front`, skews, `Number of spares`, `slips`, `defects` | [`Zone`] (skews and offset in whole sectors, as DiskSim truncates them) |
 //! | `… over. after read` (×`Time scale for overheads`), `Bulk sector transfer time` | [`crate::Controller`] |
 //! | `Enable caching in buffer`, `Number of buffer segments`, `Segment size (in blks)`, `Maximum read-ahead (blks)`, `Fast write level` > 0 | [`crate::CacheSpec`], `controller.write_back` |
+//! | `… over. after write`, `Read/Write completion overhead`, `Data preparation overhead`, `First/Other reselect overhead`, `Read disconnect afterread/afterwrite`, `Write disconnect overhead`, `Minimum seek delay`, `Hold bus entire read/write xfer`, `Per-request overhead time`, `Extra write disconnect` and `Extradisc …` | the rest of [`crate::Controller`] |
+//! | `Buffer continuous read`, `Minimum read-ahead (blks)`, `Read-ahead on idle hit`, `Read any free blocks`, `Immediate buffer read/write`, `Allow read hits on write data`, `Maximum number of write segments`, `Use separate write segment`, `Write hit stop prefetch`, `High (read)/Low (write) water mark`, `Set watermark by reqsize` | the rest of [`crate::CacheSpec`] |
+//!
+//! The bus a disk hangs on is part of DiskSim's system configuration (`.parv`), not of the disk's
+//! files: [`apply_system_config`] reads its block transfer times.
 //!
 //! Cylinders that no DiskSim zone covers (DIXtrac leaves such gaps between zones) become zones
 //! holding no LBNs (`empty_front_sectors` equal to all their sectors), so cylinder numbers and seek
@@ -44,7 +49,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::SpecError;
 use crate::layout::Layout;
-use crate::spec::{CacheSpec, Controller, DiskSpec, Mapping, SeekModel, Sparing, Zone};
+use crate::spec::{CacheSpec, Controller, DiskSpec, ExtraWriteDisconnect, Mapping, ReadAhead, SeekModel, Sparing, Zone};
 
 /// Deepest `source` nesting accepted (guards against include cycles).
 const MAX_INCLUDE_DEPTH: usize = 16;
@@ -771,23 +776,229 @@ fn zones(layout: &Block, surfaces: u32, header_cylinders: i64) -> Result<(Vec<Zo
 fn controller_and_cache(d: &Block) -> Result<(Controller, CacheSpec), SpecError> {
     let scale = d.num_or("Time scale for overheads", 1.0)?;
     let overhead = |key: &str| -> Result<f64, SpecError> { Ok(d.num_or(key, 0.0)? * scale) };
-    let enabled = d.int_or("Enable caching in buffer", 0, 0)? > 0;
+    // An "after write" variant kept only where it differs from the "after read" one.
+    let after_write = |key: &str, after_read: f64| -> Result<Option<f64>, SpecError> {
+        Ok(match d.get(key) {
+            Some(p) => Some(d.num_of(p, &p.value)? * scale).filter(|v| *v != after_read),
+            None => None,
+        })
+    };
+    let flag = |key: &str, default: i64| -> Result<bool, SpecError> { Ok(d.int_or(key, 0, default)? > 0) };
+    let enabled = flag("Enable caching in buffer", 0)?;
     let defaults = CacheSpec::default();
+    let read_ahead = match d.int_or("Buffer continuous read", 0, 3)? {
+        0 => ReadAhead::None,
+        1 => ReadAhead::TrackEnd,
+        2 => ReadAhead::CylinderEnd,
+        3 => ReadAhead::Sectors,
+        4 => ReadAhead::Dec,
+        n => {
+            let p = d.req("Buffer continuous read")?;
+            return Err(d.err(p.line, format!("unknown `Buffer continuous read` {n} (0–4)")));
+        }
+    };
     let cache = CacheSpec {
         enabled,
         segments: u32_of(d, "Number of buffer segments", d.int_or("Number of buffer segments", 1, i64::from(defaults.segments))?)?,
         segment_sectors: u32_of(d, "Segment size (in blks)", d.int_or("Segment size (in blks)", 1, i64::from(defaults.segment_sectors))?)?,
         read_ahead_sectors: u32_of(d, "Maximum read-ahead (blks)", d.int_or("Maximum read-ahead (blks)", 0, 0)?)?,
+        read_ahead,
+        min_read_ahead_sectors: u32_of(d, "Minimum read-ahead (blks)", d.int_or("Minimum read-ahead (blks)", 0, 0)?)?,
+        read_ahead_on_hit: flag("Read-ahead on idle hit", 0)?,
+        read_any_free_blocks: flag("Read any free blocks", 0)?,
+        zero_latency_reads: flag("Immediate buffer read", 0)?,
+        zero_latency_writes: flag("Immediate buffer write", 0)?,
+        read_hits_on_write_data: flag("Allow read hits on write data", 1)?,
+        write_segments: u32_of(d, "Maximum number of write segments", d.int_or("Maximum number of write segments", 1, 1)?)?,
+        separate_write_segment: flag("Use separate write segment", 0)?,
+        write_stops_read_ahead: flag("Write hit stop prefetch", 0)?,
+        read_watermark: d.num_or("High (read) water mark", 0.0)?,
+        write_watermark: d.num_or("Low (write) water mark", 0.0)?,
+        watermark_of_request: flag("Set watermark by reqsize", 1)?,
+    };
+    let read_miss_ms = overhead("Read miss over. after read")?;
+    let read_hit_ms = overhead("Read hit over. after read")?;
+    let write_miss_ms = overhead("Write miss over. after read")?;
+    let write_hit_ms = overhead("Write hit over. after read")?;
+    let read_disconnect_ms = overhead("Read disconnect afterread")?;
+    let extra_write_disconnect = if flag("Extra write disconnect", 0)? {
+        Some(ExtraWriteDisconnect {
+            command_ms: overhead("Extradisc command overhead")?,
+            disconnect_ms: overhead("Extradisc disconnect overhead")?,
+            inter_disconnect_ms: overhead("Extradisc inter-disconnect delay")?,
+            second_disconnect_ms: overhead("Extradisc 2nd disconnect overhead")?,
+            seek_delta_ms: overhead("Extradisc seek delta")?,
+        })
+    } else {
+        None
     };
     let controller = Controller {
-        read_miss_ms: overhead("Read miss over. after read")?,
-        read_hit_ms: overhead("Read hit over. after read")?,
-        write_miss_ms: overhead("Write miss over. after read")?,
-        write_hit_ms: overhead("Write hit over. after read")?,
+        read_miss_ms,
+        read_hit_ms,
+        write_miss_ms,
+        write_hit_ms,
         bus_sector_ms: d.num_or("Bulk sector transfer time", 0.0)?,
         write_back: enabled && d.int_or("Fast write level", 0, 0)? > 0,
+        read_miss_after_write_ms: after_write("Read miss over. after write", read_miss_ms)?,
+        read_hit_after_write_ms: after_write("Read hit over. after write", read_hit_ms)?,
+        write_miss_after_write_ms: after_write("Write miss over. after write", write_miss_ms)?,
+        write_hit_after_write_ms: after_write("Write hit over. after write", write_hit_ms)?,
+        bus_write_sector_ms: None,
+        per_request_ms: overhead("Per-request overhead time")?,
+        read_complete_ms: overhead("Read completion overhead")?,
+        write_complete_ms: overhead("Write completion overhead")?,
+        data_prep_ms: overhead("Data preparation overhead")?,
+        reselect_ms: overhead("First reselect overhead")?,
+        reselect_other_ms: overhead("Other reselect overhead")?,
+        read_disconnect_ms,
+        read_disconnect_after_write_ms: after_write("Read disconnect afterwrite", read_disconnect_ms)?,
+        write_disconnect_ms: overhead("Write disconnect overhead")?,
+        min_write_seek_ms: d.num_or("Minimum seek delay", 0.0)? * scale,
+        hold_bus_read: flag("Hold bus entire read xfer", 0)?,
+        hold_bus_write: flag("Hold bus entire write xfer", 0)?,
+        extra_write_disconnect,
     };
     Ok((controller, cache))
+}
+
+/// Per-sector transfer times of the bus a disk hangs on, from a DiskSim system configuration
+/// (`.parv`): `(read, write)` ms per 512-byte block, from the `disksim_bus` block instantiated as
+/// the bus directly above the first `disksim_disk` of the `topology`.
+///
+/// `Ok(None)` when the file has no topology with a disk, or that bus sets no transfer times.
+///
+/// # Errors
+/// [`SpecError::Io`] if the file cannot be read, [`SpecError::DiskSim`] naming file and line when
+/// the bus block is malformed or its instance is never instantiated.
+pub fn bus_transfer_times(parv: &Path) -> Result<Option<(f64, f64)>, SpecError> {
+    let origin = parv.display().to_string();
+    let text = std::fs::read_to_string(parv).map_err(|e| SpecError::Io { origin: origin.clone(), message: e.to_string() })?;
+    // Strip comments, keep line numbers.
+    let clean: String = text.lines().map(|l| l.split('#').next().unwrap_or("")).collect::<Vec<_>>().join("\n");
+    let tokens = tokenize(&clean);
+    // topology: the innermost `disksim_bus NAME [` around the first `disksim_disk`.
+    let Some(top) = tokens.iter().position(|t| t.1 == "topology") else { return Ok(None) };
+    let mut stack: Vec<(&str, &str)> = Vec::new();
+    let mut pending: Option<(&str, &str)> = None;
+    let mut disk_bus: Option<String> = None;
+    let mut i = top + 1;
+    while i < tokens.len() {
+        let t = tokens[i].1.as_str();
+        match t {
+            "[" => {
+                stack.push(pending.take().unwrap_or(("", "")));
+            }
+            "]" => {
+                stack.pop();
+                if stack.is_empty() {
+                    break;
+                }
+            }
+            _ if t.starts_with("disksim_") && i + 1 < tokens.len() => {
+                if t == "disksim_disk" {
+                    disk_bus = stack.iter().rev().find(|(ty, _)| *ty == "disksim_bus").map(|(_, n)| n.to_string());
+                    break;
+                }
+                pending = Some((t, tokens[i + 1].1.as_str()));
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let Some(instance) = disk_bus else { return Ok(None) };
+    // instantiate [ a, b ] as SPEC
+    let mut spec_name: Option<String> = None;
+    for (j, t) in tokens.iter().enumerate() {
+        if t.1 != "instantiate" {
+            continue;
+        }
+        let mut k = j + 1;
+        let mut names = Vec::new();
+        if tokens.get(k).is_some_and(|t| t.1 == "[") {
+            k += 1;
+            while k < tokens.len() && tokens[k].1 != "]" {
+                if tokens[k].1 != "," {
+                    names.push(tokens[k].1.as_str());
+                }
+                k += 1;
+            }
+            k += 1;
+        }
+        if tokens.get(k).is_some_and(|t| t.1 == "as") && names.contains(&instance.as_str()) {
+            spec_name = tokens.get(k + 1).map(|t| t.1.clone());
+        }
+    }
+    let spec_name = spec_name.unwrap_or(instance.clone());
+    // disksim_bus SPEC { ... }
+    let Some(b) = tokens.windows(3).position(|w| w[0].1 == "disksim_bus" && w[1].1 == spec_name && w[2].1 == "{") else {
+        return Err(SpecError::DiskSim { origin, line: 0, message: format!("no `disksim_bus {spec_name} {{ ... }}` block for the disk's bus `{instance}`") });
+    };
+    let open = tokens[b + 2].0;
+    let mut depth = 0usize;
+    let mut close = open;
+    for (pos, c) in clean.char_indices().skip_while(|(p, _)| *p < open) {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    close = pos;
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let start = tokens[b].0;
+    let line0 = clean[..start].matches('\n').count();
+    let snippet = format!("{}{}", "\n".repeat(line0), &clean[start..=close]);
+    let blocks = parse_str(&snippet, &origin, parv.parent().unwrap_or(Path::new(".")))?;
+    let Some(bus) = blocks.first() else { return Ok(None) };
+    let read = bus.num_or("Read block transfer time", 0.0)?;
+    let write = bus.num_or("Write block transfer time", 0.0)?;
+    Ok((read > 0.0 || write > 0.0).then_some((read, write)))
+}
+
+/// Applies a DiskSim system configuration (`.parv`) to a spec imported from the disk's own files:
+/// the per-sector interface time becomes the larger of the disk's "Bulk sector transfer time" and
+/// its bus's block transfer time, for reads and writes (DiskSim's `disk_get_blktranstime`).
+///
+/// # Errors
+/// As [`bus_transfer_times`].
+pub fn apply_system_config(spec: &mut DiskSpec, parv: &Path) -> Result<(), SpecError> {
+    if let Some((read, write)) = bus_transfer_times(parv)? {
+        let bulk = spec.controller.bus_sector_ms;
+        spec.controller.bus_sector_ms = bulk.max(read);
+        let w = bulk.max(write);
+        spec.controller.bus_write_sector_ms = (w != spec.controller.bus_sector_ms).then_some(w);
+        let _ = write!(spec.source, "; bus block transfer times {read} / {write} ms (read / write) from {}", file_name(&parv.display().to_string()));
+    }
+    Ok(())
+}
+
+/// Splits parameter text into `(byte offset, token)`: words, and the single characters
+/// `[ ] { } , =`.
+fn tokenize(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut cur: Option<usize> = None;
+    for (i, c) in text.char_indices() {
+        let special = matches!(c, '[' | ']' | '{' | '}' | ',' | '=');
+        if c.is_whitespace() || special {
+            if let Some(s) = cur.take() {
+                out.push((s, text[s..i].to_string()));
+            }
+            if special {
+                out.push((i, c.to_string()));
+            }
+        } else if cur.is_none() {
+            cur = Some(i);
+        }
+    }
+    if let Some(s) = cur {
+        out.push((s, text[s..].to_string()));
+    }
+    out
 }
 
 #[cfg(test)]

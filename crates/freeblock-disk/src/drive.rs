@@ -2,10 +2,20 @@
 //!
 //! [`Drive::predict`] is pure; [`Drive::serve`] is `predict` followed by committing the new
 //! state, so a prediction made from the same state and start time is exactly what happens.
+//!
+//! With the spec's cache off, serving a request is one [`Disk::access`] from the current head
+//! position. With it on, requests go through a model of DiskSim 4.0's disk controller and buffer
+//! (module `buffer`): read hits, read-ahead and write-back that go on in the background after a
+//! request completes (and move the heads), and the bus handshakes and overheads of the spec's
+//! [`crate::Controller`]. Background work started by one request is carried out, in simulated
+//! time, when the next request is served, so `serve(start, …)` begins media work only once the
+//! mechanism is free.
+
+mod buffer;
 
 use std::sync::Arc;
 
-use crate::disk::{Disk, HeadState, MediaAccess, Op};
+use crate::disk::{Breakdown, Disk, HeadState, MediaAccess, Op};
 use crate::error::AccessError;
 use crate::layout::TrackRun;
 use crate::time::SimTime;
@@ -25,13 +35,16 @@ pub struct Drive {
     disk: Arc<Disk>,
     head: HeadState,
     scratch: Vec<TrackRun>,
+    /// The buffer controller, when the spec's cache is on.
+    buffer: Option<Box<buffer::Buffer>>,
 }
 
 impl Drive {
     /// A drive with its heads at cylinder 0, surface 0.
     #[must_use]
     pub fn new(disk: Arc<Disk>) -> Self {
-        Self { disk, head: HeadState::default(), scratch: Vec::with_capacity(4) }
+        let buffer = disk.spec().cache.enabled.then(|| Box::new(buffer::Buffer::new(&disk)));
+        Self { disk, head: HeadState::default(), scratch: Vec::with_capacity(4), buffer }
     }
 
     /// The model.
@@ -43,12 +56,15 @@ impl Drive {
     /// Current head position.
     #[must_use]
     pub fn head(&self) -> HeadState {
-        self.head
+        self.buffer.as_ref().map_or(self.head, |b| b.head())
     }
 
     /// Moves the heads (e.g. to start an experiment elsewhere).
     pub fn set_head(&mut self, head: HeadState) {
         self.head = head;
+        if let Some(b) = &mut self.buffer {
+            b.set_head(head);
+        }
     }
 
     /// Positioning time for a request at `lbn` starting at `start`, as schedulers rank it.
@@ -57,7 +73,7 @@ impl Drive {
     /// [`AccessError::OutOfRange`] past the end of the disk.
     #[inline]
     pub fn positioning(&self, start: SimTime, lbn: u64, op: Op) -> Result<SimTime, AccessError> {
-        self.disk.positioning(self.head, start, lbn, op)
+        self.disk.positioning(self.head(), start, lbn, op)
     }
 
     /// What serving the request at `start` would do, without doing it.
@@ -65,6 +81,11 @@ impl Drive {
     /// # Errors
     /// [`AccessError`] for an empty or out-of-range request.
     pub fn predict(&self, start: SimTime, lbn: u64, sectors: u64, op: Op) -> Result<Service, AccessError> {
+        if let Some(b) = &self.buffer {
+            self.check(lbn, sectors)?;
+            let mut b = b.clone();
+            return Ok(self.buffered(&mut b, start, lbn, sectors, op));
+        }
         let mut runs = Vec::with_capacity(4);
         let access = self.disk.access(self.head, start, lbn, sectors, op, &mut runs)?;
         Ok(Service { access, cache_hit: false })
@@ -75,8 +96,46 @@ impl Drive {
     /// # Errors
     /// [`AccessError`] for an empty or out-of-range request; the state is then unchanged.
     pub fn serve(&mut self, start: SimTime, lbn: u64, sectors: u64, op: Op) -> Result<Service, AccessError> {
+        if let Some(mut b) = self.buffer.take() {
+            let r = self.check(lbn, sectors).map(|()| self.buffered(&mut b, start, lbn, sectors, op));
+            self.buffer = Some(b);
+            return r;
+        }
         let access = self.disk.access(self.head, start, lbn, sectors, op, &mut self.scratch)?;
         self.head = access.end_head;
         Ok(Service { access, cache_hit: false })
+    }
+
+    fn check(&self, lbn: u64, sectors: u64) -> Result<(), AccessError> {
+        let capacity = self.disk.capacity();
+        if sectors == 0 {
+            return Err(AccessError::Empty { lbn });
+        }
+        match lbn.checked_add(sectors) {
+            Some(end) if end <= capacity => Ok(()),
+            _ => Err(AccessError::OutOfRange { lbn, end: lbn.saturating_add(sectors), capacity }),
+        }
+    }
+
+    /// Serves a request through the buffer model and reports it like a media access.
+    fn buffered(&self, b: &mut buffer::Buffer, start: SimTime, lbn: u64, sectors: u64, op: Op) -> Service {
+        let o = b.serve(&self.disk, start * 1000, lbn, sectors, op);
+        let ns = |ps: u64| ps.div_ceil(1000);
+        let end = ns(o.end_ps).max(start);
+        let total = end - start;
+        let (media_start, media_end) = o.media.map_or((start, start), |(a, z)| (ns(a).clamp(start, end), ns(z).clamp(start, end)));
+        let mut left = total;
+        let mut take = |v: SimTime| {
+            let v = v.min(left);
+            left -= v;
+            v
+        };
+        let overhead = take(ns(o.overhead_ps));
+        let seek = take(ns(o.seek_ps));
+        let rotational_latency = take(ns(o.latency_ps));
+        let transfer = take(media_end - media_start);
+        let breakdown = Breakdown { overhead, seek, rotational_latency, transfer, bus: left };
+        let access = MediaAccess { start, media_start, media_end, end, breakdown, end_head: b.head() };
+        Service { access, cache_hit: o.hit }
     }
 }

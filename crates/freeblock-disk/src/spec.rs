@@ -194,6 +194,11 @@ pub enum SeekModel {
 }
 
 /// Controller overheads and host-interface speed. All default to zero.
+///
+/// Only `read_miss_ms`, `write_miss_ms` and `bus_sector_ms` matter while the cache is off; the
+/// rest describe DiskSim's buffer controller (used when `cache.enabled`). Where DiskSim has an
+/// "after read" and an "after write" variant of an overhead (the previous request's kind), the
+/// plain field is the after-read one and `…_after_write_ms` the other (`None`: the same).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Controller {
@@ -206,30 +211,220 @@ pub struct Controller {
     /// Command overhead before a write absorbed by the cache, ms.
     pub write_hit_ms: f64,
     /// Time to move one sector across the host interface, ms (DiskSim "Bulk sector transfer
-    /// time"). Zero means the interface is never the bottleneck.
+    /// time", or the disk's bus "Read block transfer time" when larger). Zero means the interface
+    /// is never the bottleneck.
     pub bus_sector_ms: f64,
     /// Writes are reported complete once their data is in the cache and written to the media
     /// later (write-back, DiskSim "Fast write level" > 0). Needs the cache enabled.
     pub write_back: bool,
+    /// `read_miss_ms` when the previous request was a write (DiskSim "Read miss over. after
+    /// write"). Default: `read_miss_ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_miss_after_write_ms: Option<f64>,
+    /// `read_hit_ms` after a write. Default: `read_hit_ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_hit_after_write_ms: Option<f64>,
+    /// `write_miss_ms` after a write. Default: `write_miss_ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_miss_after_write_ms: Option<f64>,
+    /// `write_hit_ms` after a write. Default: `write_hit_ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_hit_after_write_ms: Option<f64>,
+    /// Per-sector interface time for writes, ms (the disk's bus "Write block transfer time").
+    /// Default: `bus_sector_ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bus_write_sector_ms: Option<f64>,
+    /// Delay before every command is looked at, ms (DiskSim "Per-request overhead time").
+    #[serde(skip_serializing_if = "is_zero")]
+    pub per_request_ms: f64,
+    /// From the last data sent to the completion message, reads, ms ("Read completion overhead").
+    #[serde(skip_serializing_if = "is_zero")]
+    pub read_complete_ms: f64,
+    /// The same for writes, ms ("Write completion overhead").
+    #[serde(skip_serializing_if = "is_zero")]
+    pub write_complete_ms: f64,
+    /// Added before a transfer of data starts, ms ("Data preparation overhead").
+    #[serde(skip_serializing_if = "is_zero")]
+    pub data_prep_ms: f64,
+    /// To reconnect to the host after a disconnect, ms ("First reselect overhead").
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reselect_ms: f64,
+    /// To reconnect for the completion of a write that disconnected twice, ms ("Other reselect
+    /// overhead").
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reselect_other_ms: f64,
+    /// To disconnect from the host after a read command, ms ("Read disconnect afterread").
+    #[serde(skip_serializing_if = "is_zero")]
+    pub read_disconnect_ms: f64,
+    /// The same after a write ("Read disconnect afterwrite"). Default: `read_disconnect_ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_disconnect_after_write_ms: Option<f64>,
+    /// To disconnect after receiving a write's data, ms ("Write disconnect overhead").
+    #[serde(skip_serializing_if = "is_zero")]
+    pub write_disconnect_ms: f64,
+    /// Shortest time from a write command's overhead to the start of its media access, ms
+    /// (DiskSim "Minimum seek delay": a shorter seek is padded to it).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub min_write_seek_ms: f64,
+    /// Keep the host interface for the whole of a read, waiting for the media, instead of
+    /// disconnecting when the buffer runs dry ("Hold bus entire read xfer").
+    #[serde(skip_serializing_if = "is_false")]
+    pub hold_bus_read: bool,
+    /// The same for writes ("Hold bus entire write xfer").
+    #[serde(skip_serializing_if = "is_false")]
+    pub hold_bus_write: bool,
+    /// A write that follows a write elsewhere disconnects once more before taking its data
+    /// (DiskSim "Extra write disconnect" and its "Extradisc …" overheads). `None`: never.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra_write_disconnect: Option<ExtraWriteDisconnect>,
 }
 
-/// Segmented on-disk cache with read-ahead.
+/// DiskSim's "extra write disconnect": timings of a write command that disconnects before its
+/// data phase. All ms.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExtraWriteDisconnect {
+    /// Command overhead ("Extradisc command overhead").
+    pub command_ms: f64,
+    /// First disconnect ("Extradisc disconnect overhead").
+    pub disconnect_ms: f64,
+    /// From that disconnect to asking for the data ("Extradisc inter-disconnect delay").
+    pub inter_disconnect_ms: f64,
+    /// Disconnect after the data ("Extradisc 2nd disconnect overhead").
+    pub second_disconnect_ms: f64,
+    /// Added to the command overhead before the media access may start ("Extradisc seek delta").
+    pub seek_delta_ms: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
+}
+
+fn is_true(v: &bool) -> bool {
+    *v
+}
+
+fn is_one(v: &u32) -> bool {
+    *v == 1
+}
+
+/// How far a read-ahead runs (DiskSim "Buffer continuous read").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadAhead {
+    /// No read-ahead \[0\].
+    None,
+    /// Up to `read_ahead_sectors`, stopping at the end of the track \[1\].
+    TrackEnd,
+    /// Up to `read_ahead_sectors`, stopping at the end of the cylinder \[2\].
+    CylinderEnd,
+    /// Up to `read_ahead_sectors` past the request (the segment size when 0) \[3\].
+    #[default]
+    Sectors,
+    /// To the end of the track holding the sector after the request, and one track more when the
+    /// segment started on an earlier track (DEC's scheme) \[4\].
+    Dec,
+}
+
+/// Segmented on-disk cache with read-ahead (DiskSim's disk buffer).
+///
+/// With `enabled = false` the drive has no buffer at all and every request is a media access
+/// timed by [`crate::Disk::access`]. With it on, requests go through a model of DiskSim 4.0's disk
+/// controller: segments, read hits, read-ahead that goes on after the request completes,
+/// write-back (`controller.write_back`), and the bus handshakes timed by [`Controller`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CacheSpec {
     /// Whether the cache is used at all. Default false.
     pub enabled: bool,
-    /// Number of segments. Default 1.
+    /// Number of segments (including a separate write segment). Default 1.
     pub segments: u32,
     /// Size of each segment, in sectors. Default 256.
     pub segment_sectors: u32,
-    /// Sectors read past the end of a read miss, while the disk is otherwise idle. Default 0.
+    /// Read-ahead past the end of a read, in sectors ("Maximum read-ahead"). Default 0.
     pub read_ahead_sectors: u32,
+    /// How far read-ahead runs. Default `sectors`.
+    #[serde(skip_serializing_if = "is_default_read_ahead")]
+    pub read_ahead: ReadAhead,
+    /// Read-ahead a new request may not interrupt, sectors ("Minimum read-ahead"). Default 0.
+    #[serde(skip_serializing_if = "is_zero_u32")]
+    pub min_read_ahead_sectors: u32,
+    /// Go on reading ahead after a read that hit the cache ("Read-ahead on idle hit"). Default
+    /// false.
+    #[serde(skip_serializing_if = "is_false")]
+    pub read_ahead_on_hit: bool,
+    /// Keep sectors read before the wanted one on the same track ("Read any free blocks").
+    #[serde(skip_serializing_if = "is_false")]
+    pub read_any_free_blocks: bool,
+    /// Zero-latency reads: start at the first sector under the head ("Immediate buffer read").
+    #[serde(skip_serializing_if = "is_false")]
+    pub zero_latency_reads: bool,
+    /// Zero-latency writes ("Immediate buffer write").
+    #[serde(skip_serializing_if = "is_false")]
+    pub zero_latency_writes: bool,
+    /// Reads may hit data written by earlier writes ("Allow read hits on write data"). Default
+    /// true.
+    #[serde(skip_serializing_if = "is_true")]
+    pub read_hits_on_write_data: bool,
+    /// Segments that may hold data not yet written ("Maximum number of write segments"). Default
+    /// 1.
+    #[serde(skip_serializing_if = "is_one")]
+    pub write_segments: u32,
+    /// One segment is reserved for writes and reads never use it ("Use separate write
+    /// segment").
+    #[serde(skip_serializing_if = "is_false")]
+    pub separate_write_segment: bool,
+    /// A write overlapping a segment being read ahead stops the read-ahead ("Write hit stop
+    /// prefetch").
+    #[serde(skip_serializing_if = "is_false")]
+    pub write_stops_read_ahead: bool,
+    /// Fraction of a read that must be in the buffer before the data phase starts ("High (read)
+    /// water mark"). Default 0 (one sector).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub read_watermark: f64,
+    /// Fraction of a write's data left in the buffer when the drive asks for more ("Low (write)
+    /// water mark").
+    #[serde(skip_serializing_if = "is_zero")]
+    pub write_watermark: f64,
+    /// Watermarks are fractions of the request (true, default) or of the segment ("Set
+    /// watermark by reqsize").
+    #[serde(skip_serializing_if = "is_true")]
+    pub watermark_of_request: bool,
+}
+
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
+}
+
+fn is_default_read_ahead(v: &ReadAhead) -> bool {
+    *v == ReadAhead::default()
 }
 
 impl Default for CacheSpec {
     fn default() -> Self {
-        Self { enabled: false, segments: 1, segment_sectors: 256, read_ahead_sectors: 0 }
+        Self {
+            enabled: false,
+            segments: 1,
+            segment_sectors: 256,
+            read_ahead_sectors: 0,
+            read_ahead: ReadAhead::default(),
+            min_read_ahead_sectors: 0,
+            read_ahead_on_hit: false,
+            read_any_free_blocks: false,
+            zero_latency_reads: false,
+            zero_latency_writes: false,
+            read_hits_on_write_data: true,
+            write_segments: 1,
+            separate_write_segment: false,
+            write_stops_read_ahead: false,
+            read_watermark: 0.0,
+            write_watermark: 0.0,
+            watermark_of_request: true,
+        }
     }
 }
 
@@ -317,13 +512,61 @@ impl DiskSpec {
             ("controller.write_miss_ms", self.controller.write_miss_ms),
             ("controller.write_hit_ms", self.controller.write_hit_ms),
             ("controller.bus_sector_ms", self.controller.bus_sector_ms),
+            ("controller.per_request_ms", self.controller.per_request_ms),
+            ("controller.read_complete_ms", self.controller.read_complete_ms),
+            ("controller.write_complete_ms", self.controller.write_complete_ms),
+            ("controller.data_prep_ms", self.controller.data_prep_ms),
+            ("controller.reselect_ms", self.controller.reselect_ms),
+            ("controller.reselect_other_ms", self.controller.reselect_other_ms),
+            ("controller.read_disconnect_ms", self.controller.read_disconnect_ms),
+            ("controller.write_disconnect_ms", self.controller.write_disconnect_ms),
+            ("controller.min_write_seek_ms", self.controller.min_write_seek_ms),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 return bad(name.into(), format!("must be a non-negative time in ms, got {v}"));
             }
         }
+        let c = &self.controller;
+        for (name, v) in [
+            ("controller.read_miss_after_write_ms", c.read_miss_after_write_ms),
+            ("controller.read_hit_after_write_ms", c.read_hit_after_write_ms),
+            ("controller.write_miss_after_write_ms", c.write_miss_after_write_ms),
+            ("controller.write_hit_after_write_ms", c.write_hit_after_write_ms),
+            ("controller.bus_write_sector_ms", c.bus_write_sector_ms),
+            ("controller.read_disconnect_after_write_ms", c.read_disconnect_after_write_ms),
+        ] {
+            if let Some(v) = v {
+                if !(v.is_finite() && v >= 0.0) {
+                    return bad(name.into(), format!("must be a non-negative time in ms, got {v}"));
+                }
+            }
+        }
+        if let Some(x) = &c.extra_write_disconnect {
+            for (name, v) in [
+                ("command_ms", x.command_ms),
+                ("disconnect_ms", x.disconnect_ms),
+                ("inter_disconnect_ms", x.inter_disconnect_ms),
+                ("second_disconnect_ms", x.second_disconnect_ms),
+                ("seek_delta_ms", x.seek_delta_ms),
+            ] {
+                if !(v.is_finite() && v >= 0.0) {
+                    return bad(format!("controller.extra_write_disconnect.{name}"), format!("must be a non-negative time in ms, got {v}"));
+                }
+            }
+        }
+        for (name, v) in [("cache.read_watermark", self.cache.read_watermark), ("cache.write_watermark", self.cache.write_watermark)] {
+            if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
+                return bad(name.into(), format!("must be a fraction between 0 and 1, got {v}"));
+            }
+        }
         self.validate_seek()?;
         if self.cache.enabled {
+            if self.cache.write_segments == 0 {
+                return bad("cache.write_segments".into(), "must be at least 1 when the cache is enabled".into());
+            }
+            if self.cache.separate_write_segment && self.cache.segments < 2 {
+                return bad("cache.segments".into(), "must be at least 2 with a separate write segment".into());
+            }
             if self.cache.segments == 0 {
                 return bad("cache.segments".into(), "must be at least 1 when the cache is enabled".into());
             }

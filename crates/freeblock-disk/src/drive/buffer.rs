@@ -1,0 +1,1532 @@
+//! The disk buffer: DiskSim 4.0's disk controller with its segmented cache.
+//!
+//! ```text
+//!  host ──command──► overhead ──► READY (hit) ───────────────► data phase ──► completion
+//!                        │        DISCONNECT (miss, write …) ─► reconnect ─┘  (+ overheads)
+//!                        ▼
+//!  mechanism:  seek ─► rotate ─► sector by sector into / out of a buffer segment
+//!              (read-ahead and write-back go on after the completion, until a new
+//!               command stops them or they finish; they move the heads)
+//! ```
+//!
+//! The model follows DiskSim's `disksim_diskctlr.c` and `disksim_diskcache.c` for a disk that
+//! gets one command at a time (the simulator hands the drive its next request only when the
+//! previous one completed): the same segment choice and hit rules, the same sector-by-sector media
+//! process (zero-latency access, "read any free blocks", data that arrives over the bus while the
+//! heads wait for it), the same bus handshakes (watermarks, reconnections, holding the bus) and
+//! the same overheads. Host-side components (driver, controller, buses other than the disk's) take
+//! no time, as in DiskSim's validation set-ups. Times are kept in picoseconds inside.
+//!
+//! Not modelled: several commands queued at the disk, sequential-write combining into a segment
+//! being written back (`Combine seq writes`), "sneaky" and "almost" read hits, the limited
+//! fast-write level (treated as full), preseeking, and DiskSim's "keep request data" read-ahead
+//! variants (a read-ahead of 0 sectors with a read-ahead mode means the segment size).
+
+use crate::disk::{Disk, HeadState, Op};
+use crate::layout::Pbn;
+use crate::spec::ReadAhead;
+
+/// No LBN (unmapped sector).
+const NONE: u64 = u64::MAX;
+
+fn ms_ps(ms: f64) -> u64 {
+    (ms * 1e9).round() as u64
+}
+
+/// Timings and switches, from the spec (picoseconds).
+#[derive(Debug, Clone)]
+pub(crate) struct Params {
+    /// `[after a read, after a write]` variants.
+    read_hit: [u64; 2],
+    read_miss: [u64; 2],
+    write_hit: [u64; 2],
+    write_miss: [u64; 2],
+    read_disc: [u64; 2],
+    write_disc: u64,
+    per_request: u64,
+    read_complete: u64,
+    write_complete: u64,
+    data_prep: u64,
+    reselect: u64,
+    reselect_other: u64,
+    min_write_seek: u64,
+    /// command, first disconnect, inter-disconnect, second disconnect, seek delta.
+    extra: Option<[u64; 5]>,
+    bt_read: u64,
+    bt_write: u64,
+    hold_read: bool,
+    hold_write: bool,
+    write_back: bool,
+    seg_size: u64,
+    write_segs: u32,
+    separate_write_seg: bool,
+    ra_mode: ReadAhead,
+    max_ra: u64,
+    min_ra: u64,
+    ra_on_hit: bool,
+    read_any_free: bool,
+    immed_read: bool,
+    immed_write: bool,
+    hits_on_write: bool,
+    read_water: f64,
+    write_water: f64,
+    water_by_req: bool,
+    capacity: u64,
+    rev: u64,
+}
+
+impl Params {
+    fn new(disk: &Disk) -> Self {
+        let s = disk.spec();
+        let c = &s.controller;
+        let k = &s.cache;
+        let pair = |ar: f64, aw: Option<f64>| [ms_ps(ar), ms_ps(aw.unwrap_or(ar))];
+        Self {
+            read_hit: pair(c.read_hit_ms, c.read_hit_after_write_ms),
+            read_miss: pair(c.read_miss_ms, c.read_miss_after_write_ms),
+            write_hit: pair(c.write_hit_ms, c.write_hit_after_write_ms),
+            write_miss: pair(c.write_miss_ms, c.write_miss_after_write_ms),
+            read_disc: pair(c.read_disconnect_ms, c.read_disconnect_after_write_ms),
+            write_disc: ms_ps(c.write_disconnect_ms),
+            per_request: ms_ps(c.per_request_ms),
+            read_complete: ms_ps(c.read_complete_ms),
+            write_complete: ms_ps(c.write_complete_ms),
+            data_prep: ms_ps(c.data_prep_ms),
+            reselect: ms_ps(c.reselect_ms),
+            reselect_other: ms_ps(c.reselect_other_ms),
+            min_write_seek: ms_ps(c.min_write_seek_ms),
+            extra: c.extra_write_disconnect.as_ref().map(|x| {
+                [ms_ps(x.command_ms), ms_ps(x.disconnect_ms), ms_ps(x.inter_disconnect_ms), ms_ps(x.second_disconnect_ms), ms_ps(x.seek_delta_ms)]
+            }),
+            bt_read: ms_ps(c.bus_sector_ms),
+            bt_write: ms_ps(c.bus_write_sector_ms.unwrap_or(c.bus_sector_ms)),
+            hold_read: c.hold_bus_read,
+            hold_write: c.hold_bus_write,
+            write_back: c.write_back,
+            seg_size: u64::from(k.segment_sectors),
+            write_segs: k.write_segments,
+            separate_write_seg: k.separate_write_segment,
+            ra_mode: k.read_ahead,
+            max_ra: u64::from(k.read_ahead_sectors),
+            min_ra: if k.read_ahead == ReadAhead::None { 0 } else { u64::from(k.min_read_ahead_sectors) },
+            ra_on_hit: k.read_ahead_on_hit,
+            read_any_free: k.read_any_free_blocks,
+            immed_read: k.zero_latency_reads,
+            immed_write: k.zero_latency_writes,
+            hits_on_write: k.read_hits_on_write_data,
+            read_water: k.read_watermark,
+            write_water: k.write_watermark,
+            water_by_req: k.watermark_of_request,
+            capacity: disk.capacity(),
+            rev: disk.revolution_ps(),
+        }
+    }
+
+    /// The after-read or after-write variant.
+    fn pick(v: [u64; 2], last_read: bool) -> u64 {
+        if last_read {
+            v[0]
+        } else {
+            v[1]
+        }
+    }
+}
+
+/// State of a buffer segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum St {
+    Empty,
+    Clean,
+    Reading,
+    Writing,
+    Dirty,
+}
+
+#[derive(Debug, Clone)]
+struct Seg {
+    /// The dedicated write segment.
+    write_seg: bool,
+    state: St,
+    /// Valid data: LBNs `start..end`.
+    start: u64,
+    end: u64,
+    /// Read-ahead limits (LBN one past the end).
+    min_ra: u64,
+    max_ra: u64,
+    /// Kind of the last access through the segment (`None`: never used).
+    access_read: Option<bool>,
+}
+
+impl Seg {
+    fn overlaps(&self, lbn: u64, end: u64) -> bool {
+        (lbn >= self.start && lbn < self.end) || (end > self.start && end <= self.end) || (lbn <= self.start && end >= self.end)
+    }
+}
+
+/// Who holds the mechanism.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    /// The request being served.
+    Req,
+    /// Read-ahead left over from a completed read.
+    Prefetch,
+    /// Write-back of a completed write.
+    Destage,
+}
+
+#[derive(Debug, Clone)]
+enum Phase {
+    /// Seeking; done at `at`, to the track of LBN `target`.
+    Seek { at: u64, target: u64 },
+    /// Passing sectors: boundary `i` (at `base + i·rev/spt`) ends sector `prev` (processed if its
+    /// flag says so) and starts sector `next`.
+    Rot { base: u64, i: u64, prev: Option<(u32, bool)>, next: u32 },
+    /// No media activity, mechanism still held by the request.
+    Idle,
+}
+
+/// The LBNs of one track.
+#[derive(Debug, Clone, Default)]
+struct Track {
+    cyl: u32,
+    surf: u32,
+    spt: u32,
+    /// LBN of sector 0 when every sector holds consecutive LBNs (`lbns` empty).
+    base: u64,
+    /// Per-sector LBN (`NONE` if unmapped), when not consecutive.
+    lbns: Vec<u64>,
+    first: u64,
+    next: u64,
+    /// Rotational position of sector 0's start, ps.
+    pos0: u64,
+    valid: bool,
+}
+
+impl Track {
+    fn lbn(&self, s: u32) -> u64 {
+        if self.lbns.is_empty() {
+            self.base + u64::from(s)
+        } else {
+            self.lbns[s as usize]
+        }
+    }
+
+    /// Rotational position of sector `s`'s start.
+    fn pos(&self, s: u64, rev: u64) -> u64 {
+        (self.pos0 + s * rev / u64::from(self.spt)) % rev
+    }
+
+    fn load(&mut self, disk: &Disk, cyl: u32, surf: u32) {
+        if self.valid && self.cyl == cyl && self.surf == surf {
+            return;
+        }
+        let layout = disk.layout();
+        let spt = layout.sectors_per_track(cyl);
+        self.cyl = cyl;
+        self.surf = surf;
+        self.spt = spt;
+        self.valid = true;
+        self.pos0 = layout.sector_start(cyl, surf, 0);
+        self.lbns.clear();
+        let at = |s: u32| layout.pbn_to_lbn(Pbn { cylinder: cyl, surface: surf, sector: s });
+        if let (Some(a), Some(b)) = (at(0), at(spt - 1)) {
+            if b >= a && b - a == u64::from(spt - 1) {
+                self.base = a;
+                self.first = a;
+                self.next = b + 1;
+                return;
+            }
+        }
+        let (mut first, mut last) = (NONE, 0);
+        for s in 0..spt {
+            let l = at(s).unwrap_or(NONE);
+            if l != NONE {
+                first = first.min(l);
+                last = last.max(l);
+            }
+            self.lbns.push(l);
+        }
+        self.first = first;
+        self.next = if first == NONE { NONE } else { last + 1 };
+    }
+}
+
+/// The mechanism's current access.
+#[derive(Debug, Clone)]
+struct Hda {
+    owner: Owner,
+    seg: usize,
+    read: bool,
+    /// Past the request's own data (read-ahead, or write-back after completion).
+    bg: bool,
+    /// Zero-latency access.
+    immed: bool,
+    req_start: u64,
+    req_end: u64,
+    req_len: u64,
+    /// Writes: next LBN to put on the media.
+    inblkno: u64,
+    phase: Phase,
+    track: Track,
+    immedstart: u64,
+    immedend: u64,
+    last_seek: u64,
+}
+
+impl Hda {
+    fn next_time(&self, rev: u64) -> Option<u64> {
+        match &self.phase {
+            Phase::Seek { at, .. } => Some(*at),
+            Phase::Rot { base, i, .. } => Some(base + i * rev / u64::from(self.track.spt)),
+            Phase::Idle => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hit {
+    NoMatch,
+    Whole,
+    Partial,
+    Collision,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Msg {
+    /// Ready to transfer (answered as a reconnection).
+    Ready,
+    Reconnect,
+    Disconnect,
+    Completion,
+    /// End of the extra write disconnect's wait.
+    Prep,
+    /// Data arrived while holding the bus.
+    Resume,
+}
+
+/// The disk's side of the host interface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Bus {
+    Idle,
+    /// A message to the host, answered at `at`.
+    Msg { at: u64, msg: Msg },
+    /// Moving `count` sectors from `start` to `end`.
+    Xfer { start: u64, count: u64, end: u64 },
+    /// Holding the bus, waiting for data.
+    Outwait,
+}
+
+/// The segment's transfer state (DiskSim `seg->outstate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SegOut {
+    Idle,
+    Contacting,
+    Transfering,
+}
+
+/// The request being served.
+#[derive(Debug, Clone)]
+struct Req {
+    read: bool,
+    lbn: u64,
+    end: u64,
+    n: u64,
+    seg: Option<usize>,
+    hit: Hit,
+    watermark: u64,
+    overhead_done: u64,
+    overhead: u64,
+    /// DiskSim `EXTRA_WRITE_DISCONNECT`.
+    extra: bool,
+    /// Still owes the extra disconnect's reconnection.
+    extradisc: bool,
+    /// Holds the mechanism.
+    hda: bool,
+    /// Waits for the mechanism.
+    waiting: bool,
+    outblkno: u64,
+    chunk: u64,
+    seg_out: SegOut,
+    bus: Bus,
+    completion_sent: bool,
+    media_done: bool,
+    done: Option<u64>,
+    seek: u64,
+    latency: u64,
+    media_start: Option<u64>,
+    media_end: Option<u64>,
+}
+
+/// What serving one request did, for the drive's report.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Outcome {
+    pub end_ps: u64,
+    pub overhead_ps: u64,
+    pub seek_ps: u64,
+    pub latency_ps: u64,
+    pub media: Option<(u64, u64)>,
+    pub hit: bool,
+}
+
+/// The buffer's state between requests.
+#[derive(Debug, Clone)]
+pub(crate) struct Buffer {
+    p: Params,
+    segs: Vec<Seg>,
+    /// Segment indices, least recently used first.
+    lru: Vec<usize>,
+    numdirty: u32,
+    last_read: bool,
+    /// A stopped seek ends here (DiskSim `disk_seek_stoptime`).
+    seek_stop: u64,
+    head: HeadState,
+    hda: Option<Hda>,
+    req: Option<Req>,
+}
+
+impl Buffer {
+    pub(crate) fn new(disk: &Disk) -> Self {
+        let p = Params::new(disk);
+        let k = &disk.spec().cache;
+        let n = k.segments.max(1) as usize;
+        let segs = (0..n)
+            .map(|i| Seg {
+                write_seg: k.separate_write_segment && i + 1 == n,
+                state: St::Empty,
+                start: 0,
+                end: 0,
+                min_ra: 0,
+                max_ra: 0,
+                access_read: None,
+            })
+            .collect();
+        Self { p, segs, lru: (0..n).collect(), numdirty: 0, last_read: false, seek_stop: 0, head: HeadState::default(), hda: None, req: None }
+    }
+
+    pub(crate) fn head(&self) -> HeadState {
+        self.head
+    }
+
+    pub(crate) fn set_head(&mut self, head: HeadState) {
+        self.head = head;
+    }
+
+    /// Serves one request arriving at `start_ps`; the drive is otherwise idle (background work
+    /// aside). Returns when the completion reaches the host.
+    pub(crate) fn serve(&mut self, disk: &Disk, start_ps: u64, lbn: u64, n: u64, op: Op) -> Outcome {
+        let t0 = start_ps + self.p.per_request;
+        self.advance(disk, t0);
+        let read = op.is_read();
+        self.req = Some(Req {
+            read,
+            lbn,
+            end: lbn + n,
+            n,
+            seg: None,
+            hit: Hit::NoMatch,
+            watermark: 1,
+            overhead_done: t0,
+            overhead: 0,
+            extra: false,
+            extradisc: false,
+            hda: false,
+            waiting: false,
+            outblkno: lbn,
+            chunk: 0,
+            seg_out: SegOut::Idle,
+            bus: Bus::Idle,
+            completion_sent: false,
+            media_done: false,
+            done: None,
+            seek: 0,
+            latency: 0,
+            media_start: None,
+            media_end: None,
+        });
+        if read {
+            self.read_arrive(disk, t0);
+        } else {
+            self.write_arrive(disk, t0);
+        }
+        let mut guard = 0u64;
+        loop {
+            let r = self.req.as_ref().expect("request");
+            if r.done.is_some() {
+                break;
+            }
+            let th = self.hda.as_ref().and_then(|h| h.next_time(self.p.rev));
+            let tb = match r.bus {
+                Bus::Msg { at, .. } => Some(at),
+                Bus::Xfer { end, .. } => Some(end),
+                Bus::Idle | Bus::Outwait => None,
+            };
+            match (th, tb) {
+                (Some(a), Some(b)) if a <= b => self.hda_event(disk),
+                (Some(_), None) => self.hda_event(disk),
+                (_, Some(b)) => self.bus_event(disk, b),
+                (None, None) => {
+                    // Cannot happen with a consistent model; finish rather than hang.
+                    debug_assert!(false, "buffer model stalled: {:?} {:?}", self.req, self.hda);
+                    let t = t0.max(self.seek_stop);
+                    self.req.as_mut().expect("request").done = Some(t);
+                    break;
+                }
+            }
+            guard += 1;
+            if guard > 50_000_000 {
+                debug_assert!(false, "buffer model runs away");
+                break;
+            }
+        }
+        let r = self.req.take().expect("request");
+        Outcome {
+            end_ps: r.done.unwrap_or(t0),
+            overhead_ps: r.overhead,
+            seek_ps: r.seek,
+            latency_ps: r.latency,
+            media: r.media_start.zip(r.media_end),
+            hit: r.read && matches!(r.hit, Hit::Whole | Hit::Partial),
+        }
+    }
+
+    /// Runs background media work (read-ahead, write-back) up to `t`.
+    fn advance(&mut self, disk: &Disk, t: u64) {
+        while let Some(at) = self.hda.as_ref().and_then(|h| h.next_time(self.p.rev)) {
+            if at >= t {
+                break;
+            }
+            self.hda_event(disk);
+        }
+    }
+
+    // ----- segments -------------------------------------------------------------------------
+
+    fn req(&self) -> &Req {
+        self.req.as_ref().expect("request")
+    }
+
+    fn req_mut(&mut self) -> &mut Req {
+        self.req.as_mut().expect("request")
+    }
+
+    fn bg_owner(&self) -> Option<(Owner, usize)> {
+        self.hda.as_ref().map(|h| (h.owner, h.seg))
+    }
+
+    /// A pure read-ahead may be stopped (DiskSim `disk_buffer_stopable_access` for a segment
+    /// being read).
+    fn prefetch_stopable(&mut self) -> bool {
+        let Some(h) = &self.hda else { return true };
+        if h.owner != Owner::Prefetch {
+            return false;
+        }
+        let s = &mut self.segs[h.seg];
+        if s.end < s.min_ra {
+            s.max_ra = s.min_ra;
+            return false;
+        }
+        true
+    }
+
+    fn select_read_segment(&mut self) -> (Option<usize>, Hit) {
+        let (lbn, end) = (self.req().lbn, self.req().end);
+        let bg = self.bg_owner();
+        let mut best = 0i32;
+        let mut sel = None;
+        let mut hit = Hit::NoMatch;
+        for &i in &self.lru {
+            let s = &self.segs[i];
+            let busy = bg.is_some_and(|b| b.1 == i);
+            if self.p.separate_write_seg && s.write_seg {
+                if matches!(s.state, St::Dirty | St::Writing) && s.overlaps(lbn, end) {
+                    return (None, Hit::Collision);
+                }
+                continue;
+            }
+            let mut v = -1;
+            let mut ht = Hit::NoMatch;
+            if s.state == St::Empty {
+                v = 3;
+            } else if lbn < s.start || lbn >= s.end {
+                if s.state == St::Clean && !busy {
+                    v = 2;
+                } else if s.state == St::Reading {
+                    if busy && bg.is_some_and(|b| b.0 == Owner::Prefetch) {
+                        v = 1;
+                    }
+                } else if lbn < s.start && matches!(s.state, St::Dirty | St::Writing) && s.overlaps(lbn, end) {
+                    return (None, Hit::Collision);
+                }
+            } else {
+                match s.state {
+                    St::Dirty | St::Writing => {
+                        let val = if s.state == St::Dirty { 11 } else { 10 };
+                        if self.p.hits_on_write && best < 10 {
+                            v = val;
+                        } else if !self.p.hits_on_write {
+                            return (None, Hit::Collision);
+                        }
+                    }
+                    St::Reading => v = 9,
+                    St::Clean => {
+                        if self.p.hits_on_write || s.access_read == Some(true) {
+                            v = 8;
+                        }
+                    }
+                    St::Empty => {}
+                }
+                if s.end >= end {
+                    ht = Hit::Whole;
+                } else {
+                    ht = Hit::Partial;
+                    v -= 4;
+                }
+            }
+            if v > best {
+                best = v;
+                sel = Some(i);
+                hit = ht;
+            }
+        }
+        if best == 1 && !self.prefetch_stopable() {
+            sel = None;
+        }
+        if sel.is_none() {
+            hit = Hit::NoMatch;
+        }
+        (sel, hit)
+    }
+
+    fn select_write_segment(&mut self) -> (Option<usize>, Hit) {
+        let (lbn, end) = (self.req().lbn, self.req().end);
+        let bg = self.bg_owner();
+        let room = self.numdirty < self.p.write_segs;
+        let mut best = 0i32;
+        let mut sel = None;
+        for &i in &self.lru {
+            let s = &self.segs[i];
+            let busy = bg.is_some_and(|b| b.1 == i);
+            let pure = busy && bg.is_some_and(|b| b.0 == Owner::Prefetch);
+            if self.p.separate_write_seg && !s.write_seg {
+                // Reads' segments: only collisions with data that cannot be dropped matter.
+                let blocked = (s.state == St::Clean && busy) || (s.state == St::Reading && !pure);
+                if blocked && s.overlaps(lbn, end) {
+                    return (None, Hit::Collision);
+                }
+                continue;
+            }
+            let mut v = -1;
+            match s.state {
+                St::Empty => {
+                    if room {
+                        v = 3;
+                    }
+                }
+                St::Reading => {
+                    if pure {
+                        if room {
+                            v = 1;
+                        }
+                    } else if s.overlaps(lbn, end) {
+                        return (None, Hit::Collision);
+                    }
+                }
+                St::Clean => {
+                    if !busy {
+                        if room {
+                            v = if s.overlaps(lbn, end) { 4 } else { 2 };
+                        }
+                    } else if s.overlaps(lbn, end) {
+                        return (None, Hit::Collision);
+                    }
+                }
+                St::Dirty | St::Writing => {
+                    if s.overlaps(lbn, end) {
+                        return (None, Hit::Collision);
+                    }
+                }
+            }
+            if v > best {
+                best = v;
+                sel = Some(i);
+            }
+        }
+        if best == 1 && !self.prefetch_stopable() {
+            sel = None;
+        }
+        (sel, Hit::NoMatch)
+    }
+
+    /// DiskSim `disk_buffer_set_segment`: most recently used, drop stale clean copies of written
+    /// data, set the watermark.
+    fn set_segment(&mut self) {
+        let (seg, read, lbn, end, n) = {
+            let r = self.req();
+            (r.seg.expect("segment"), r.read, r.lbn, r.end, r.n)
+        };
+        if let Some(pos) = self.lru.iter().position(|&i| i == seg) {
+            self.lru.remove(pos);
+            self.lru.push(seg);
+        }
+        if !read {
+            let busy = self.hda.as_ref().map(|h| h.seg);
+            for (i, s) in self.segs.iter_mut().enumerate() {
+                if i != seg && s.state == St::Clean && busy != Some(i) && s.overlaps(lbn, end) {
+                    s.state = St::Empty;
+                }
+            }
+        }
+        let water = if read { self.p.read_water } else { self.p.write_water };
+        let size = self.p.seg_size;
+        let wm = if self.p.water_by_req { ((size.min(n) as f64 * water) as u64).max(1) } else { (size as f64 * water + 0.999_999_999_9) as u64 };
+        self.req_mut().watermark = wm;
+    }
+
+    /// Where read-ahead for a request ending at `end` may go (DiskSim
+    /// `disk_buffer_get_max_readahead`).
+    fn max_readahead(&self, disk: &Disk, seg: usize, lbn: u64, end: u64) -> u64 {
+        let cap = self.p.capacity;
+        let v = match self.p.ra_mode {
+            ReadAhead::None => end,
+            ReadAhead::Dec => {
+                if end >= cap {
+                    cap
+                } else {
+                    let pbn = disk.layout().lbn_to_pbn(end).expect("in range");
+                    let mut t = Track::default();
+                    t.load(disk, pbn.cylinder, pbn.surface);
+                    if self.segs[seg].start < t.first {
+                        let spt = disk.layout().lbn_to_pbn(lbn).map_or(0, |p| disk.layout().sectors_per_track(p.cylinder));
+                        t.next + u64::from(spt)
+                    } else {
+                        t.next
+                    }
+                }
+            }
+            _ => end + if self.p.max_ra > 0 { self.p.max_ra } else { self.p.seg_size },
+        };
+        v.min(cap)
+    }
+
+    /// DiskSim `disk_buffer_attempt_seg_ownership`.
+    fn take_segment(&mut self, disk: &Disk) {
+        let (seg, read, hit, lbn, end) = {
+            let r = self.req();
+            (r.seg.expect("segment"), r.read, r.hit, r.lbn, r.end)
+        };
+        if read {
+            if hit == Hit::NoMatch {
+                let s = &mut self.segs[seg];
+                s.state = St::Clean;
+                s.start = lbn;
+                s.end = lbn;
+                s.min_ra = 0;
+                s.max_ra = 0;
+            }
+            self.update_readahead(disk, seg, lbn, end);
+            self.segs[seg].access_read = Some(true);
+        } else {
+            let s = &mut self.segs[seg];
+            if hit == Hit::NoMatch {
+                s.min_ra = 0;
+                s.max_ra = 0;
+                s.start = lbn;
+                s.end = lbn;
+                if s.state != St::Dirty && s.state != St::Writing {
+                    self.numdirty += 1;
+                }
+                s.state = St::Dirty;
+            }
+            s.access_read = Some(false);
+        }
+    }
+
+    fn update_readahead(&mut self, disk: &Disk, seg: usize, lbn: u64, end: u64) {
+        let cap = self.p.capacity;
+        let max = self.max_readahead(disk, seg, lbn, end);
+        let s = &mut self.segs[seg];
+        s.min_ra = s.min_ra.max((end + self.p.min_ra).min(cap));
+        s.max_ra = s.max_ra.max(max);
+    }
+
+    /// Stops the read-ahead in progress (DiskSim `disk_buffer_stop_access`): a seek under way
+    /// still ends where it was going.
+    fn stop_prefetch(&mut self, disk: &Disk) {
+        let Some(h) = self.hda.take() else { return };
+        if let Phase::Seek { at, target } = h.phase {
+            let pbn = disk.layout().lbn_to_pbn(target).expect("in range");
+            self.head = HeadState { cylinder: pbn.cylinder, surface: pbn.surface };
+            self.seek_stop = at;
+        }
+        self.segs[h.seg].state = St::Clean;
+    }
+
+    // ----- arrivals ------------------------------------------------------------------------
+
+    fn read_arrive(&mut self, disk: &Disk, t0: u64) {
+        let lr = self.last_read;
+        let miss = Params::pick(self.p.read_miss, lr);
+        {
+            let r = self.req_mut();
+            r.overhead_done = t0 + miss;
+        }
+        let (seg, hit) = self.select_read_segment();
+        {
+            let r = self.req_mut();
+            r.seg = seg;
+            r.hit = hit;
+        }
+        let bg = self.bg_owner();
+        let merge = matches!(hit, Hit::Whole | Hit::Partial) && bg.is_some_and(|b| b.0 == Owner::Prefetch && Some(b.1) == seg);
+        let stopable = match bg {
+            None => true,
+            Some((Owner::Prefetch, _)) => merge || self.prefetch_stopable(),
+            Some(_) => false,
+        };
+        let enough = matches!(hit, Hit::Whole | Hit::Partial);
+        if enough && stopable {
+            let o = Params::pick(self.p.read_hit, lr);
+            let data_prep = self.p.data_prep;
+            let r = self.req_mut();
+            r.overhead = o;
+            r.bus = Bus::Msg { at: t0 + o + data_prep, msg: Msg::Ready };
+            self.req_mut().seg_out = SegOut::Contacting;
+            self.set_segment();
+            self.activate(disk, t0, false, stopable, merge);
+        } else {
+            let d = Params::pick(self.p.read_disc, lr);
+            let r = self.req_mut();
+            r.overhead = miss;
+            r.bus = Bus::Msg { at: t0 + miss + d, msg: Msg::Disconnect };
+            self.activate(disk, t0, true, stopable, merge);
+        }
+    }
+
+    fn write_arrive(&mut self, disk: &Disk, t0: u64) {
+        let lr = self.last_read;
+        let (seg, hit) = self.select_write_segment();
+        {
+            let r = self.req_mut();
+            r.seg = seg;
+            r.hit = hit;
+        }
+        // DiskSim's "extra write disconnect": a write after a write elsewhere.
+        if let (Some(_), Some(i)) = (self.p.extra, seg) {
+            let s = &self.segs[i];
+            if self.lru.last() == Some(&i) && s.access_read == Some(false) && self.req().lbn != s.end {
+                self.req_mut().extra = true;
+            }
+        }
+        let o = if self.p.write_back { Params::pick(self.p.write_hit, lr) } else { Params::pick(self.p.write_miss, lr) };
+        {
+            let r = self.req_mut();
+            r.overhead_done = t0 + o;
+            r.overhead = o;
+        }
+        let stopable = match self.bg_owner() {
+            None => true,
+            Some((Owner::Prefetch, _)) => self.prefetch_stopable(),
+            Some(_) => false,
+        };
+        if seg.is_some() && stopable {
+            let extra = self.p.extra;
+            let data_prep = self.p.data_prep;
+            let r = self.req_mut();
+            if let (true, Some(x)) = (r.extra, extra) {
+                r.overhead_done = t0 + x[0] + x[4];
+                r.overhead = x[0];
+                r.extradisc = true;
+                r.bus = Bus::Msg { at: t0 + x[0] + x[1], msg: Msg::Disconnect };
+            } else {
+                r.bus = Bus::Msg { at: t0 + o + data_prep, msg: Msg::Ready };
+                r.seg_out = SegOut::Contacting;
+            }
+            self.set_segment();
+            self.activate(disk, t0, false, stopable, false);
+        } else {
+            let d = if self.p.write_back { self.p.write_disc } else { 0 };
+            let r = self.req_mut();
+            r.extra = false;
+            r.bus = Bus::Msg { at: t0 + o + d, msg: Msg::Disconnect };
+            self.activate(disk, t0, true, stopable, false);
+        }
+    }
+
+    /// DiskSim `disk_activate_read` / `disk_activate_write` for the arriving request.
+    fn activate(&mut self, disk: &Disk, t: u64, setseg: bool, stopable: bool, merge: bool) {
+        let hit = self.req().hit;
+        if self.hda.is_some() && hit != Hit::Collision && stopable {
+            let dirty = self.req().seg.is_some_and(|s| self.segs[s].state == St::Dirty);
+            if !dirty {
+                if merge {
+                    // Take over the read-ahead: it goes on, now for this request.
+                    if let Some(h) = &mut self.hda {
+                        h.owner = Owner::Req;
+                    }
+                } else {
+                    self.stop_prefetch(disk);
+                }
+            }
+        }
+        if setseg && self.req().seg.is_some() {
+            if self.hda.is_some() {
+                let r = self.req_mut();
+                r.seg = None;
+                r.hit = Hit::NoMatch;
+            } else {
+                self.set_segment();
+            }
+        }
+        if self.req().seg.is_some() {
+            self.take_segment(disk);
+        }
+        let free = self.hda.is_none() || merge;
+        if hit != Hit::Collision && free && self.req().seg.is_some() {
+            self.req_mut().hda = true;
+            self.start_access(disk, t);
+        } else {
+            self.req_mut().waiting = true;
+        }
+    }
+
+    /// DiskSim `disk_check_hda` for the request: start its media work (or let the read-ahead it
+    /// took over go on).
+    fn start_access(&mut self, disk: &Disk, t: u64) {
+        let (seg, read, lbn, end, n, od, outblkno) = {
+            let r = self.req();
+            (r.seg.expect("segment"), r.read, r.lbn, r.end, r.n, r.overhead_done, r.outblkno)
+        };
+        let delay = od.saturating_sub(t) + self.seek_stop.saturating_sub(t);
+        if read {
+            let active = self.hda.as_ref().is_some_and(|h| h.owner == Owner::Req && !matches!(h.phase, Phase::Idle));
+            self.segs[seg].access_read = Some(true);
+            self.update_readahead(disk, seg, lbn, end);
+            let max = self.max_readahead(disk, seg, lbn, end);
+            let s = &mut self.segs[seg];
+            s.state = St::Reading;
+            let (mut initiate, mut bg) = (false, false);
+            if s.end < end || s.start > outblkno {
+                initiate = true;
+            } else if s.end < s.max_ra.max(max) {
+                bg = true;
+                initiate = self.p.ra_on_hit;
+            }
+            let target = s.end;
+            if active {
+                let h = self.hda.as_mut().expect("access");
+                h.bg = bg;
+                h.req_start = lbn;
+                h.req_end = end;
+                h.req_len = n;
+                return;
+            }
+            self.hda = Some(self.new_access(seg, true, bg, lbn, end, n));
+            if initiate {
+                if !self.initiate_seek(disk, t, target, delay, 0) {
+                    self.end_access(disk, t);
+                }
+            }
+        } else {
+            self.segs[seg].access_read = Some(false);
+            if !matches!(self.segs[seg].state, St::Writing | St::Dirty) {
+                self.numdirty += 1;
+            }
+            self.segs[seg].state = St::Writing;
+            let mut h = self.new_access(seg, false, false, lbn, end, n);
+            h.inblkno = lbn;
+            self.hda = Some(h);
+            if !self.initiate_seek(disk, t, lbn, delay, self.p.min_write_seek) {
+                self.end_access(disk, t);
+            }
+        }
+        self.check_bus(disk, t);
+    }
+
+    fn new_access(&self, seg: usize, read: bool, bg: bool, lbn: u64, end: u64, n: u64) -> Hda {
+        Hda {
+            owner: Owner::Req,
+            seg,
+            read,
+            bg,
+            immed: if read { self.p.immed_read } else { self.p.immed_write },
+            req_start: lbn,
+            req_end: end,
+            req_len: n,
+            inblkno: lbn,
+            phase: Phase::Idle,
+            track: Track::default(),
+            immedstart: NONE,
+            immedend: NONE,
+            last_seek: 0,
+        }
+    }
+
+    // ----- the mechanism ---------------------------------------------------------------------
+
+    /// DiskSim `disk_initiate_seek`. False if read-ahead must stop here instead.
+    fn initiate_seek(&mut self, disk: &Disk, t: u64, target: u64, delay: u64, mintime: u64) -> bool {
+        if target >= self.p.capacity {
+            return false;
+        }
+        let pbn = disk.layout().lbn_to_pbn(target).expect("in range");
+        let h = self.hda.as_mut().expect("access");
+        let op = if h.read { Op::Read } else { Op::Write };
+        let seek = disk.move_ns(self.head, pbn.cylinder, pbn.surface, op) * 1000;
+        let mut begin = t + delay;
+        if seek < mintime {
+            begin += mintime - seek;
+        }
+        if h.read && h.bg {
+            let moved_cyl = pbn.cylinder != self.head.cylinder;
+            let moved = moved_cyl || pbn.surface != self.head.surface;
+            match self.p.ra_mode {
+                ReadAhead::TrackEnd if moved => return false,
+                ReadAhead::CylinderEnd if moved_cyl => return false,
+                _ => {}
+            }
+        }
+        h.last_seek = seek;
+        h.phase = Phase::Seek { at: begin + seek, target };
+        true
+    }
+
+    fn hda_event(&mut self, disk: &Disk) {
+        let phase = self.hda.as_ref().expect("access").phase.clone();
+        match phase {
+            Phase::Seek { at, target } => self.seek_done(disk, at, target),
+            Phase::Rot { base, i, prev, next } => self.boundary(disk, base, i, prev, next),
+            Phase::Idle => {}
+        }
+    }
+
+    /// DiskSim `disk_buffer_seekdone`: on track; find the first sector to pass.
+    fn seek_done(&mut self, disk: &Disk, at: u64, target: u64) {
+        let rev = self.p.rev;
+        let pbn = disk.layout().lbn_to_pbn(target).expect("in range");
+        self.head = HeadState { cylinder: pbn.cylinder, surface: pbn.surface };
+        let read_any_free = self.p.read_any_free;
+        let h = self.hda.as_mut().expect("access");
+        h.track.load(disk, pbn.cylinder, pbn.surface);
+        let tr = &h.track;
+        let spt = u64::from(tr.spt);
+        let immed = h.immed || (read_any_free && h.read && target != tr.first);
+        let target_sector = u64::from(pbn.sector);
+        let len = tr.next - tr.first;
+        let end_sector = (target_sector + len.max(1) - 1).min(spt - 1);
+        let theta = at % rev;
+        let mut start = target_sector;
+        if immed && end_sector != target_sector {
+            let sp = tr.pos(target_sector, rev);
+            let ep = tr.pos(end_sector, rev);
+            let d = (theta + rev - sp) % rev;
+            let dd = (ep + rev - sp) % rev;
+            if d > 0 && d < dd {
+                let rel = (theta + rev - tr.pos0) % rev;
+                start = ((u128::from(rel) * u128::from(spt)).div_ceil(u128::from(rev)) as u64) % spt;
+            }
+        }
+        let latency = (tr.pos(start, rev) + rev - theta) % rev;
+        h.immedstart = tr.next;
+        h.immedend = tr.next;
+        h.phase = Phase::Rot { base: at + latency, i: 0, prev: None, next: start as u32 };
+        let (owner, last_seek) = (h.owner, h.last_seek);
+        if owner == Owner::Req {
+            if let Some(r) = self.req.as_mut() {
+                if r.media_start.is_none() {
+                    r.seek = last_seek;
+                    r.latency = latency;
+                    r.media_start = Some(at + latency);
+                }
+            }
+        }
+    }
+
+    /// A sector boundary (DiskSim `disk_buffer_sector_done`).
+    fn boundary(&mut self, disk: &Disk, base: u64, i: u64, prev: Option<(u32, bool)>, next: u32) {
+        let (t, spt) = {
+            let h = self.hda.as_ref().expect("access");
+            (base + i * self.p.rev / u64::from(h.track.spt), h.track.spt)
+        };
+        if let Some((s, true)) = prev {
+            self.process_sector(s);
+        }
+        self.update_outbuffer(t);
+        {
+            let h = self.hda.as_ref().expect("access");
+            let size = self.p.seg_size;
+            let s = &mut self.segs[h.seg];
+            s.start = s.start.max(s.end.saturating_sub(size));
+        }
+        if self.request_complete(disk, t) {
+            return;
+        }
+        let (first, track_next) = {
+            let h = self.hda.as_ref().expect("access");
+            (if h.read { self.segs[h.seg].end } else { h.inblkno }, h.track.next)
+        };
+        if first >= track_next {
+            if !self.initiate_seek(disk, t, track_next, 0, 0) {
+                self.end_access(disk, t);
+            }
+            return;
+        }
+        let lbn = self.hda.as_ref().expect("access").track.lbn(next);
+        let valid = lbn != NONE && self.block_available(lbn, t);
+        let h = self.hda.as_mut().expect("access");
+        h.phase = Phase::Rot { base, i: i + 1, prev: Some((next, valid)), next: (next + 1) % spt };
+    }
+
+    /// What the head did with sector `s` (which it was allowed to read or write).
+    fn process_sector(&mut self, s: u32) {
+        let p_any = self.p.ra_mode != ReadAhead::None;
+        let size = self.p.seg_size;
+        let h = self.hda.as_mut().expect("access");
+        let seg = &mut self.segs[h.seg];
+        let cur = h.track.lbn(s);
+        let next = h.track.next;
+        let mut first = if h.read { seg.end } else { h.inblkno };
+        let goal = if h.read {
+            if h.bg {
+                seg.max_ra
+            } else {
+                h.req_end
+            }
+        } else {
+            seg.end
+        };
+        let last = goal.min(next);
+        let inblk = if h.read { h.req_start } else { h.inblkno };
+        if cur == first {
+            first += 1;
+            if first == h.immedstart {
+                first = h.immedend;
+                h.immedstart = next + 1;
+                h.immedend = next + 1;
+            }
+        } else if cur < seg.start {
+            seg.start = cur;
+            first = cur + 1;
+        } else if h.immed && h.immedstart >= next {
+            if cur >= last {
+                if h.read && p_any && cur < inblk {
+                    h.immedstart = cur;
+                    h.immedend = cur + 1;
+                }
+            } else if cur > first {
+                h.immedstart = cur;
+                h.immedend = cur + 1;
+            }
+        } else if cur == h.immedend && (cur < last || cur < inblk) {
+            h.immedend += 1;
+            seg.start = seg.start.max(h.immedend.saturating_sub(size));
+        } else if cur > h.immedend && cur < last {
+            h.immedstart = cur;
+            h.immedend = cur + 1;
+        }
+        if h.read {
+            seg.end = first;
+        } else {
+            h.inblkno = first;
+        }
+    }
+
+    /// Sectors moved over the bus so far in the chunk under way.
+    fn moved(&self, t: u64) -> u64 {
+        match self.req.as_ref().map(|r| (r.bus, r.read)) {
+            Some((Bus::Xfer { start, count, .. }, read)) => {
+                let bt = if read { self.p.bt_read } else { self.p.bt_write };
+                if bt == 0 {
+                    count
+                } else {
+                    ((t - start) / bt).min(count)
+                }
+            }
+            _ => 0,
+        }
+    }
+
+    /// DiskSim `disk_buffer_update_outbuffer`: written data that has arrived is in the segment.
+    fn update_outbuffer(&mut self, t: u64) {
+        let Some(r) = self.req.as_ref() else { return };
+        if r.read || !r.hda {
+            return;
+        }
+        let Some(seg) = r.seg else { return };
+        let got = r.outblkno + self.moved(t);
+        let s = &mut self.segs[seg];
+        s.end = s.end.max(got);
+    }
+
+    /// DiskSim `disk_buffer_block_available`: may the head read (write) `lbn` now?
+    fn block_available(&self, lbn: u64, t: u64) -> bool {
+        let h = self.hda.as_ref().expect("access");
+        let s = &self.segs[h.seg];
+        if h.read {
+            if lbn < s.end && lbn >= s.start {
+                return false;
+            }
+            if lbn < s.start && (!self.p.read_any_free || s.end != s.start) {
+                return false;
+            }
+            if h.owner == Owner::Req {
+                if let Some(r) = &self.req {
+                    if !r.completion_sent && lbn >= r.outblkno + self.moved(t) + self.p.seg_size {
+                        return false;
+                    }
+                }
+            }
+            true
+        } else {
+            if lbn < h.inblkno || lbn >= s.end {
+                return false;
+            }
+            if h.owner == Owner::Req && self.p.extra.is_some() {
+                let have = s.end - s.start;
+                return if h.req_len < 45 { have >= h.req_len.min(10) } else { have >= 15 };
+            }
+            true
+        }
+    }
+
+    /// DiskSim `disk_buffer_request_complete`, after each sector. True if the access ended.
+    fn request_complete(&mut self, disk: &Disk, t: u64) -> bool {
+        let (owner, read, bg, seg, req_end, inblkno) = {
+            let h = self.hda.as_ref().expect("access");
+            (h.owner, h.read, h.bg, h.seg, h.req_end, h.inblkno)
+        };
+        if owner == Owner::Req {
+            if let Some(r) = self.req.as_mut() {
+                if r.bus == Bus::Outwait {
+                    r.bus = Bus::Msg { at: t, msg: Msg::Resume };
+                }
+            }
+        }
+        let s = &self.segs[seg];
+        let mut mark = false;
+        let mut done;
+        if read {
+            if bg {
+                done = s.end >= s.max_ra;
+            } else {
+                let r = self.req();
+                mark = s.end.saturating_sub(r.outblkno) >= r.watermark;
+                done = s.end >= req_end;
+            }
+        } else if bg {
+            done = s.end == inblkno;
+        } else {
+            let r = self.req();
+            mark = s.end.saturating_sub(inblkno) <= r.watermark && s.end < req_end;
+            done = inblkno >= req_end;
+        }
+        if bg && done && read {
+            self.end_access(disk, t);
+            return true;
+        }
+        if !bg && owner == Owner::Req && self.req().seg_out == SegOut::Idle && (done || mark) {
+            self.check_bus(disk, t);
+        }
+        if (!bg || !read) && done {
+            if owner == Owner::Req && self.req().media_end.is_none() {
+                self.req_mut().media_end = Some(t);
+            }
+            let s = &self.segs[seg];
+            if !read || self.p.ra_mode == ReadAhead::None || s.end >= s.max_ra {
+                // fall through: the access is over
+            } else {
+                self.hda.as_mut().expect("access").bg = true;
+                done = false;
+            }
+        }
+        if done {
+            if !read && owner == Owner::Req {
+                self.req_mut().media_done = true;
+                let r = self.req();
+                if !r.completion_sent && r.seg_out == SegOut::Idle {
+                    self.check_bus(disk, t);
+                }
+            }
+            self.end_access(disk, t);
+            return true;
+        }
+        false
+    }
+
+    /// The access is over (DiskSim sets `seg->access->type = NULL_EVENT` and releases the
+    /// mechanism, which a request keeps until its completion).
+    fn end_access(&mut self, disk: &Disk, t: u64) {
+        let h = self.hda.as_mut().expect("access");
+        h.phase = Phase::Idle;
+        match h.owner {
+            Owner::Req => {}
+            Owner::Prefetch => {
+                let seg = h.seg;
+                self.hda = None;
+                self.segs[seg].state = St::Clean;
+                self.hda_free(disk, t);
+            }
+            Owner::Destage => {
+                let seg = h.seg;
+                self.hda = None;
+                self.segs[seg].state = if self.p.hits_on_write { St::Clean } else { St::Empty };
+                self.numdirty = self.numdirty.saturating_sub(1);
+                self.hda_free(disk, t);
+            }
+        }
+    }
+
+    /// The mechanism is free: start the request waiting for it (DiskSim `disk_check_hda` →
+    /// `disk_get_effectivehda`).
+    fn hda_free(&mut self, disk: &Disk, t: u64) {
+        if !self.req.as_ref().is_some_and(|r| r.waiting) {
+            return;
+        }
+        self.req_mut().waiting = false;
+        if self.req().seg.is_none() {
+            let read = self.req().read;
+            let (seg, hit) = if read { self.select_read_segment() } else { self.select_write_segment() };
+            let r = self.req_mut();
+            r.seg = seg;
+            r.hit = hit;
+            if seg.is_none() {
+                r.waiting = true;
+                return;
+            }
+            self.set_segment();
+            self.take_segment(disk);
+        }
+        self.req_mut().hda = true;
+        self.start_access(disk, t);
+    }
+
+    // ----- the host interface ----------------------------------------------------------------
+
+    fn bus_event(&mut self, disk: &Disk, t: u64) {
+        let bus = self.req().bus;
+        match bus {
+            Bus::Msg { msg, .. } => {
+                self.req_mut().bus = Bus::Idle;
+                match msg {
+                    Msg::Ready | Msg::Reconnect | Msg::Resume => {
+                        if msg == Msg::Resume {
+                            self.req_mut().bus = Bus::Outwait;
+                        }
+                        self.transfer(disk, t);
+                    }
+                    Msg::Disconnect => self.disconnected(disk, t),
+                    Msg::Completion => self.completed(disk, t),
+                    Msg::Prep => self.check_bus(disk, t),
+                }
+            }
+            Bus::Xfer { .. } => self.transfer(disk, t),
+            Bus::Idle | Bus::Outwait => {}
+        }
+    }
+
+    /// Sends the completion message.
+    fn complete(&mut self, t: u64) {
+        let (rc, wc) = (self.p.read_complete, self.p.write_complete);
+        let r = self.req_mut();
+        r.seg_out = SegOut::Idle;
+        r.completion_sent = true;
+        let d = if r.read { rc } else { wc };
+        r.bus = Bus::Msg { at: t + d, msg: Msg::Completion };
+        self.last_read = self.req().read;
+    }
+
+    fn disconnect(&mut self, t: u64) {
+        let lr = self.last_read;
+        let d = {
+            let r = self.req();
+            if r.read {
+                Params::pick(self.p.read_disc, lr)
+            } else if r.extra {
+                self.p.extra.map_or(self.p.write_disc, |x| x[3])
+            } else {
+                self.p.write_disc
+            }
+        };
+        let r = self.req_mut();
+        r.seg_out = SegOut::Idle;
+        r.bus = Bus::Msg { at: t + d, msg: Msg::Disconnect };
+    }
+
+    /// DiskSim `disk_reconnection_or_transfer_complete` with `disk_buffer_transfer_size`: after a
+    /// reconnection or a finished chunk, move what can be moved, wait, disconnect or complete.
+    fn transfer(&mut self, disk: &Disk, t: u64) {
+        let _ = disk;
+        let was_xfer = self.req().seg_out == SegOut::Transfering;
+        let read = self.req().read;
+        let seg = self.req().seg.expect("segment");
+        if read {
+            {
+                let r = self.req_mut();
+                if was_xfer {
+                    r.outblkno += r.chunk;
+                }
+            }
+            let (outblkno, end) = (self.req().outblkno, self.req().end);
+            let send = self.segs[seg].end;
+            if outblkno >= end {
+                self.complete(t);
+            } else if send > outblkno {
+                let count = send.min(end) - outblkno;
+                let bt = self.p.bt_read;
+                let r = self.req_mut();
+                r.seg_out = SegOut::Transfering;
+                r.chunk = count;
+                r.bus = Bus::Xfer { start: t, count, end: t + count * bt };
+            } else if self.p.hold_read {
+                let r = self.req_mut();
+                r.seg_out = SegOut::Transfering;
+                r.chunk = 0;
+                r.bus = Bus::Outwait;
+            } else {
+                self.disconnect(t);
+            }
+            return;
+        }
+        // Write.
+        {
+            let r = self.req();
+            if !was_xfer && r.outblkno == r.end && r.media_done {
+                self.complete(t);
+                return;
+            }
+        }
+        if was_xfer {
+            let (outblkno, lbn) = {
+                let r = self.req_mut();
+                r.outblkno += r.chunk;
+                r.chunk = 0;
+                (r.outblkno, r.lbn)
+            };
+            let s = &mut self.segs[seg];
+            s.start = s.start.min(lbn);
+            s.end = s.end.max(outblkno);
+            if outblkno >= self.req().end {
+                if self.p.write_back {
+                    self.complete(t);
+                } else {
+                    self.disconnect(t);
+                }
+                return;
+            }
+        }
+        let owner_in = self.owner_inblkno();
+        let (outblkno, end) = (self.req().outblkno, self.req().end);
+        let room = (self.p.seg_size + owner_in).saturating_sub(outblkno);
+        let count = room.min(end - outblkno);
+        if count == 0 {
+            if self.p.hold_write {
+                let r = self.req_mut();
+                r.seg_out = SegOut::Transfering;
+                r.chunk = 0;
+                r.bus = Bus::Outwait;
+            } else {
+                self.disconnect(t);
+            }
+            return;
+        }
+        let bt = self.p.bt_write;
+        let r = self.req_mut();
+        r.seg_out = SegOut::Transfering;
+        r.chunk = count;
+        r.bus = Bus::Xfer { start: t, count, end: t + count * bt };
+    }
+
+    /// The write's own media progress (its `inblkno`).
+    fn owner_inblkno(&self) -> u64 {
+        let r = self.req();
+        match &self.hda {
+            Some(h) if r.hda && h.owner == Owner::Req && !h.read => h.inblkno,
+            _ if r.media_done => r.end,
+            _ => r.lbn,
+        }
+    }
+
+    /// DiskSim `disk_disconnect`.
+    fn disconnected(&mut self, disk: &Disk, t: u64) {
+        let extra = self.p.extra;
+        let r = self.req_mut();
+        r.bus = Bus::Idle;
+        if r.extradisc && r.extra {
+            if let Some(x) = extra {
+                r.bus = Bus::Msg { at: t + x[2], msg: Msg::Prep };
+                return;
+            }
+        }
+        if r.hda {
+            self.check_bus(disk, t);
+        }
+    }
+
+    /// Would the request use the bus now (DiskSim `disk_request_needs_bus`)? The sectors to move.
+    fn needs_bus(&self) -> Option<u64> {
+        let r = self.req();
+        if r.bus != Bus::Idle || r.completion_sent {
+            return None;
+        }
+        let s = &self.segs[r.seg?];
+        if r.read {
+            (s.end > r.outblkno && s.start <= r.outblkno && (s.end >= r.end || s.end - r.outblkno >= r.watermark))
+                .then(|| s.end.min(r.end) - r.outblkno)
+        } else {
+            let inb = self.owner_inblkno();
+            let size = self.p.seg_size;
+            let first = r.outblkno == r.lbn;
+            let more = s.end == r.outblkno && s.end < r.end && s.end - inb < size && s.end - inb <= r.watermark;
+            (inb >= r.end || first || more).then(|| if first { r.n.min(size) } else { (r.end - r.outblkno).min((size + inb).saturating_sub(s.end)) })
+        }
+    }
+
+    /// DiskSim `disk_check_bus` for the request: reconnect if it needs the bus.
+    fn check_bus(&mut self, _disk: &Disk, t: u64) {
+        let Some(count) = self.needs_bus() else { return };
+        let (reselect, other, prep) = (self.p.reselect, self.p.reselect_other, self.p.data_prep);
+        let r = self.req_mut();
+        let mut d = if r.extradisc {
+            r.extradisc = false;
+            reselect
+        } else if r.extra {
+            other
+        } else {
+            reselect
+        };
+        if count > 0 {
+            d += prep;
+        }
+        r.seg_out = SegOut::Contacting;
+        r.bus = Bus::Msg { at: t + d, msg: Msg::Reconnect };
+    }
+
+    /// The host has the completion (DiskSim `disk_completion`): the read-ahead or write-back the
+    /// request started goes on in the background.
+    fn completed(&mut self, disk: &Disk, t: u64) {
+        let (read, hda, media_done) = {
+            let r = self.req_mut();
+            r.done = Some(t);
+            (r.read, r.hda, r.media_done)
+        };
+        if !hda {
+            return;
+        }
+        let Some(h) = self.hda.as_mut() else { return };
+        if h.owner != Owner::Req {
+            return;
+        }
+        if read {
+            h.owner = Owner::Prefetch;
+            h.bg = true;
+            if matches!(h.phase, Phase::Idle) {
+                self.end_access(disk, t);
+            }
+        } else if media_done {
+            h.owner = Owner::Destage;
+            self.end_access(disk, t);
+        } else {
+            h.owner = Owner::Destage;
+            h.bg = true;
+        }
+    }
+}
