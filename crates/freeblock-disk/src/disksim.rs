@@ -34,7 +34,7 @@
 //! | `… over. after read` (×`Time scale for overheads`), `Bulk sector transfer time` | [`crate::Controller`] |
 //! | `Enable caching in buffer`, `Number of buffer segments`, `Segment size (in blks)`, `Maximum read-ahead (blks)`, `Fast write level` > 0 | [`crate::CacheSpec`], `controller.write_back` |
 //! | `… over. after write`, `Read/Write completion overhead`, `Data preparation overhead`, `First/Other reselect overhead`, `Read disconnect afterread/afterwrite`, `Write disconnect overhead`, `Minimum seek delay`, `Hold bus entire read/write xfer`, `Per-request overhead time`, `Extra write disconnect` and `Extradisc …` | the rest of [`crate::Controller`] |
-//! | `Buffer continuous read`, `Minimum read-ahead (blks)`, `Read-ahead on idle hit`, `Read any free blocks`, `Immediate buffer read/write`, `Allow read hits on write data`, `Maximum number of write segments`, `Use separate write segment`, `Write hit stop prefetch`, `High (read)/Low (write) water mark`, `Set watermark by reqsize` | the rest of [`crate::CacheSpec`] |
+//! | `Buffer continuous read`, `Minimum read-ahead (blks)`, `Read-ahead on idle hit`, `Read any free blocks`, `Immediate buffer read/write`, `Allow read hits on write data`, `Maximum number of write segments`, `Use separate write segment`, `Write hit stop prefetch`, `Stop prefetch in sector`, `High (read)/Low (write) water mark`, `Set watermark by reqsize` | the rest of [`crate::CacheSpec`] |
 //!
 //! The bus a disk hangs on is part of DiskSim's system configuration (`.parv`), not of the disk's
 //! files: [`apply_system_config`] reads its block transfer times.
@@ -812,6 +812,7 @@ fn controller_and_cache(d: &Block) -> Result<(Controller, CacheSpec), SpecError>
         write_segments: u32_of(d, "Maximum number of write segments", d.int_or("Maximum number of write segments", 1, 1)?)?,
         separate_write_segment: flag("Use separate write segment", 0)?,
         write_stops_read_ahead: flag("Write hit stop prefetch", 0)?,
+        stop_read_ahead_mid_sector: flag("Stop prefetch in sector", 1)?,
         read_watermark: d.num_or("High (read) water mark", 0.0)?,
         write_watermark: d.num_or("Low (write) water mark", 0.0)?,
         watermark_of_request: flag("Set watermark by reqsize", 1)?,

@@ -382,6 +382,11 @@ pub struct CacheSpec {
     /// prefetch").
     #[serde(skip_serializing_if = "is_false")]
     pub write_stops_read_ahead: bool,
+    /// A read-ahead stopped by a new command stops at once, even in the middle of a sector
+    /// ("Stop prefetch in sector"); otherwise the new command's media work waits for the end of
+    /// that sector. Default true.
+    #[serde(skip_serializing_if = "is_true")]
+    pub stop_read_ahead_mid_sector: bool,
     /// Fraction of a read that must be in the buffer before the data phase starts ("High (read)
     /// water mark"). Default 0 (one sector).
     #[serde(skip_serializing_if = "is_zero")]
@@ -421,6 +426,7 @@ impl Default for CacheSpec {
             write_segments: 1,
             separate_write_segment: false,
             write_stops_read_ahead: false,
+            stop_read_ahead_mid_sector: true,
             read_watermark: 0.0,
             write_watermark: 0.0,
             watermark_of_request: true,

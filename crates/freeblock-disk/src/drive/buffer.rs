@@ -68,6 +68,7 @@ pub(crate) struct Params {
     immed_read: bool,
     immed_write: bool,
     hits_on_write: bool,
+    stop_in_sector: bool,
     read_water: f64,
     write_water: f64,
     water_by_req: bool,
@@ -114,6 +115,7 @@ impl Params {
             immed_read: k.zero_latency_reads,
             immed_write: k.zero_latency_writes,
             hits_on_write: k.read_hits_on_write_data,
+            stop_in_sector: k.stop_read_ahead_mid_sector,
             read_water: k.read_watermark,
             write_water: k.write_watermark,
             water_by_req: k.watermark_of_request,
@@ -749,14 +751,21 @@ impl Buffer {
         s.max_ra = s.max_ra.max(max);
     }
 
-    /// Stops the read-ahead in progress (DiskSim `disk_buffer_stop_access`): a seek under way
-    /// still ends where it was going.
+    /// Stops the read-ahead in progress (DiskSim `disk_buffer_stopable_access` and
+    /// `disk_buffer_stop_access`): a seek under way still ends where it was going, and without
+    /// "stop in sector" so does the sector under the head; the next media work waits for that.
     fn stop_prefetch(&mut self, disk: &Disk) {
         let Some(h) = self.hda.take() else { return };
-        if let Phase::Seek { at, target } = h.phase {
-            let pbn = disk.layout().lbn_to_pbn(target).expect("in range");
-            self.head = HeadState { cylinder: pbn.cylinder, surface: pbn.surface };
-            self.seek_stop = at;
+        match h.phase {
+            Phase::Seek { at, target } => {
+                let pbn = disk.layout().lbn_to_pbn(target).expect("in range");
+                self.head = HeadState { cylinder: pbn.cylinder, surface: pbn.surface };
+                self.seek_stop = at;
+            }
+            Phase::Rot { .. } if !self.p.stop_in_sector => {
+                self.seek_stop = h.next_time(self.p.rev).unwrap_or(self.seek_stop);
+            }
+            _ => {}
         }
         self.segs[h.seg].state = St::Clean;
     }
@@ -1530,3 +1539,4 @@ impl Buffer {
         }
     }
 }
+
