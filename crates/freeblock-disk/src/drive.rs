@@ -123,7 +123,7 @@ impl Drive {
         let ns = |ps: u64| ps.div_ceil(1000);
         let end = ns(o.end_ps).max(start);
         let total = end - start;
-        let (media_start, media_end) = o.media.map_or((start, start), |(a, z)| (ns(a).clamp(start, end), ns(z).clamp(start, end)));
+        let (media_start, media_end) = o.media.map_or((start, start), |(a, z)| (ns(a).clamp(start, end), ns(z).clamp(start, end).max(ns(a).clamp(start, end))));
         let mut left = total;
         let mut take = |v: SimTime| {
             let v = v.min(left);
@@ -133,7 +133,7 @@ impl Drive {
         let overhead = take(ns(o.overhead_ps));
         let seek = take(ns(o.seek_ps));
         let rotational_latency = take(ns(o.latency_ps));
-        let transfer = take(media_end - media_start);
+        let transfer = take(media_end.saturating_sub(media_start));
         let breakdown = Breakdown { overhead, seek, rotational_latency, transfer, bus: left };
         let access = MediaAccess { start, media_start, media_end, end, breakdown, end_head: b.head() };
         Service { access, cache_hit: o.hit }

@@ -930,10 +930,8 @@ impl Buffer {
                 return;
             }
             self.hda = Some(self.new_access(seg, true, bg, lbn, end, n));
-            if initiate {
-                if !self.initiate_seek(disk, t, target, delay, 0) {
-                    self.end_access(disk, t);
-                }
+            if initiate && !self.initiate_seek(disk, t, target, delay, 0) {
+                self.end_access(disk, t);
             }
         } else {
             self.segs[seg].access_read = Some(false);
@@ -1038,10 +1036,10 @@ impl Buffer {
         h.immedstart = tr.next;
         h.immedend = tr.next;
         h.phase = Phase::Rot { base: at + latency, i: 0, prev: None, next: start as u32 };
-        let (owner, last_seek) = (h.owner, h.last_seek);
-        if owner == Owner::Req {
+        let (owner, last_seek, bg) = (h.owner, h.last_seek, h.bg);
+        if owner == Owner::Req && !bg {
             if let Some(r) = self.req.as_mut() {
-                if r.media_start.is_none() {
+                if r.media_start.is_none() && r.media_end.is_none() {
                     r.seek = last_seek;
                     r.latency = latency;
                     r.media_start = Some(at + latency);
@@ -1144,11 +1142,7 @@ impl Buffer {
         match self.req.as_ref().map(|r| (r.bus, r.read)) {
             Some((Bus::Xfer { start, count, .. }, read)) => {
                 let bt = if read { self.p.bt_read } else { self.p.bt_write };
-                if bt == 0 {
-                    count
-                } else {
-                    ((t - start) / bt).min(count)
-                }
+                (t - start).checked_div(bt).map_or(count, |k| k.min(count))
             }
             _ => 0,
         }
