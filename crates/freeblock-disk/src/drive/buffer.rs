@@ -463,8 +463,8 @@ impl Buffer {
                 Bus::Idle | Bus::Outwait => None,
             };
             match (th, tb) {
-                (Some(a), Some(b)) if a <= b => self.hda_event(disk),
-                (Some(_), None) => self.hda_event(disk),
+                (Some(a), Some(b)) if a <= b => self.hda_event(disk, b),
+                (Some(_), None) => self.hda_event(disk, u64::MAX),
                 (_, Some(b)) => self.bus_event(disk, b),
                 (None, None) => {
                     // Cannot happen with a consistent model; finish rather than hang.
@@ -497,7 +497,7 @@ impl Buffer {
             if at >= t {
                 break;
             }
-            self.hda_event(disk);
+            self.hda_event(disk, t);
         }
     }
 
@@ -997,13 +997,128 @@ impl Buffer {
         true
     }
 
-    fn hda_event(&mut self, disk: &Disk) {
+    /// The mechanism's next event. Nothing else may happen before `limit`, which lets a run of
+    /// sector boundaries that change nothing but the segment's end be taken at once.
+    fn hda_event(&mut self, disk: &Disk, limit: u64) {
         let phase = self.hda.as_ref().expect("access").phase.clone();
         match phase {
             Phase::Seek { at, target } => self.seek_done(disk, at, target),
-            Phase::Rot { base, i, prev, next } => self.boundary(disk, base, i, prev, next),
+            Phase::Rot { base, i, prev, next } => {
+                self.boundary(disk, base, i, prev, next);
+                self.fast_forward(limit);
+            }
             Phase::Idle => {}
         }
+    }
+
+    /// Takes the coming sector boundaries of a read at once while each of them would only (a)
+    /// append the sector just read to the segment, with no threshold reached (request end,
+    /// read-ahead end, watermark, zero-latency run, track end, segment room), or (b) let a sector
+    /// pass that the read does not keep. Stops before `limit` and whenever the host interface
+    /// could be involved, so the result is exactly that of taking the boundaries one by one.
+    fn fast_forward(&mut self, limit: u64) {
+        let Some(h) = self.hda.as_ref() else { return };
+        if !h.read || !h.track.lbns.is_empty() {
+            return;
+        }
+        let Phase::Rot { base, i, prev: Some((s, valid)), .. } = h.phase else { return };
+        // The boundary just taken may itself have set the host interface going.
+        let limit = match self.req.as_ref().map(|r| r.bus) {
+            Some(Bus::Xfer { .. } | Bus::Outwait) => return,
+            Some(Bus::Msg { at, .. }) => limit.min(at),
+            Some(Bus::Idle) | None => limit,
+        };
+        let rev = self.p.rev;
+        let spt = u64::from(h.track.spt);
+        if base + i * rev / spt >= limit {
+            return;
+        }
+        // Boundaries j ≥ i with base + ⌊j·rev/spt⌋ < limit.
+        let d = u128::from(limit - base);
+        let last_j = ((d * u128::from(spt)).div_ceil(u128::from(rev)) - 1).min(u128::from(u64::MAX)) as u64;
+        let by_time = (last_j - i).saturating_add(1);
+        let (outblkno, size_limited, watching) = match (&self.req, h.owner) {
+            (Some(r), Owner::Req) => (r.outblkno, !r.completion_sent, (r.seg_out == SegOut::Idle).then_some(r.watermark)),
+            _ => (0, false, None),
+        };
+        let size = self.p.seg_size;
+        let seg = &self.segs[h.seg];
+        let tr = &h.track;
+        let l0 = tr.base + u64::from(s);
+        if valid && l0 == seg.end {
+            // (a) A contiguous run: boundary i + k leaves the segment ending at l0 + k + 1.
+            let mut emax = tr.next - 1;
+            if h.immedstart > l0 {
+                emax = emax.min(h.immedstart - 1);
+            }
+            if h.bg {
+                emax = emax.min(seg.max_ra.saturating_sub(1));
+            } else {
+                emax = emax.min(h.req_end.saturating_sub(1));
+                if let Some(wm) = watching {
+                    emax = emax.min((outblkno + wm).saturating_sub(1));
+                }
+            }
+            if size_limited {
+                emax = emax.min((outblkno + size).saturating_sub(1));
+            }
+            if emax <= l0 {
+                return;
+            }
+            let m = (emax - l0).min(by_time);
+            if m < 2 {
+                return;
+            }
+            let end = l0 + m;
+            let h = self.hda.as_mut().expect("access");
+            let seg = &mut self.segs[h.seg];
+            seg.end = end;
+            seg.start = seg.start.max(end.saturating_sub(size));
+            let x = s + m as u32;
+            h.phase = Phase::Rot { base, i: i + m, prev: Some((x, true)), next: (x + 1) % h.track.spt };
+            return;
+        }
+        // (b) Sectors that pass without effect.
+        let first = seg.end;
+        let goal = if h.bg { seg.max_ra } else { h.req_end };
+        let last = goal.min(tr.next);
+        let p_any = self.p.ra_mode != ReadAhead::None;
+        let any_free = self.p.read_any_free;
+        let available = |cur: u64| {
+            !(cur < seg.end && cur >= seg.start)
+                && !(cur < seg.start && (!any_free || seg.end != seg.start))
+                && !(size_limited && cur >= outblkno + size)
+        };
+        let idle = |x: u32, valid: bool| {
+            let cur = tr.base + u64::from(x);
+            if !valid {
+                return true;
+            }
+            if cur == first || cur < seg.start {
+                return false;
+            }
+            if h.immed && h.immedstart >= tr.next {
+                return if cur >= last { !(p_any && cur < h.req_start) } else { cur <= first };
+            }
+            !((cur == h.immedend && (cur < last || cur < h.req_start)) || (cur > h.immedend && cur < last))
+        };
+        if !idle(s, valid) {
+            return;
+        }
+        let spt32 = h.track.spt;
+        let mut m = 1u64;
+        let mut x = (s + 1) % spt32;
+        let mut v = available(tr.base + u64::from(x));
+        while m < by_time && m < spt && idle(x, v) {
+            m += 1;
+            x = (x + 1) % spt32;
+            v = available(tr.base + u64::from(x));
+        }
+        if m < 2 {
+            return;
+        }
+        let h = self.hda.as_mut().expect("access");
+        h.phase = Phase::Rot { base, i: i + m, prev: Some((x, v)), next: (x + 1) % spt32 };
     }
 
     /// DiskSim `disk_buffer_seekdone`: on track; find the first sector to pass.
@@ -1197,11 +1312,20 @@ impl Buffer {
             let h = self.hda.as_ref().expect("access");
             (h.owner, h.read, h.bg, h.seg, h.req_end, h.inblkno)
         };
-        if owner == Owner::Req {
-            if let Some(r) = self.req.as_mut() {
-                if r.bus == Bus::Outwait {
-                    r.bus = Bus::Msg { at: t, msg: Msg::Resume };
+        if owner == Owner::Req && self.req.as_ref().is_some_and(|r| r.bus == Bus::Outwait) {
+            // DiskSim retries the held transfer after every sector; a retry with nothing new to
+            // move just waits again, so only retries that can move data are made.
+            let useful = {
+                let r = self.req();
+                let s = &self.segs[seg];
+                if r.read {
+                    s.end > r.outblkno
+                } else {
+                    self.p.seg_size + self.owner_inblkno() > r.outblkno
                 }
+            };
+            if useful {
+                self.req_mut().bus = Bus::Msg { at: t, msg: Msg::Resume };
             }
         }
         let s = &self.segs[seg];
