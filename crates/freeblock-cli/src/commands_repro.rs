@@ -115,10 +115,7 @@ fn write_bars_csv(bars: &[HeadUsageBar], path: &std::path::Path) -> CmdResult {
 
 pub fn demo(a: &DemoArgs) -> CmdResult {
     // The paper-000 setting: media behaviour only, so the on-disk cache is off.
-    let mut spec = library::get("atlas10k")?;
-    spec.cache.enabled = false;
-    spec.controller.write_back = false;
-    let disk = Arc::new(Disk::new(spec)?);
+    let disk = Arc::new(Disk::new(library::get("atlas10k")?.without_cache())?);
     println!(
         "freeblock demo: {} random 4 KB requests (2:1 reads) per scheduler on the {}, 20 outstanding, cache off\n",
         a.requests,

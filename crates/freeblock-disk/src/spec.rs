@@ -463,6 +463,15 @@ impl DiskSpec {
         toml::to_string_pretty(self).expect("a DiskSpec always serialises")
     }
 
+    /// The same disk with its on-disk cache (and so write-back) turned off: the media model that
+    /// paper reproductions and media-level experiments use.
+    #[must_use]
+    pub fn without_cache(mut self) -> Self {
+        self.cache.enabled = false;
+        self.controller.write_back = false;
+        self
+    }
+
     /// Number of cylinders (one past the last zone's last cylinder).
     #[must_use]
     pub fn cylinders(&self) -> u32 {

@@ -1,20 +1,21 @@
 //! Fidelity check: replay a real-drive trace on a disk model (`freeblock::validate`).
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use freeblock_disk::{library, Disk};
+use freeblock_disk::library;
 use pyo3::prelude::*;
 
 use crate::error::ToPyResult;
 
 /// Replays `trace_path` (DiskSim validate format) on `model` (a built-in name, a `.toml` or a
 /// `.diskspecs` path) and returns the comparison as JSON: requests, measured and simulated mean
-/// service times and the RMS demerit. The GIL is released during the replay.
+/// service times and the RMS demerit. A DiskSim system configuration beside the trace
+/// (`NAME.parv`) supplies the bus timing, as in `freeblock validate`. The GIL is released during
+/// the replay.
 #[pyfunction]
 pub fn validate(py: Python<'_>, trace_path: PathBuf, model: &str) -> PyResult<String> {
     let spec = library::load(model).py_err()?;
-    let disk = Arc::new(Disk::new(spec).py_err()?);
+    let disk = freeblock::validate::disk_for_trace(spec, &trace_path).py_err()?;
     let outcome = py
         .allow_threads(|| freeblock::validate::validate(disk, &trace_path))
         .py_err()?;

@@ -46,12 +46,8 @@ pub fn peak_rss_mb() -> f64 {
 /// # Errors
 /// Setup errors only.
 pub fn time_case(scheduler: SchedulerSpec, mpl: u32, requests: u64, cache: bool) -> Result<SpeedRow> {
-    let mut spec = library::get("atlas10k")?;
-    if !cache {
-        spec.cache.enabled = false;
-        spec.controller.write_back = false;
-    }
-    let disk = Arc::new(Disk::new(spec)?);
+    let spec = library::get("atlas10k")?;
+    let disk = Arc::new(Disk::new(if cache { spec } else { spec.without_cache() })?);
     let spec = WorkloadSpec::Random(RandomSpec { count: Some(requests), ..RandomSpec::default() });
     let workload = spec.build(disk.capacity(), 1)?;
     let config = SimConfig { scheduler, mpl, ..SimConfig::default() };

@@ -64,7 +64,7 @@ impl DiskChoice {
     /// # Errors
     /// [`Error::Config`] when not exactly one source is given; [`Error::Spec`] for a bad spec.
     pub fn build(&self, base: &Path) -> Result<Arc<Disk>> {
-        let mut spec: DiskSpec = match (&self.name, &self.spec, &self.disksim) {
+        let spec: DiskSpec = match (&self.name, &self.spec, &self.disksim) {
             (Some(n), None, None) => library::get(n)?,
             (None, Some(p), None) => DiskSpec::from_toml_file(&base.join(p))?,
             (None, None, Some(p)) => freeblock_disk::disksim::import(&base.join(p))?,
@@ -73,12 +73,11 @@ impl DiskChoice {
                 return Err(Error::Config { origin: "disk".into(), message: "give only one of `name`, `spec`, `disksim`".into() })
             }
         };
-        if let Some(on) = self.cache {
-            spec.cache.enabled = on;
-            if !on {
-                spec.controller.write_back = false;
-            }
-        }
+        let spec = match self.cache {
+            Some(false) => spec.without_cache(),
+            Some(true) => DiskSpec { cache: freeblock_disk::CacheSpec { enabled: true, ..spec.cache.clone() }, ..spec },
+            None => spec,
+        };
         Ok(Arc::new(Disk::new(spec)?.with_zero_latency(self.zero_latency)))
     }
 }

@@ -84,10 +84,7 @@ fn random(requests: u64, sectors: u32) -> WorkloadSpec {
 
 /// Disk with its cache off (the paper's experiments model media behaviour).
 fn disk(name: &str) -> Result<Arc<Disk>> {
-    let mut spec = library::get(name)?;
-    spec.cache.enabled = false;
-    spec.controller.write_back = false;
-    Ok(Arc::new(Disk::new(spec)?))
+    Ok(Arc::new(Disk::new(library::get(name)?.without_cache())?))
 }
 
 /// Paper 000 Figures 2–6. `requests` per bar (the paper used 10,000); `tick` is called after each

@@ -64,10 +64,7 @@ fn every_cached_builtin_serves_as_predicted_and_deterministically() {
 
 #[test]
 fn with_the_cache_off_a_request_is_one_media_access() {
-    let mut spec = library::get("atlas10k").unwrap();
-    spec.cache.enabled = false;
-    spec.controller.write_back = false;
-    let mut d = drive(spec);
+    let mut d = drive(library::get("atlas10k").unwrap().without_cache());
     let disk = d.disk().clone();
     let mut head = HeadState::default();
     let mut scratch = Vec::new();

@@ -57,10 +57,7 @@ fn ns_ms(ns: f64) -> f64 {
 /// The disk with its cache off: paper 004 measures media positioning, and the selection compares
 /// media accesses, which a cache hit or a write-back would bypass.
 fn load(name: &str) -> Result<Arc<Disk>> {
-    let mut spec = library::get(name)?;
-    spec.cache.enabled = false;
-    spec.controller.write_back = false;
-    Ok(Arc::new(Disk::new(spec)?))
+    Ok(Arc::new(Disk::new(library::get(name)?.without_cache())?))
 }
 
 /// `(first cylinder, last cylinder, sectors per track, first LBN, LBN count)` of a zone.

@@ -16,10 +16,7 @@ use freeblock_disk::{library, Disk};
 
 /// The Atlas 10K with its cache off.
 pub fn atlas() -> Arc<Disk> {
-    let mut spec = library::get("atlas10k").unwrap();
-    spec.cache.enabled = false;
-    spec.controller.write_back = false;
-    Arc::new(Disk::new(spec).unwrap())
+    Arc::new(Disk::new(library::get("atlas10k").unwrap().without_cache()).unwrap())
 }
 
 /// Random requests of `sectors` sectors with the given read fraction.
