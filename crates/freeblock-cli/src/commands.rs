@@ -8,7 +8,7 @@ use clap::Args;
 use freeblock::experiment::Experiment;
 use freeblock::report::RunReport;
 use freeblock::sched::SchedulerSpec;
-use freeblock_disk::{library, Disk};
+use freeblock_disk::{library, Disk, DiskSummary};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::table::{pct, Table};
@@ -62,73 +62,40 @@ pub fn disks(json: bool) -> CmdResult {
 }
 
 pub fn disk_show(name: &str, json: bool) -> CmdResult {
-    let spec = library::load(name)?;
-    let disk = Disk::new(spec.clone())?;
-    let seek = disk.seek_curve();
-    let cyl = disk.layout().cylinders();
-    let seek_points: Vec<(u32, f64)> = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000]
-        .into_iter()
-        .filter(|&d| d < cyl)
-        .chain(std::iter::once(cyl.saturating_sub(1)))
-        .map(|d| (d, seek.time(d) as f64 / 1e6))
-        .collect();
-    let zones = disk.layout().zone_table();
-    let summary = serde_json::json!({
-        "name": spec.name,
-        "description": spec.description,
-        "source": spec.source,
-        "capacity_sectors": disk.capacity(),
-        "capacity_gb": disk.capacity() as f64 * f64::from(spec.sector_bytes) / 1e9,
-        "sector_bytes": spec.sector_bytes,
-        "rpm": spec.rpm,
-        "revolution_ms": disk.revolution_ps() as f64 / 1e9,
-        "cylinders": cyl,
-        "surfaces": spec.surfaces,
-        "zones": zones.iter().map(|z| serde_json::json!({"first_cylinder": z.0, "last_cylinder": z.1, "sectors_per_track": z.2, "first_lbn": z.3, "lbns": z.4})).collect::<Vec<_>>(),
-        "head_switch_ms": spec.head_switch_ms,
-        "write_settle_ms": spec.write_settle_ms,
-        "seek_single_ms": seek.time(1) as f64 / 1e6,
-        "seek_average_ms": seek.average() / 1e6,
-        "seek_full_ms": seek.full_stroke() as f64 / 1e6,
-        "seek_curve_ms": seek_points,
-        "cache_enabled": spec.cache.enabled,
-    });
+    let disk = Disk::new(library::load(name)?)?;
+    let d = DiskSummary::of(&disk);
     if json {
-        return print_json(&summary);
+        return print_json(&d);
     }
     let mut s = String::new();
-    writeln!(s, "{} — {}", spec.name, spec.description)?;
-    if !spec.source.is_empty() {
-        writeln!(s, "source: {}", spec.source)?;
+    writeln!(s, "{} — {}", d.name, d.description)?;
+    if !d.source.is_empty() {
+        writeln!(s, "source: {}", d.source)?;
     }
     writeln!(
         s,
         "capacity {} sectors ({:.2} GB), {} RPM ({:.3} ms/rev), {} cylinders × {} surfaces, {} zones",
-        disk.capacity(),
-        summary["capacity_gb"].as_f64().unwrap_or(0.0),
-        spec.rpm,
-        disk.revolution_ps() as f64 / 1e9,
-        cyl,
-        spec.surfaces,
-        zones.len()
+        d.capacity_sectors,
+        d.capacity_gb,
+        d.rpm,
+        d.revolution_ms,
+        d.cylinders,
+        d.surfaces,
+        d.zones.len()
     )?;
     writeln!(
         s,
         "seek: 1-cylinder {:.3} ms, average {:.3} ms, full stroke {:.3} ms; head switch {:.3} ms; write settle {:.3} ms",
-        seek.time(1) as f64 / 1e6,
-        seek.average() / 1e6,
-        seek.full_stroke() as f64 / 1e6,
-        spec.head_switch_ms,
-        spec.write_settle_ms
+        d.seek_single_ms, d.seek_average_ms, d.seek_full_ms, d.head_switch_ms, d.write_settle_ms
     )?;
     let mut t = Table::new(["zone", "cylinders", "sectors/track", "first LBN", "LBNs"]);
-    for (i, z) in zones.iter().enumerate() {
-        t.row([i.to_string(), format!("{}–{}", z.0, z.1), z.2.to_string(), z.3.to_string(), z.4.to_string()]);
+    for (i, z) in d.zones.iter().enumerate() {
+        t.row([i.to_string(), format!("{}–{}", z.first_cylinder, z.last_cylinder), z.sectors_per_track.to_string(), z.first_lbn.to_string(), z.lbns.to_string()]);
     }
     s.push_str(&t.render());
     let mut t = Table::new(["seek distance (cyl)", "ms"]);
-    for (d, ms) in seek_points {
-        t.row([d.to_string(), format!("{ms:.3}")]);
+    for (dist, ms) in &d.seek_curve_ms {
+        t.row([dist.to_string(), format!("{ms:.3}")]);
     }
     s.push_str(&t.render());
     print!("{s}");

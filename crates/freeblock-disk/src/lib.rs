@@ -36,6 +36,7 @@ pub mod library;
 pub mod seek;
 pub mod sparing;
 pub mod spec;
+pub mod summary;
 pub mod time;
 
 pub use disk::{Breakdown, Disk, HeadState, MediaAccess, Op, Target};
@@ -43,5 +44,6 @@ pub use drive::{Drive, Service};
 pub use error::{AccessError, SpecError};
 pub use layout::{Layout, Pbn, RotPos, TrackRun};
 pub use seek::SeekCurve;
+pub use summary::DiskSummary;
 pub use spec::{CacheSpec, Controller, DiskSpec, Mapping, SeekModel, Sparing, Zone};
 pub use time::SimTime;

@@ -63,12 +63,20 @@ enum Event {
     Completion,
 }
 
+/// Where a request came from: bookkeeping the scheduler does not see.
+#[derive(Debug, Clone, Copy)]
+struct Origin {
+    /// The closed-loop stream that issued it.
+    stream: u32,
+    /// Service time the trace measured, if any.
+    measured: Option<SimTime>,
+}
+
 /// A request in flight.
 #[derive(Debug, Clone, Copy)]
 struct InFlight {
     pending: Pending,
-    stream: u32,
-    measured: Option<SimTime>,
+    origin: Origin,
 }
 
 /// One simulation run. Build with [`Simulation::new`], then [`Simulation::run`].
@@ -117,7 +125,7 @@ impl Simulation {
 
         // Requests at the disk, as the scheduler sees them, and their bookkeeping (same indices).
         let mut disk_queue: Vec<Pending> = Vec::new();
-        let mut disk_meta: Vec<InFlight> = Vec::new();
+        let mut disk_meta: Vec<Origin> = Vec::new();
         let mut driver_queue: std::collections::VecDeque<InFlight> = std::collections::VecDeque::new();
         let mut busy: Option<(InFlight, freeblock_disk::Service)> = None;
         let mut last_lbn = 0u64;
@@ -130,7 +138,6 @@ impl Simulation {
         let mut cache_hits = 0u64;
         let mut stats_start: SimTime = 0;
         let mut idle_since: Option<SimTime> = Some(0);
-        let mut last_time: SimTime = 0;
 
         // Fetches the next request for a stream and schedules its arrival.
         let mut fetch = |stream: u32, now: SimTime, prev_delay_base: SimTime, events: &mut EventQueue<Event>, staged: &mut Vec<Option<Request>>| -> Result<()> {
@@ -159,7 +166,6 @@ impl Simulation {
         let mut next_id = 0u64;
 
         while let Some((now, ev)) = events.pop() {
-            last_time = now;
             match ev {
                 Event::Arrival { stream } => {
                     let r = staged[stream as usize].take().expect("an arrival has a staged request");
@@ -170,13 +176,12 @@ impl Simulation {
                     }
                     let f = InFlight {
                         pending: Pending { id: next_id, arrival: now, lbn: r.lbn, sectors: r.sectors, op: r.op, target },
-                        stream,
-                        measured: r.measured,
+                        origin: Origin { stream, measured: r.measured },
                     };
                     next_id += 1;
                     if disk_queue.len() < depth {
                         disk_queue.push(f.pending);
-                        disk_meta.push(f);
+                        disk_meta.push(f.origin);
                     } else {
                         driver_queue.push_back(f);
                     }
@@ -214,7 +219,7 @@ impl Simulation {
                                 transfer_ns: b.transfer,
                                 overhead_ns: b.overhead + b.bus,
                                 cache_hit: svc.cache_hit,
-                                measured_ns: f.measured,
+                                measured_ns: f.origin.measured,
                             });
                         }
                     }
@@ -226,12 +231,12 @@ impl Simulation {
                     }
                     match kind {
                         ArrivalKind::Open => {}
-                        ArrivalKind::ClosedDelay => fetch(f.stream, now, now, &mut events, &mut staged)?,
+                        ArrivalKind::ClosedDelay => fetch(f.origin.stream, now, now, &mut events, &mut staged)?,
                         ArrivalKind::Closed => {
                             if think == 0 {
-                                fetch(f.stream, now, now, &mut events, &mut staged)?;
+                                fetch(f.origin.stream, now, now, &mut events, &mut staged)?;
                             } else {
-                                events.push(now + think, Event::StreamReady { stream: f.stream });
+                                events.push(now + think, Event::StreamReady { stream: f.origin.stream });
                             }
                         }
                     }
@@ -242,11 +247,10 @@ impl Simulation {
             if busy.is_none() && !disk_queue.is_empty() && events.peek_time() != Some(now) {
                 let ctx = Context { drive: &self.drive, now, last_lbn };
                 let i = if disk_queue.len() == 1 { 0 } else { self.scheduler.pick(&disk_queue, &ctx) };
-                disk_queue.remove(i);
-                let f = disk_meta.remove(i);
+                let f = InFlight { pending: disk_queue.remove(i), origin: disk_meta.remove(i) };
                 if let Some(d) = driver_queue.pop_front() {
                     disk_queue.push(d.pending);
-                    disk_meta.push(d);
+                    disk_meta.push(d.origin);
                 }
                 let p = f.pending;
                 let svc = self
@@ -265,7 +269,6 @@ impl Simulation {
                 idle_since = Some(now);
             }
         }
-        let _ = last_time;
         let duration = usage.total_ns();
         let requests = completed.saturating_sub(self.config.warmup);
         Ok(RunReport {

@@ -1461,6 +1461,19 @@ impl Buffer {
         self.last_read = self.req().read;
     }
 
+    /// No data can move now: keep the bus and wait for data ("Hold bus entire read/write xfer"),
+    /// or disconnect and reconnect later.
+    fn hold_bus_or_disconnect(&mut self, t: u64, hold: bool) {
+        if hold {
+            let r = self.req_mut();
+            r.seg_out = SegOut::Transfering;
+            r.chunk = 0;
+            r.bus = Bus::Outwait;
+        } else {
+            self.disconnect(t);
+        }
+    }
+
     fn disconnect(&mut self, t: u64) {
         let lr = self.last_read;
         let d = {
@@ -1503,13 +1516,8 @@ impl Buffer {
                 r.seg_out = SegOut::Transfering;
                 r.chunk = count;
                 r.bus = Bus::Xfer { start: t, count, end: t + count * bt };
-            } else if self.p.hold_read {
-                let r = self.req_mut();
-                r.seg_out = SegOut::Transfering;
-                r.chunk = 0;
-                r.bus = Bus::Outwait;
             } else {
-                self.disconnect(t);
+                self.hold_bus_or_disconnect(t, self.p.hold_read);
             }
             return;
         }
@@ -1545,14 +1553,7 @@ impl Buffer {
         let room = (self.p.seg_size + owner_in).saturating_sub(outblkno);
         let count = room.min(end - outblkno);
         if count == 0 {
-            if self.p.hold_write {
-                let r = self.req_mut();
-                r.seg_out = SegOut::Transfering;
-                r.chunk = 0;
-                r.bus = Bus::Outwait;
-            } else {
-                self.disconnect(t);
-            }
+            self.hold_bus_or_disconnect(t, self.p.hold_write);
             return;
         }
         let bt = self.p.bt_write;
