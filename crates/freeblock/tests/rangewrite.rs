@@ -446,3 +446,419 @@ fn print_tables() {
         }
     }
 }
+
+// ──────────────────────────────────────────────────── requests with alternatives in a simulation ──
+
+mod simulated {
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    use freeblock::rangewrite::{
+        local_vs_global, offer_equidistant_on_cylinder, offer_ranges_near, run_smallfile, simulate, BlockMap,
+        CandidatePolicy, CandidateSearch, Candidates, IoRecord, IssueContext, LocalGlobalConfig, MapConfig, PhysRange,
+        RangeSimConfig, RangeSimOutcome, RangeWriteError, ScriptedStreams, SelectionMode, SmallFileConfig, StreamIo,
+        StreamWorkload, Variant, WriteRequest,
+    };
+    use freeblock::sched::SchedulerSpec;
+    use freeblock_disk::{library, Disk, Op};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    fn c2247a() -> Arc<Disk> {
+        Arc::new(Disk::new(library::get("hp_c2247a").unwrap().without_cache()).unwrap())
+    }
+
+    fn quick_workload() -> SmallFileConfig {
+        SmallFileConfig { transactions_per_stream: 30, ..SmallFileConfig::default() }
+    }
+
+    const SCHEDULERS: [SchedulerSpec; 3] = [SchedulerSpec::Fcfs, SchedulerSpec::Sstf, SchedulerSpec::Sptf];
+
+    /// Replays the records in completion order against a model of where each logical block lives
+    /// and checks: every I/O used one of its candidates; reads found the latest version where the
+    /// latest write put it; the final map holds exactly what the last write of each mapped block
+    /// wrote, and nothing is left reserved.
+    fn check_run(out: &RangeSimOutcome, block_sectors: u64) {
+        out.map.check().unwrap();
+        let space = out.map.stats();
+        assert_eq!(space.reserved, 0, "unchosen candidates were not all freed");
+        assert_eq!(space.free + space.live + space.pinned, space.total);
+        let mut model: BTreeMap<u64, (u64, u64)> = BTreeMap::new(); // logical → (version, lbn)
+        let mut last_end = 0;
+        for r in &out.records {
+            assert!(r.end_ns >= last_end, "records are in completion order");
+            last_end = r.end_ns;
+            assert!(r.start_ns >= r.arrival_ns && r.end_ns > r.start_ns);
+            assert_eq!(r.candidates[r.chosen_index], r.chosen_lbn, "request {}", r.id);
+            assert!(r.candidates.contains(&r.chosen_lbn));
+            match r.op {
+                Op::Write => {
+                    let v = r.version.unwrap();
+                    for j in 0..r.blocks {
+                        if let Some(&(old, _)) = model.get(&(r.logical + j)) {
+                            assert!(v > old, "versions grow");
+                        }
+                        model.insert(r.logical + j, (v, r.chosen_lbn + j * block_sectors));
+                    }
+                }
+                Op::Read => {
+                    // A read of a block that was mapped before the run (initial files) has no
+                    // write record; otherwise it must find the latest write, where it went.
+                    if let Some(&(v, lbn)) = model.get(&r.logical) {
+                        assert_eq!(r.version, Some(v), "request {} read a stale version", r.id);
+                        assert_eq!(r.chosen_lbn, lbn, "request {} read the wrong place", r.id);
+                    }
+                }
+            }
+        }
+        for (l, loc) in out.map.mapped() {
+            assert_eq!(loc.copies.len(), 1);
+            if let Some(&(v, lbn)) = model.get(&l) {
+                assert_eq!((loc.version, loc.copies[0]), (v, lbn), "logical {l}");
+            }
+        }
+    }
+
+    #[test]
+    fn small_file_runs_keep_the_block_map_consistent() {
+        let disk = c2247a();
+        let wl = quick_workload();
+        for scheduler in SCHEDULERS {
+            for mode in [SelectionMode::Local, SelectionMode::Global] {
+                for policy in [
+                    CandidatePolicy::NONE,
+                    CandidatePolicy::Cylinder { k: 4 },
+                    CandidatePolicy::Ranges { max_ranges: 3 },
+                ] {
+                    let sim = RangeSimConfig { scheduler, mode, keep_records: true, ..RangeSimConfig::default() };
+                    let out = run_smallfile(&disk, &wl, policy, &sim).unwrap();
+                    let what = format!("{scheduler} {mode} {policy}");
+                    assert_eq!(out.report.operations, wl.transactions(), "{what}");
+                    assert_eq!(out.records.len() as u64, out.report.requests, "{what}");
+                    assert!(out.report.writes > 300 && out.report.reads > 200, "{what}: {:?}", out.report);
+                    check_run(&out, wl.block_sectors);
+                    let expect = match policy {
+                        CandidatePolicy::Cylinder { k } => f64::from(k),
+                        CandidatePolicy::Ranges { .. } => 4.0, // many aligned starts per range
+                    };
+                    assert!(
+                        out.report.candidates_per_write >= expect - 1e-9,
+                        "{what}: {}",
+                        out.report.candidates_per_write
+                    );
+                    if policy == CandidatePolicy::NONE {
+                        assert_eq!(out.report.moved_share, 0.0);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn same_seed_same_run_and_another_seed_another() {
+        let disk = c2247a();
+        let sim = RangeSimConfig {
+            scheduler: SchedulerSpec::Sptf,
+            mode: SelectionMode::Global,
+            keep_records: true,
+            ..RangeSimConfig::default()
+        };
+        let policy = CandidatePolicy::Cylinder { k: 8 };
+        let a = run_smallfile(&disk, &quick_workload(), policy, &sim).unwrap();
+        let b = run_smallfile(&disk, &quick_workload(), policy, &sim).unwrap();
+        assert_eq!(a.report, b.report);
+        assert_eq!(a.records, b.records);
+        assert_eq!(a.map, b.map);
+        let c = run_smallfile(&disk, &SmallFileConfig { seed: 1, ..quick_workload() }, policy, &sim).unwrap();
+        assert_ne!(a.records, c.records);
+    }
+
+    #[test]
+    fn pruned_search_makes_the_same_choices_as_exhaustive_in_a_whole_run() {
+        let disk = c2247a();
+        for scheduler in SCHEDULERS {
+            for policy in [CandidatePolicy::Cylinder { k: 8 }, CandidatePolicy::Ranges { max_ranges: 4 }] {
+                let run = |search| {
+                    let sim = RangeSimConfig {
+                        scheduler,
+                        mode: SelectionMode::Global,
+                        search,
+                        keep_records: true,
+                        ..RangeSimConfig::default()
+                    };
+                    run_smallfile(&disk, &quick_workload(), policy, &sim).unwrap()
+                };
+                let (pruned, exhaustive) = (run(CandidateSearch::SeekPruned), run(CandidateSearch::Exhaustive));
+                assert_eq!(pruned.records, exhaustive.records, "{scheduler} {policy}");
+                assert_eq!(pruned.map, exhaustive.map);
+                assert_eq!(pruned.report.write_response, exhaustive.report.write_response);
+                // Exhaustive computes every pending candidate; pruned far fewer.
+                let (p, e) = (pruned.report.positionings_per_decision, exhaustive.report.positionings_per_decision);
+                assert!(
+                    (e - exhaustive.report.candidates_per_decision).abs() < 1e-9 || scheduler != SchedulerSpec::Sptf
+                );
+                if scheduler == SchedulerSpec::Sptf {
+                    assert!(p * 2.0 < e, "{policy}: pruned {p:.1} vs exhaustive {e:.1} positionings per decision");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fcfs_global_is_fcfs_local() {
+        let disk = c2247a();
+        let run = |mode| {
+            let sim = RangeSimConfig {
+                scheduler: SchedulerSpec::Fcfs,
+                mode,
+                keep_records: true,
+                ..RangeSimConfig::default()
+            };
+            run_smallfile(&disk, &quick_workload(), CandidatePolicy::Cylinder { k: 4 }, &sim).unwrap()
+        };
+        let (l, g) = (run(SelectionMode::Local), run(SelectionMode::Global));
+        assert_eq!(l.records, g.records);
+        assert_eq!(l.report.write_response, g.report.write_response);
+    }
+
+    #[test]
+    fn local_vs_global_table_is_complete_and_independent_of_threads() {
+        let cfg = LocalGlobalConfig {
+            workload: SmallFileConfig { transactions_per_stream: 25, ..SmallFileConfig::default() },
+            threads: 1,
+            ..LocalGlobalConfig::default()
+        };
+        let one = local_vs_global(&cfg).unwrap();
+        let two = local_vs_global(&LocalGlobalConfig { threads: 2, ..cfg.clone() }).unwrap();
+        assert_eq!(one.rows, two.rows);
+        assert_eq!(one.rows.len(), 3 * (1 + 2 * 3));
+        for chunk in one.rows.chunks(7) {
+            assert_eq!(chunk[0].variant, Variant::NoRangeWrites);
+            assert_eq!(chunk[0].k, 1);
+            assert_eq!(chunk[0].app_gain, 0.0);
+            let ks: Vec<(Variant, u32)> = chunk[1..].iter().map(|r| (r.variant, r.k)).collect();
+            assert_eq!(
+                ks,
+                vec![
+                    (Variant::Local, 2),
+                    (Variant::Global, 2),
+                    (Variant::Local, 4),
+                    (Variant::Global, 4),
+                    (Variant::Local, 8),
+                    (Variant::Global, 8)
+                ]
+            );
+            for r in chunk {
+                assert_eq!(r.report.operations, cfg.workload.transactions());
+                assert!(r.write_p99_ms >= r.write_mean_ms * 0.5 && r.transactions_per_s > 0.0, "{r:?}");
+                let expected = r.transactions_per_s / chunk[0].transactions_per_s - 1.0;
+                assert!((r.app_gain - expected).abs() < 1e-12);
+            }
+        }
+        let gl = one.global_vs_local();
+        assert_eq!(gl.len(), 9);
+        assert!(gl.iter().filter(|g| g.scheduler == "FCFS").all(|g| g.write_mean_reduction == 0.0));
+        // With SPTF, weighing every candidate lets a write go wherever the head can reach first.
+        assert!(gl.iter().filter(|g| g.scheduler == "SPTF").all(|g| g.write_mean_reduction > 0.0), "{gl:?}");
+        let e = local_vs_global(&LocalGlobalConfig { candidates: vec![1], ..cfg.clone() }).unwrap_err();
+        assert!(e.to_string().contains("at least 2"), "{e}");
+        let e = local_vs_global(&LocalGlobalConfig { schedulers: vec![SchedulerSpec::Clook], ..cfg }).unwrap_err();
+        assert!(e.to_string().contains("C-LOOK is not supported"), "{e}");
+    }
+
+    /// Random writes with alternatives (allocator offers and raw candidates), overwrites, reads and
+    /// trims from several streams at once, each stream in its own logical blocks.
+    struct RandomStreams {
+        rngs: Vec<ChaCha8Rng>,
+        left: Vec<u32>,
+        per_stream: u64,
+    }
+
+    impl StreamWorkload for RandomStreams {
+        fn streams(&self) -> u32 {
+            self.rngs.len() as u32
+        }
+
+        fn next_io(
+            &mut self,
+            stream: u32,
+            ctx: &mut IssueContext<'_>,
+        ) -> freeblock::rangewrite::Result<Option<StreamIo>> {
+            let s = stream as usize;
+            let base = u64::from(stream) * self.per_stream;
+            let rng = &mut self.rngs[s];
+            loop {
+                if self.left[s] == 0 {
+                    return Ok(None);
+                }
+                self.left[s] -= 1;
+                let logical = base + rng.gen_range(0..self.per_stream - 4);
+                match rng.gen_range(0..10) {
+                    0..=2 => {
+                        let blocks = rng.gen_range(1..=4);
+                        let candidates = match rng.gen_range(0..3) {
+                            0 => {
+                                offer_equidistant_on_cylinder(
+                                    ctx.map,
+                                    ctx.disk,
+                                    ctx.head,
+                                    rng.gen_range(1..=8),
+                                    blocks,
+                                )?
+                                .1
+                            }
+                            1 => offer_ranges_near(ctx.map, ctx.disk, ctx.head, blocks, 8, rng.gen_range(1..=4))?,
+                            _ => {
+                                // Raw candidates that happen to be free (the simulation reserves them).
+                                let starts: Vec<u64> = (0..rng.gen_range(1..=3))
+                                    .map(|_| rng.gen_range(0..200_000u64) / 8 * 8)
+                                    .filter(|&l| ctx.map.is_free(l, blocks * 8))
+                                    .collect();
+                                let mut distinct: Vec<u64> = Vec::new();
+                                for l in starts {
+                                    if distinct.iter().all(|&o| l + blocks * 8 <= o || o + blocks * 8 <= l) {
+                                        distinct.push(l);
+                                    }
+                                }
+                                if distinct.is_empty() {
+                                    continue;
+                                }
+                                Candidates::discrete(distinct)
+                            }
+                        };
+                        return Ok(Some(StreamIo::Write(WriteRequest { logical, blocks, candidates })));
+                    }
+                    3..=7 => {
+                        // Read one mapped block (its copy is contiguous by itself).
+                        if ctx.map.read(logical).is_some() {
+                            return Ok(Some(StreamIo::Read { logical, blocks: 1 }));
+                        }
+                    }
+                    _ => {
+                        ctx.map.trim(logical, rng.gen_range(1..=4))?;
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn random_writes_with_alternatives_lose_nothing() {
+        let disk = c2247a();
+        for seed in 0..6u64 {
+            for scheduler in SCHEDULERS {
+                let mode = if seed % 2 == 0 { SelectionMode::Global } else { SelectionMode::Local };
+                let mut w = RandomStreams {
+                    rngs: (0..6).map(|s| ChaCha8Rng::seed_from_u64(seed * 100 + s)).collect(),
+                    left: vec![150; 6],
+                    per_stream: 24,
+                };
+                let map = BlockMap::new(MapConfig::for_disk(&disk, 8)).unwrap();
+                let sim = RangeSimConfig { scheduler, mode, keep_records: true, ..RangeSimConfig::default() };
+                let out = simulate(Arc::clone(&disk), map, &mut w, &sim).unwrap();
+                assert!(out.report.writes > 50 && out.report.reads > 20, "{:?}", out.report);
+                check_run(&out, 8);
+                // Every read found a block some write had put there.
+                assert!(out.records.iter().filter(|r: &&IoRecord| r.op == Op::Read).all(|r| r.version.is_some()));
+            }
+        }
+    }
+
+    fn scripted(ios: Vec<StreamIo>) -> Result<RangeSimOutcome, RangeWriteError> {
+        let disk = c2247a();
+        // The map covers only the first 100,000 sectors of the disk.
+        let map = BlockMap::new(MapConfig::region(0, 100_000, 8)).unwrap();
+        let mut w = ScriptedStreams::new(vec![ios]);
+        simulate(disk, map, &mut w, &RangeSimConfig::default())
+    }
+
+    fn write(logical: u64, blocks: u64, candidates: Candidates) -> StreamIo {
+        StreamIo::Write(WriteRequest { logical, blocks, candidates })
+    }
+
+    #[test]
+    fn bad_input_surfaces_through_the_simulation_with_clear_errors() {
+        let ok = write(0, 1, Candidates::single(800));
+        let err = |io: StreamIo| scripted(vec![ok.clone(), io]).unwrap_err().to_string();
+        assert_eq!(
+            err(write(4, 1, Candidates::discrete(vec![]))),
+            "request 1 of stream 0: write of logical block 4: the candidate list is empty"
+        );
+        assert_eq!(
+            err(write(4, 1, Candidates::discrete(vec![1_600, 100_000]))),
+            "request 1 of stream 0: candidate sectors 100000..100008 lie outside the physical space 0..100000 (block map)"
+        );
+        assert_eq!(
+            err(write(4, 1, Candidates::ranges(vec![PhysRange::new(1_604, 64)], 8))),
+            "request 1 of stream 0: range start 1604 is not a multiple of 8 sectors"
+        );
+        assert_eq!(
+            err(write(4, 1, Candidates::ranges(vec![PhysRange::new(1_600, 64)], 12))),
+            "request 1 of stream 0: alignment 12 is not a multiple of 8 sectors"
+        );
+        assert_eq!(
+            err(write(4, 1, Candidates::discrete(vec![1_600, 800]))),
+            "request 1 of stream 0: candidate sector 800 is not free: it is live (logical block 0)"
+        );
+        assert_eq!(
+            err(StreamIo::Read { logical: 9, blocks: 1 }),
+            "request 1 of stream 0: logical block 9 is not mapped"
+        );
+        // A map reaching past the end of the disk cannot smuggle a candidate through either.
+        let disk = c2247a();
+        let cap = disk.capacity() / 8 * 8;
+        let map = BlockMap::new(MapConfig::region(0, cap + 64, 8)).unwrap();
+        let mut w = ScriptedStreams::new(vec![vec![write(0, 1, Candidates::discrete(vec![0, cap + 8]))]]);
+        let e = simulate(disk, map, &mut w, &RangeSimConfig::default()).unwrap_err();
+        assert!(
+            matches!(&e, RangeWriteError::Request { index: 0, stream: 0, source } if matches!(**source, RangeWriteError::CandidateOutside { what: "disk", .. })),
+            "{e}"
+        );
+        assert!(e.to_string().ends_with("(disk)"), "{e}");
+    }
+
+    #[test]
+    fn a_read_racing_a_write_of_the_same_blocks_is_refused() {
+        let disk = c2247a();
+        let mut map = BlockMap::new(MapConfig::region(0, 100_000, 8)).unwrap();
+        map.write(&WriteRequest { logical: 3, blocks: 2, candidates: Candidates::single(0) }, 0).unwrap();
+        let mut w = ScriptedStreams::new(vec![
+            vec![write(4, 1, Candidates::discrete(vec![800, 1_600]))],
+            vec![StreamIo::Read { logical: 3, blocks: 2 }],
+        ]);
+        let e = simulate(disk, map, &mut w, &RangeSimConfig::default()).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "request 1 of stream 1: workload: logical blocks 4..5 are being written by request 0 (stream 0) in flight; a read and a write of the same blocks must not overlap in time"
+        );
+    }
+}
+
+/// Prints the local-vs-global table (`cargo test -p freeblock --test rangewrite print_local_vs_global -- --ignored --nocapture`).
+#[test]
+#[ignore = "prints the full local-vs-global table; slow"]
+fn print_local_vs_global() {
+    let t = std::time::Instant::now();
+    let report = freeblock::rangewrite::local_vs_global(&freeblock::rangewrite::LocalGlobalConfig::default()).unwrap();
+    println!("sched variant k | write mean p99 | read mean | run s | tx/s gain | pos rot moved evals util");
+    for r in &report.rows {
+        let p = &r.report;
+        println!(
+            "{:5} {:16} {} | {:7.2} {:7.2} | {:7.2} | {:6.2} | {:7.1} {:+6.1}% | {:5.2} {:5.2} {:4.2} {:5.1} seek {:.2} rot {:.2} xfer {:.2}",
+            r.scheduler, r.variant.to_string(), r.k, r.write_mean_ms, r.write_p99_ms, r.read_mean_ms, r.run_time_s,
+            r.transactions_per_s, 100.0 * r.app_gain, p.write_positioning_ms, p.write_rotational_ms, p.moved_share,
+            p.positionings_per_decision, p.head_usage.seek, p.head_usage.rotational_latency, p.head_usage.transfer
+        );
+    }
+    for g in report.global_vs_local() {
+        println!(
+            "{} k={} mean {:+.1}% p99 {:+.1}% tput {:+.1}%",
+            g.scheduler,
+            g.k,
+            100.0 * g.write_mean_reduction,
+            100.0 * g.write_p99_reduction,
+            100.0 * g.throughput_gain
+        );
+    }
+    println!("elapsed {:?}", t.elapsed());
+}

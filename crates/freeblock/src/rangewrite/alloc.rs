@@ -173,6 +173,120 @@ pub fn offer_equidistant(
     Err(RangeWriteError::NoSpace { what: format!("{k} equidistant candidates of {blocks} blocks on any track") })
 }
 
+/// The cylinders holding the map's region, nearest `near.cylinder` first (the cylinder order of
+/// [`tracks_near`]).
+pub fn cylinders_near(disk: &Disk, map: &BlockMap, near: HeadState) -> impl Iterator<Item = u32> {
+    let mut last = None;
+    tracks_near(disk, map, near).filter_map(move |t| {
+        let fresh = last != Some(t.cylinder);
+        last = Some(t.cylinder);
+        fresh.then_some(t.cylinder)
+    })
+}
+
+/// Free, block-aligned starts for `need` sectors lying wholly on one track, each with the angle
+/// (fraction of a revolution, `0.0..1.0`) at which its first sector passes under the head.
+fn free_starts_on_track(map: &BlockMap, disk: &Disk, track: Track, need: u64) -> Vec<(u64, f64)> {
+    let layout = disk.layout();
+    let lbns = track_lbns(disk, track);
+    let bs = map.block_sectors();
+    let first = map.region().start;
+    let rev = disk.revolution_ps() as f64;
+    let mut out = Vec::new();
+    for (sector, lbn) in lbns.iter().enumerate() {
+        let Some(l) = *lbn else { continue };
+        if l < first || (l - first) % bs != 0 {
+            continue;
+        }
+        // The whole extent must follow on this track, in LBN order, without a spare in between.
+        let on_track = (0..need).all(|j| lbns.get(sector + j as usize).copied().flatten() == Some(l + j));
+        if on_track && map.is_free(l, need) {
+            let at = layout.sector_start(track.cylinder, track.surface, sector as u32) as f64 / rev;
+            out.push((l, at));
+        }
+    }
+    out
+}
+
+/// Offers `k` candidates for a write of `blocks` blocks spread round one **cylinder**: the first on
+/// a free block-aligned spot (on the head's surface when a spot there has partners, else on the
+/// next surface that does), candidate `i` on another surface as close as the block alignment
+/// allows to `i/k` of a revolution after the first (within `1/(4k)` of a revolution). A head arriving by a seek reaches every surface of a cylinder after
+/// the same move, so rotation alone separates the candidates and the mean wait for the nearest
+/// is about `rev/(2k)`, as with [`offer_equidistant_on_track`], but the candidates need not fit on
+/// one track together: eight 16 KB candidates fit on a cylinder of any disk, not on a 96-sector
+/// track. (A head already on the cylinder pays a head switch to reach the other surfaces.)
+/// Cylinders are tried nearest `near` first; the candidates are reserved in `map`.
+///
+/// ```text
+///   surface 0  ──●────────────────   candidate 0 at angle a
+///   surface 1  ──────────●────────   candidate 1 at a + 1/k
+///   surface 2  ────────────────●──   candidate 2 at a + 2/k      (k = 3)
+/// ```
+///
+/// # Errors
+/// [`RangeWriteError::Config`] for `k == 0`, `blocks == 0` or more candidates than surfaces;
+/// [`RangeWriteError::NoSpace`] when no cylinder has room.
+pub fn offer_equidistant_on_cylinder(
+    map: &mut BlockMap,
+    disk: &Disk,
+    near: HeadState,
+    k: u32,
+    blocks: u64,
+) -> Result<(u32, Candidates)> {
+    check_counts(k, blocks)?;
+    let surfaces = disk.layout().surfaces();
+    if k > surfaces {
+        return Err(RangeWriteError::Config {
+            field: "k",
+            message: format!("{k} candidates on one cylinder need {k} surfaces; the disk has {surfaces}"),
+        });
+    }
+    let need = blocks * map.block_sectors();
+    let tolerance = 1.0 / (4.0 * f64::from(k));
+    let s0 = near.surface.min(surfaces - 1);
+    let order: Vec<u32> = std::iter::once(s0).chain((0..surfaces).filter(|&s| s != s0)).collect();
+    let cylinders: Vec<u32> = cylinders_near(disk, map, near).collect();
+    for cylinder in cylinders {
+        let slots: Vec<Vec<(u64, f64)>> =
+            order.iter().map(|&surface| free_starts_on_track(map, disk, Track { cylinder, surface }, need)).collect();
+        if slots.iter().filter(|s| !s.is_empty()).count() < k as usize {
+            continue;
+        }
+        for (base_surface, base_slots) in slots.iter().enumerate() {
+            'base: for &(base_lbn, base_angle) in base_slots {
+                let mut starts = vec![base_lbn];
+                let mut used = vec![base_surface];
+                for i in 1..k {
+                    let want = (base_angle + f64::from(i) / f64::from(k)).rem_euclid(1.0);
+                    let mut best: Option<(f64, usize, u64)> = None;
+                    for (si, list) in slots.iter().enumerate().filter(|(si, _)| !used.contains(si)) {
+                        for &(lbn, angle) in list {
+                            let d = (angle - want).rem_euclid(1.0);
+                            let dist = d.min(1.0 - d);
+                            if best.is_none_or(|b| dist < b.0) {
+                                best = Some((dist, si, lbn));
+                            }
+                        }
+                    }
+                    match best {
+                        Some((dist, si, lbn)) if dist <= tolerance => {
+                            starts.push(lbn);
+                            used.push(si);
+                        }
+                        _ => continue 'base,
+                    }
+                }
+                for &s in &starts {
+                    map.reserve(PhysRange::new(s, need))?;
+                }
+                return Ok((cylinder, Candidates::discrete(starts)));
+            }
+        }
+    }
+    Err(RangeWriteError::NoSpace { what: format!("{k} candidates of {blocks} blocks spread round any cylinder") })
+}
+
 /// Offers up to `max_ranges` free ranges on the tracks nearest `near`, each able to hold a write of
 /// `blocks` blocks at a start aligned to `alignment` sectors (a multiple of the block size). Ranges
 /// never cross a track boundary, so every start in one range costs the same seek. The ranges are
@@ -265,6 +379,41 @@ mod tests {
         let mut map = BlockMap::new(MapConfig::region(0, 10_000, 1)).unwrap();
         let e = offer_equidistant_on_track(&mut map, &d, Track { cylinder: 0, surface: 0 }, 8, 50, 0).unwrap_err();
         assert!(matches!(e, RangeWriteError::NoSpace { .. }), "{e}");
+    }
+
+    #[test]
+    fn cylinder_candidates_are_evenly_spread_over_surfaces() {
+        let d = Disk::new(library::get("hp_c2247a").unwrap().without_cache()).unwrap();
+        let mut map = BlockMap::new(MapConfig::for_disk(&d, 8)).unwrap();
+        let head = HeadState { cylinder: 40, surface: 5 };
+        for k in [1u32, 2, 4, 8] {
+            let (cyl, c) = offer_equidistant_on_cylinder(&mut map, &d, head, k, 4).unwrap();
+            assert_eq!(cyl, 40);
+            let starts: Vec<u64> = c.starts(32).collect();
+            assert_eq!(starts.len(), k as usize);
+            let pbns: Vec<Pbn> = starts.iter().map(|&l| d.layout().lbn_to_pbn(l).unwrap()).collect();
+            if k <= 4 {
+                // (For k = 8 no spot on surface 5 has seven partners close enough to the ideal
+                // angles, so the first candidate moves to another surface.)
+                assert_eq!(pbns[0].surface, 5, "k={k}: the first candidate is on the head's surface");
+            }
+            let mut surfaces: Vec<u32> = pbns.iter().map(|p| p.surface).collect();
+            surfaces.sort_unstable();
+            surfaces.dedup();
+            assert_eq!(surfaces.len(), k as usize, "one candidate per surface");
+            let a0 = d.layout().sector_angle(pbns[0]);
+            for (i, p) in pbns.iter().enumerate() {
+                // The whole extent stays on the candidate's track.
+                assert_eq!(d.layout().lbn_to_pbn(starts[i] + 31).unwrap().surface, p.surface);
+                let want = (a0 + i as f64 / f64::from(k)).rem_euclid(1.0);
+                let dd = (d.layout().sector_angle(*p) - want).rem_euclid(1.0);
+                assert!(dd.min(1.0 - dd) <= 1.0 / (4.0 * f64::from(k)) + 1e-9, "k={k} candidate {i}");
+            }
+        }
+        assert_eq!(map.stats().reserved, 4 * (1 + 2 + 4 + 8));
+        map.check().unwrap();
+        let e = offer_equidistant_on_cylinder(&mut map, &d, head, 14, 1).unwrap_err();
+        assert!(e.to_string().contains("the disk has 13"), "{e}");
     }
 
     #[test]

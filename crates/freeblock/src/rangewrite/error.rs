@@ -105,6 +105,16 @@ pub enum RangeWriteError {
         /// What is wrong.
         message: String,
     },
+    /// One I/O of a range-write simulation was refused; `source` says why.
+    #[error("request {index} of stream {stream}: {source}")]
+    Request {
+        /// Issue order of the I/O in the run.
+        index: u64,
+        /// The stream that issued it.
+        stream: u32,
+        /// What was wrong.
+        source: Box<RangeWriteError>,
+    },
     /// The disk refused an access (only for requests built outside this module).
     #[error(transparent)]
     Access(#[from] AccessError),
