@@ -120,3 +120,32 @@ fn unknown_experiment_field_is_reported() {
     let line = one_error_line(&err);
     assert!(line.contains("exp.toml") && line.contains("size_kb"), "{line}");
 }
+
+#[test]
+fn repro_range_writes_prints_local_vs_global_and_writes_its_files() {
+    let dir = scratch("range-writes");
+    let out = dir.to_str().unwrap();
+    let (code, text, err) = freeblock(&["repro", "range-writes", "--requests", "160", "--quiet", "--out", out]);
+    assert_eq!(code, 0, "{err}");
+    for needle in ["Local vs global selection", "16 outstanding requests", "Global against local", "OSDI 2008 reports 16–35%"] {
+        assert!(text.contains(needle), "missing `{needle}` in:\n{text}");
+    }
+    let csv = std::fs::read_to_string(dir.join("range-writes-local-global.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 3 * 7, "{csv}");
+    for sched in ["FCFS", "SSTF", "SPTF"] {
+        let mine: Vec<&Vec<&str>> = rows.iter().filter(|r| r[0] == sched).collect();
+        let variants: Vec<(&str, &str)> = mine.iter().map(|r| (r[1], r[2])).collect();
+        assert_eq!(variants, [("no_range_writes", "1"), ("local", "2"), ("global", "2"), ("local", "4"), ("global", "4"), ("local", "8"), ("global", "8")]);
+        assert_eq!(mine[0][8].parse::<f64>().unwrap(), 0.0, "no range writes is the baseline");
+    }
+    assert!(dir.join("osdi2008-local-global.svg").exists());
+
+    let (code, json, err) = freeblock(&["repro", "range-writes", "--requests", "160", "--json", "--out", out]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let lg = &v["local_vs_global"];
+    assert_eq!(lg["rows"].as_array().unwrap().len(), 21);
+    assert_eq!(lg["rows"][0]["report"]["operations"], 160);
+    assert_eq!(v["global_vs_local"].as_array().unwrap().len(), 9);
+}
