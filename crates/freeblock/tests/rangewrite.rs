@@ -623,11 +623,7 @@ mod simulated {
 
     #[test]
     fn local_vs_global_table_is_complete_and_independent_of_threads() {
-        let cfg = LocalGlobalConfig {
-            workload: SmallFileConfig { transactions_per_stream: 25, ..SmallFileConfig::default() },
-            threads: 1,
-            ..LocalGlobalConfig::default()
-        };
+        let cfg = LocalGlobalConfig { threads: 1, ..LocalGlobalConfig::quick() };
         let one = local_vs_global(&cfg).unwrap();
         let two = local_vs_global(&LocalGlobalConfig { threads: 2, ..cfg.clone() }).unwrap();
         assert_eq!(one.rows, two.rows);

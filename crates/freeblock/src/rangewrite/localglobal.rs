@@ -14,6 +14,27 @@
 //! application performance with range writes on the HP C2247A; [`LocalGlobalReport`] puts our
 //! speed-up in transactions per second beside that range. The runs are independent and are spread
 //! over the machine's cores; the result does not depend on how many.
+//!
+//! What the model gives (10,000 transactions, seed 2008; 20,000 agree within two points, while a
+//! few thousand are still dominated by the initial pool and differ more):
+//!
+//! * **FCFS**: global and local are the same policy. Range writes gain +11%, +18% and +22% in
+//!   transactions per second for k = 2, 4, 8 (writes' rotational latency falls from 5.5 ms to
+//!   2.8, 1.4 and 0.7 ms: the `1 − 1/k` of the theory check).
+//! * **SSTF**: global ≈ local (within a percent, which is the noise of one seed). The allocator
+//!   puts a write's first candidate on the heads' surface and all of them on one cylinder, so
+//!   ranking a request by its first or by its nearest candidate picks the same requests, and the
+//!   device makes the rotational choice either way. Gains +20% to +34%.
+//! * **SPTF**: global beats local by far for writes (mean write response −96% at k = 4 and 8, from
+//!   about 105 ms to under 5 ms; p99 from about 920 ms to 9 ms) and by +11% to +18% in
+//!   transactions per second: a write always has some candidate the heads reach quickly, which
+//!   the local scheduler cannot see. Reads pay for it (mean about 115 → 182 ms). Local selection
+//!   under SPTF gains only +3% to +12%: the request SPTF picks by its first candidate is already
+//!   well placed, so the device seldom moves it.
+//!
+//! Against OSDI 2008's 16–35%: 12 of the 18 range-write runs fall inside the range, none above;
+//! the misses are FCFS with k = 2 (+11%), SPTF local at every k (+3% to +12%) and SPTF global with
+//! k = 2 (+15%).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -78,11 +99,11 @@ impl Default for LocalGlobalConfig {
 }
 
 impl LocalGlobalConfig {
-    /// A smaller version for tests: 40 transactions per stream.
+    /// A smaller version for tests: 25 transactions per stream (400 in all), a second or two.
     #[must_use]
     pub fn quick() -> Self {
         Self {
-            workload: SmallFileConfig { transactions_per_stream: 40, ..SmallFileConfig::default() },
+            workload: SmallFileConfig { transactions_per_stream: 25, ..SmallFileConfig::default() },
             ..Self::default()
         }
     }
