@@ -95,6 +95,23 @@ pub struct MediaAccess {
     pub end_head: HeadState,
 }
 
+/// Timing of one background transfer on one track ([`Disk::arc`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArcAccess {
+    /// Arm movement or head switch plus settle, ns.
+    pub move_ns: SimTime,
+    /// Wait for the first sector, ns.
+    pub wait_ns: SimTime,
+    /// Sectors passing under the head, ns.
+    pub transfer_ns: SimTime,
+    /// When the first sector starts passing under the head.
+    pub media_start: SimTime,
+    /// When the last sector has passed.
+    pub end: SimTime,
+    /// Where the heads are afterwards.
+    pub head: HeadState,
+}
+
 /// The first sector of a request: track and rotational position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Target {
@@ -318,9 +335,30 @@ impl Disk {
         op: Op,
         runs: &mut Vec<TrackRun>,
     ) -> Result<MediaAccess, AccessError> {
+        self.access_when_free(head, start, 0, lbn, sectors, op, runs)
+    }
+
+    /// As [`Disk::access`], but the mechanism is busy with other work until `free_at`: the
+    /// command starts at `start`, and the heads leave `head` at the later of `start + overhead`
+    /// and `free_at`. Freeblock scheduling serves a foreground request this way after the
+    /// background transfers it slipped into the request's rotational latency.
+    ///
+    /// # Errors
+    /// As [`Disk::access`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn access_when_free(
+        &self,
+        head: HeadState,
+        start: SimTime,
+        free_at: SimTime,
+        lbn: u64,
+        sectors: u64,
+        op: Op,
+        runs: &mut Vec<TrackRun>,
+    ) -> Result<MediaAccess, AccessError> {
         self.layout.track_runs(lbn, sectors, runs)?;
         let mut b = Breakdown { overhead: self.overhead_ns(op), ..Breakdown::default() };
-        let mut t = start + b.overhead;
+        let mut t = (start + b.overhead).max(free_at);
         let mut pos = head;
         let mut media_start = None;
         for run in runs.iter() {
@@ -346,6 +384,22 @@ impl Disk {
         };
         b.bus = end - media_end;
         Ok(MediaAccess { start, media_start, media_end, end, breakdown: b, end_head: pos })
+    }
+
+    /// Background media work on one track with no command of its own: move the heads from
+    /// `head` to track `(cylinder, surface)` leaving at `t`, wait for physical sector `first`, and
+    /// pass over `sectors` sectors from it (not wrapping past a full revolution). Pure, like
+    /// [`Disk::access`], so a planned background transfer and its execution agree exactly.
+    #[inline]
+    #[must_use]
+    #[allow(clippy::too_many_arguments)]
+    pub fn arc(&self, head: HeadState, t: SimTime, cylinder: u32, surface: u32, first: u32, sectors: u32, op: Op) -> ArcAccess {
+        let mv = self.move_ns(head, cylinder, surface, op);
+        let spt = self.layout.sectors_per_track(cylinder);
+        let wait = self.wait_for(t + mv, self.layout.sector_start(cylinder, surface, first));
+        let transfer = self.sectors_ns(u64::from(sectors), spt);
+        let media_start = t + mv + wait;
+        ArcAccess { move_ns: mv, wait_ns: wait, transfer_ns: transfer, media_start, end: media_start + transfer, head: HeadState { cylinder, surface } }
     }
 
     /// For a run whose first sector starts at `first`, arriving at `t`: returns (wait before the

@@ -314,6 +314,15 @@ impl Layout {
     /// [`AccessError::Empty`] for `count == 0`, [`AccessError::OutOfRange`] past the capacity.
     pub fn track_runs(&self, lbn: u64, count: u64, out: &mut Vec<TrackRun>) -> Result<(), AccessError> {
         out.clear();
+        self.for_each_track_run(lbn, count, |run| out.push(run))
+    }
+
+    /// Calls `f` with each track run of `lbn..lbn+count` in LBN order, without collecting them
+    /// (a whole multi-terabyte disk is millions of runs).
+    ///
+    /// # Errors
+    /// As [`Layout::track_runs`]; `f` is not called then.
+    pub fn for_each_track_run(&self, lbn: u64, count: u64, mut f: impl FnMut(TrackRun)) -> Result<(), AccessError> {
         if count == 0 {
             return Err(AccessError::Empty { lbn });
         }
@@ -337,7 +346,7 @@ impl Layout {
             let n = run_end - cur;
             let last_slot = z.slot_of(run_end - 1 - z.first_lbn);
             let (cylinder, surface) = self.track_at(z, track);
-            out.push(TrackRun {
+            f(TrackRun {
                 cylinder,
                 surface,
                 first_sector: (slot % spt) as u32,
@@ -350,10 +359,77 @@ impl Layout {
         Ok(())
     }
 
+    /// The LBNs stored in the `count` physical sectors of track `(cylinder, surface)` that pass
+    /// under the head from sector `first` on (wrapping round past the track's last sector;
+    /// `count` is capped at a full track). Appends `(lbns, position)` pieces to `out`: the piece's
+    /// first LBN sits `position` sectors after `first`, and the rest follow it sector by sector.
+    /// Spare, slipped and empty sectors hold no LBN and split pieces; remapped defects are looked
+    /// up one by one.
+    pub fn arc_lbns(&self, cylinder: u32, surface: u32, first: u32, count: u32, out: &mut Vec<(std::ops::Range<u64>, u32)>) {
+        let Some(zi) = self.zone_of_cylinder(cylinder) else { return };
+        let z = &self.zones[zi];
+        if surface >= self.surfaces || count == 0 {
+            return;
+        }
+        let spt = z.spt;
+        let count = count.min(spt);
+        let base = self.track_in_zone(z, cylinder, surface) * u64::from(spt);
+        let first = first % spt;
+        let pieces = if first + count <= spt { [(first, first + count, 0), (0, 0, 0)] } else { [(first, spt, 0), (0, first + count - spt, spt - first)] };
+        for (a, b, position) in pieces {
+            if a >= b {
+                continue;
+            }
+            let (s0, s1) = (base + u64::from(a), base + u64::from(b));
+            if z.remap.is_empty() {
+                self.slot_lbns(z, s0, s1, position, out);
+            } else {
+                for sector in a..b {
+                    if let Some(l) = self.pbn_to_lbn(Pbn { cylinder, surface, sector }) {
+                        push_piece(out, l..l + 1, position + sector - a);
+                    }
+                }
+            }
+        }
+    }
+
+    /// LBN pieces held by zone slots `s0..s1` (no remapped defects in the zone); slot `s0` is
+    /// `position` sectors into the arc.
+    fn slot_lbns(&self, z: &ZoneMap, s0: u64, s1: u64, position: u32, out: &mut Vec<(std::ops::Range<u64>, u32)>) {
+        let lbn_of = |slot: u64| z.first_lbn + slot - z.reserved_below(slot);
+        let mut cur = s0;
+        let mut i = z.reserved.partition_point(|&(s, len)| s + len <= s0);
+        while cur < s1 {
+            let (next_reserved, len) = z.reserved.get(i).copied().unwrap_or((u64::MAX, 0));
+            if next_reserved <= cur {
+                cur = (next_reserved + len).max(cur);
+                i += 1;
+                continue;
+            }
+            let stop = next_reserved.min(s1);
+            let (l0, l1) = (lbn_of(cur), lbn_of(stop).min(self.capacity));
+            if l0 < l1 {
+                push_piece(out, l0..l1, position + (cur - s0) as u32);
+            }
+            cur = stop;
+        }
+    }
+
     /// First LBN of each zone and its sectors per track: `(first_cylinder, last_cylinder, spt,
     /// first_lbn, lbn_count)` per zone.
     #[must_use]
     pub fn zone_table(&self) -> Vec<(u32, u32, u32, u64, u64)> {
         self.zones.iter().map(|z| (z.first_cylinder, z.last_cylinder, z.spt, z.first_lbn, z.lbn_count)).collect()
     }
+}
+
+/// Appends a piece to `out`, extending the last one when both LBNs and sectors continue it.
+fn push_piece(out: &mut Vec<(std::ops::Range<u64>, u32)>, r: std::ops::Range<u64>, position: u32) {
+    if let Some((last, at)) = out.last_mut() {
+        if last.end == r.start && u64::from(*at) + (last.end - last.start) == u64::from(position) {
+            last.end = r.end;
+            return;
+        }
+    }
+    out.push((r, position));
 }

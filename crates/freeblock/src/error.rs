@@ -31,6 +31,9 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// A freeblock registration or setting the subsystem cannot honour.
+    #[error("freeblock: {0}")]
+    Freeblock(#[from] crate::freeblock::FreeblockError),
     /// File I/O.
     #[error("{path}: {message}")]
     Io {

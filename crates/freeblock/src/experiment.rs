@@ -101,6 +101,9 @@ pub struct Experiment {
     /// Scheduler, MPL, queue depth, records.
     #[serde(default)]
     pub sim: SimConfig,
+    /// Freeblock scheduling and its background applications; off when absent.
+    #[serde(default)]
+    pub freeblock: Option<crate::freeblock::FreeblockConfig>,
     /// Folder relative paths are resolved against (the file's folder).
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -143,6 +146,10 @@ impl Experiment {
                 sim.think_ms = think as f64 / 1e6;
             }
         }
-        Simulation::new(disk, workload, sim).run(progress)
+        let mut simulation = Simulation::new(disk.clone(), workload, sim);
+        if let Some(fb) = &self.freeblock {
+            simulation = simulation.with_freeblock(crate::freeblock::Freeblock::new(disk, fb.clone())?);
+        }
+        simulation.run(progress)
     }
 }

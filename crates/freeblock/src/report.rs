@@ -250,6 +250,9 @@ pub struct RunReport {
     pub cache_hits: u64,
     /// Requests served per simulated second.
     pub throughput_per_s: f64,
+    /// Freeblock scheduling's results, when it was on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub freeblock: Option<crate::freeblock::FreeblockReport>,
     /// Per-request records, when kept.
     #[serde(skip)]
     pub records: Vec<Record>,

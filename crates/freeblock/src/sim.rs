@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::des::EventQueue;
 use crate::error::{Error, Result};
+use crate::freeblock::{Freeblock, Promoted};
 use crate::report::{HeadUsage, Histogram, Record, RunReport};
 use crate::request::Request;
 use crate::sched::{Context, Pending, Scheduler, SchedulerSpec};
@@ -61,7 +62,14 @@ enum Event {
     StreamReady { stream: u32 },
     /// The disk finished its current request.
     Completion,
+    /// The disk has had no request since `since`: idle-time background work may start.
+    IdleCheck { since: SimTime },
+    /// Idle-time background work finished.
+    IdleDone,
 }
+
+/// The `stream` of a request promoted from a background task (not from the workload).
+const PROMOTED: u32 = u32::MAX;
 
 /// Where a request came from: bookkeeping the scheduler does not see.
 #[derive(Debug, Clone, Copy)]
@@ -86,13 +94,22 @@ pub struct Simulation {
     scheduler: Box<dyn Scheduler>,
     config: SimConfig,
     progress_every: u64,
+    freeblock: Option<Freeblock>,
 }
 
 impl Simulation {
     /// A run of `workload` on `disk` with `config`.
     #[must_use]
     pub fn new(disk: Arc<Disk>, workload: Box<dyn Workload>, config: SimConfig) -> Self {
-        Self { drive: Drive::new(disk), scheduler: config.scheduler.build(), workload, config, progress_every: 10_000 }
+        Self { drive: Drive::new(disk), scheduler: config.scheduler.build(), workload, config, progress_every: 10_000, freeblock: None }
+    }
+
+    /// Adds freeblock scheduling: background applications served in the foreground requests'
+    /// rotational latency (and in idle time, if configured).
+    #[must_use]
+    pub fn with_freeblock(mut self, freeblock: Freeblock) -> Self {
+        self.freeblock = Some(freeblock);
+        self
     }
 
     /// The drive (e.g. to place the heads before a run).
@@ -138,6 +155,17 @@ impl Simulation {
         let mut cache_hits = 0u64;
         let mut stats_start: SimTime = 0;
         let mut idle_since: Option<SimTime> = Some(0);
+        // Freeblock: idle-time work in progress, promoted requests in flight (by id).
+        let mut idle_busy = false;
+        let mut promoted: std::collections::HashMap<u64, Promoted> = std::collections::HashMap::new();
+        let idle_after = self.freeblock.as_ref().and_then(Freeblock::idle_after_ns);
+        if let Some(fb) = &mut self.freeblock {
+            fb.start(0)?;
+            if let Some(after) = idle_after {
+                events.push(after, Event::IdleCheck { since: 0 });
+            }
+        }
+        let mut last_event: SimTime = 0;
 
         // Fetches the next request for a stream and schedules its arrival.
         let mut fetch = |stream: u32, now: SimTime, prev_delay_base: SimTime, events: &mut EventQueue<Event>, staged: &mut Vec<Option<Request>>| -> Result<()> {
@@ -166,7 +194,31 @@ impl Simulation {
         let mut next_id = 0u64;
 
         while let Some((now, ev)) = events.pop() {
+            last_event = now;
             match ev {
+                Event::IdleCheck { since } => {
+                    if idle_since == Some(since) && busy.is_none() && !idle_busy && disk_queue.is_empty() {
+                        if let Some(fb) = &mut self.freeblock {
+                            if let Some(end) = fb.idle_work(&mut self.drive, now)? {
+                                idle_busy = true;
+                                events.push(end, Event::IdleDone);
+                            }
+                        }
+                    }
+                }
+                Event::IdleDone => {
+                    idle_busy = false;
+                    if disk_queue.is_empty() {
+                        // Still nothing to do: carry on with the background work.
+                        if let (Some(fb), Some(since)) = (&mut self.freeblock, idle_since) {
+                            if let Some(end) = fb.idle_work(&mut self.drive, now)? {
+                                idle_busy = true;
+                                events.push(end, Event::IdleDone);
+                            }
+                            let _ = since;
+                        }
+                    }
+                }
                 Event::Arrival { stream } => {
                     let r = staged[stream as usize].take().expect("an arrival has a staged request");
                     let target = self.drive.disk().target(r.lbn).map_err(|source| Error::Request { index: next_id, source })?;
@@ -229,6 +281,11 @@ impl Simulation {
                             p(completed);
                         }
                     }
+                    if f.origin.stream == PROMOTED {
+                        if let (Some(fb), Some(p)) = (&mut self.freeblock, promoted.remove(&f.pending.id)) {
+                            fb.complete_promoted(&p, a.end)?;
+                        }
+                    } else {
                     match kind {
                         ArrivalKind::Open => {}
                         ArrivalKind::ClosedDelay => fetch(f.origin.stream, now, now, &mut events, &mut staged)?,
@@ -240,11 +297,15 @@ impl Simulation {
                             }
                         }
                     }
+                    }
+                    if self.freeblock.as_ref().is_some_and(Freeblock::should_stop) {
+                        break;
+                    }
                 }
             }
             // Start the next request if the disk is free. Events at the same instant (e.g. the
             // arrival a completion just triggered) are handled first, so the scheduler sees them.
-            if busy.is_none() && !disk_queue.is_empty() && events.peek_time() != Some(now) {
+            if busy.is_none() && !idle_busy && !disk_queue.is_empty() && events.peek_time() != Some(now) {
                 let ctx = Context { drive: &self.drive, now, last_lbn };
                 let i = if disk_queue.len() == 1 { 0 } else { self.scheduler.pick(&disk_queue, &ctx) };
                 let f = InFlight { pending: disk_queue.remove(i), origin: disk_meta.remove(i) };
@@ -253,10 +314,24 @@ impl Simulation {
                     disk_meta.push(d.origin);
                 }
                 let p = f.pending;
-                let svc = self
-                    .drive
-                    .serve(now, p.lbn, u64::from(p.sectors), p.op)
-                    .map_err(|source| Error::Request { index: p.id, source })?;
+                let svc = if let Some(fb) = &mut self.freeblock {
+                    // Served after the background work planned into its rotational latency; its
+                    // own head-usage breakdown is the one it would have had alone.
+                    let (done, alone) = fb.serve(&mut self.drive, now, p.id, p.lbn, u64::from(p.sectors), p.op)?;
+                    for q in fb.take_promoted() {
+                        let target = self.drive.disk().target(q.lbn).map_err(|source| Error::Request { index: next_id, source })?;
+                        let sectors = u32::try_from(q.sectors).unwrap_or(u32::MAX);
+                        let pending = Pending { id: next_id, arrival: now, lbn: q.lbn, sectors, op: q.op, target };
+                        promoted.insert(next_id, q);
+                        next_id += 1;
+                        driver_queue.push_back(InFlight { pending, origin: Origin { stream: PROMOTED, measured: None } });
+                    }
+                    freeblock_disk::Service { access: freeblock_disk::MediaAccess { breakdown: alone.breakdown, ..done }, cache_hit: false }
+                } else {
+                    self.drive
+                        .serve(now, p.lbn, u64::from(p.sectors), p.op)
+                        .map_err(|source| Error::Request { index: p.id, source })?
+                };
                 if let Some(since) = idle_since.take() {
                     if completed >= self.config.warmup {
                         usage.idle_ns += now - since.max(stats_start);
@@ -265,13 +340,25 @@ impl Simulation {
                 last_lbn = p.lbn + u64::from(p.sectors);
                 events.push(svc.access.end, Event::Completion);
                 busy = Some((f, svc));
-            } else if busy.is_none() && idle_since.is_none() && disk_queue.is_empty() {
+            } else if busy.is_none() && !idle_busy && idle_since.is_none() && disk_queue.is_empty() {
                 idle_since = Some(now);
+                if let Some(after) = idle_after {
+                    events.push(now + after, Event::IdleCheck { since: now });
+                }
             }
         }
         let duration = usage.total_ns();
         let requests = completed.saturating_sub(self.config.warmup);
+        // Freeblock keeps its books from time 0, warm-up included.
+        let freeblock = match &mut self.freeblock {
+            Some(fb) => {
+                fb.flush(last_event)?;
+                Some(fb.report(last_event))
+            }
+            None => None,
+        };
         Ok(RunReport {
+            freeblock,
             disk: self.drive.disk().spec().name.clone(),
             scheduler: self.config.scheduler.to_string(),
             requests,

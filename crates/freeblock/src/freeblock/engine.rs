@@ -1,0 +1,571 @@
+//! The freeblock engine: plans and carries out background transfers around each foreground
+//! request, keeps the books, and hands delivered blocks to the applications.
+//!
+//! For each foreground request the engine first computes what the drive would do without
+//! background work (the pure [`Disk::access`]); its first sector's start is the deadline. It then
+//! asks the [`Planner`] for background segments, carries them out with [`Disk::arc`], and serves
+//! the foreground request from wherever the heads ended up with [`Disk::access_when_free`]. That
+//! last step is computed, not assumed: a plan that overran would delay the foreground request, and
+//! the engine counts such delays (`delayed_foreground`), which tests require to be zero.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use freeblock_disk::{AccessError, Disk, Drive, MediaAccess, Op, SimTime, TrackRun};
+use serde::{Deserialize, Serialize};
+
+use super::apps::{BackgroundApp, Promoted, Scan, TaskControl, TaskReport};
+use super::error::{FreeblockError, Result};
+use super::planner::{Planner, PlannerKind, Segment, Window};
+use super::sets::{BackgroundSets, Route, TaskId};
+use crate::report::Histogram;
+
+fn default_true() -> bool {
+    true
+}
+fn default_batch() -> u64 {
+    4096
+}
+fn default_timeline() -> f64 {
+    60.0
+}
+fn default_block_bytes() -> u64 {
+    4096
+}
+fn default_one() -> f64 {
+    1.0
+}
+fn default_passes() -> u32 {
+    1
+}
+
+/// A built-in background application, as written in an experiment file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TaskSpec {
+    /// A scan of the disk (or a region) in application blocks; `fraction` below 1 makes it a
+    /// sampling scan whose passes end when any that fraction of the blocks has been read.
+    Scan {
+        /// Application block size, bytes. Default 4096.
+        #[serde(default = "default_block_bytes")]
+        block_bytes: u64,
+        /// Passes to make; 0 = scan until the run ends. Default 1.
+        #[serde(default = "default_passes")]
+        passes: u32,
+        /// Fraction of the blocks each pass needs. Default 1 (every block).
+        #[serde(default = "default_one")]
+        fraction: f64,
+        /// First LBN of the region (block-aligned). Default: the whole disk.
+        #[serde(default)]
+        first_lbn: Option<u64>,
+        /// Blocks in the region. Default: to the end of the disk.
+        #[serde(default)]
+        blocks: Option<u64>,
+    },
+}
+
+/// The `[freeblock]` table of an experiment: turns freeblock scheduling on.
+///
+/// ```toml
+/// [freeblock]
+/// planner = "two_track"      # or "single_track" (paper 000 §4)
+/// max_tracks = 0             # other tracks examined per decision, 0 = no limit
+/// piggyback = true           # foreground transfers of wanted blocks count
+/// idle_after_ms = 50         # also use idle time after 50 ms without requests (not free)
+/// [[freeblock.tasks]]
+/// type = "scan"
+/// block_bytes = 4096
+/// passes = 1
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FreeblockConfig {
+    /// Which plans the planner may choose. Default `two_track`.
+    #[serde(default)]
+    pub planner: PlannerKind,
+    /// Decision budget: most other tracks examined per decision; 0 = no limit. Default 0.
+    #[serde(default)]
+    pub max_tracks: u32,
+    /// Whether foreground transfers of wanted sectors deliver them (paper 000 §6). Default true.
+    #[serde(default = "default_true")]
+    pub piggyback: bool,
+    /// Serve background blocks once the disk has been idle this long, ms. Default: never.
+    #[serde(default)]
+    pub idle_after_ms: Option<f64>,
+    /// Blocks handed to an application per call, at most. Default 4096.
+    #[serde(default = "default_batch")]
+    pub batch_blocks: u64,
+    /// End the run when every application is done. Default true.
+    #[serde(default = "default_true")]
+    pub stop_when_done: bool,
+    /// Width of the accounting timeline's buckets, s. Default 60.
+    #[serde(default = "default_timeline")]
+    pub timeline_s: f64,
+    /// Most sectors in one promoted foreground request. Default 256.
+    #[serde(default)]
+    pub max_promoted_sectors: Option<u64>,
+    /// The applications.
+    #[serde(default)]
+    pub tasks: Vec<TaskSpec>,
+}
+
+impl Default for FreeblockConfig {
+    fn default() -> Self {
+        Self {
+            planner: PlannerKind::default(),
+            max_tracks: 0,
+            piggyback: true,
+            idle_after_ms: None,
+            batch_blocks: default_batch(),
+            stop_when_done: true,
+            timeline_s: default_timeline(),
+            max_promoted_sectors: None,
+            tasks: Vec::new(),
+        }
+    }
+}
+
+impl TaskSpec {
+    /// Builds the application.
+    #[must_use]
+    pub fn build(&self, batch: u64) -> Box<dyn BackgroundApp> {
+        match self {
+            TaskSpec::Scan { block_bytes, passes, fraction, first_lbn, blocks } => {
+                let region = match (first_lbn, blocks) {
+                    (None, None) => None,
+                    (f, b) => Some((f.unwrap_or(0), b.unwrap_or(u64::MAX))),
+                };
+                Box::new(Scan::new(*block_bytes, *fraction, *passes, region, batch))
+            }
+        }
+    }
+}
+
+/// Time and bytes of one stretch of the run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Accounts {
+    /// Foreground rotational latency (first sector of each request): the potential, ns.
+    pub potential_ns: u64,
+    /// The potential as bytes at each request's media rate.
+    pub potential_bytes: f64,
+    /// Time spent transferring wanted sectors in the background, ns.
+    pub free_transfer_ns: u64,
+    /// Extra arm and head movement the background plans cost, ns.
+    pub extra_seek_ns: u64,
+    /// Bytes delivered by background transfers in rotational latency (free).
+    pub free_bytes: u64,
+    /// Bytes delivered by foreground transfers of wanted sectors (free).
+    pub piggyback_bytes: u64,
+    /// Bytes delivered in idle time (not free).
+    pub idle_bytes: u64,
+    /// Idle time spent on background work, ns.
+    pub idle_busy_ns: u64,
+    /// Foreground requests seen.
+    pub requests: u64,
+}
+
+impl Accounts {
+    fn add(&mut self, o: &Accounts) {
+        self.potential_ns += o.potential_ns;
+        self.potential_bytes += o.potential_bytes;
+        self.free_transfer_ns += o.free_transfer_ns;
+        self.extra_seek_ns += o.extra_seek_ns;
+        self.free_bytes += o.free_bytes;
+        self.piggyback_bytes += o.piggyback_bytes;
+        self.idle_bytes += o.idle_bytes;
+        self.idle_busy_ns += o.idle_busy_ns;
+        self.requests += o.requests;
+    }
+
+    /// Rotational latency neither transferring nor seeking, ns.
+    #[must_use]
+    pub fn unused_ns(&self) -> u64 {
+        self.potential_ns.saturating_sub(self.free_transfer_ns + self.extra_seek_ns)
+    }
+}
+
+/// One bucket of the accounting timeline.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TimelineRow {
+    /// Start of the bucket, s.
+    pub start_s: f64,
+    /// Its accounts.
+    #[serde(flatten)]
+    pub accounts: Accounts,
+}
+
+/// What freeblock scheduling achieved in a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FreeblockReport {
+    /// Planner used.
+    pub planner: String,
+    /// Decision budget (0 = none).
+    pub max_tracks: u32,
+    /// Totals over the run.
+    pub totals: Accounts,
+    /// Simulated seconds covered.
+    pub duration_s: f64,
+    /// Free bandwidth delivered (background in rotational latency + piggyback), MB/s.
+    pub free_mb_s: f64,
+    /// Of which background transfers in rotational latency, MB/s.
+    pub free_background_mb_s: f64,
+    /// Of which foreground transfers, MB/s.
+    pub piggyback_mb_s: f64,
+    /// Potential free bandwidth (rotational latency × media rate), MB/s.
+    pub potential_mb_s: f64,
+    /// `free_mb_s / potential_mb_s`.
+    pub efficiency: f64,
+    /// Fractions of the potential time: free transfer, extra seek, unused latency.
+    pub free_transfer_fraction: f64,
+    /// See `free_transfer_fraction`.
+    pub extra_seek_fraction: f64,
+    /// See `free_transfer_fraction`.
+    pub unused_fraction: f64,
+    /// Idle-time bandwidth (not free), MB/s.
+    pub idle_mb_s: f64,
+    /// Foreground requests whose timing the background work changed (must be 0).
+    pub delayed_foreground: u64,
+    /// Planner decisions made.
+    pub decisions: u64,
+    /// Other tracks examined, summed over decisions.
+    pub tracks_examined: u64,
+    /// Accounts per timeline bucket.
+    pub timeline: Vec<TimelineRow>,
+    /// Each application's results.
+    pub tasks: Vec<TaskReport>,
+}
+
+/// One application and its bookkeeping.
+struct AppSlot {
+    task: TaskId,
+    app: Box<dyn BackgroundApp>,
+    notify_after: u64,
+}
+
+/// Freeblock scheduling for one drive.
+pub struct Freeblock {
+    disk: Arc<Disk>,
+    sets: BackgroundSets,
+    planner: Planner,
+    config: FreeblockConfig,
+    apps: Vec<AppSlot>,
+    totals: Accounts,
+    timeline: Vec<TimelineRow>,
+    timeline_ns: u64,
+    promoted: Vec<Promoted>,
+    runs: Vec<TrackRun>,
+    pieces: Vec<(std::ops::Range<u64>, u32)>,
+    delayed: u64,
+    decisions: u64,
+    examined: u64,
+    decision_times: Option<Histogram>,
+    started: bool,
+}
+
+impl Freeblock {
+    /// Freeblock scheduling on `disk` with `config`'s settings and applications.
+    ///
+    /// # Errors
+    /// [`FreeblockError::Unsupported`] for a disk with its cache on or zero-latency access (the
+    /// engine plans the bare media), and any application registration error.
+    pub fn new(disk: Arc<Disk>, config: FreeblockConfig) -> Result<Self> {
+        if disk.spec().cache.enabled {
+            return Err(FreeblockError::Unsupported(
+                "freeblock scheduling models the media directly: turn the disk's cache off ([disk] cache = false)".into(),
+            ));
+        }
+        if disk.zero_latency() {
+            return Err(FreeblockError::Unsupported("freeblock scheduling needs zero_latency = false".into()));
+        }
+        if !(config.timeline_s > 0.0) {
+            return Err(FreeblockError::Unsupported(format!("timeline_s must be positive, not {}", config.timeline_s)));
+        }
+        let max_tracks = (config.max_tracks > 0).then_some(config.max_tracks);
+        let mut fb = Self {
+            sets: BackgroundSets::new(disk.clone()),
+            planner: Planner::new(&disk, config.planner, max_tracks),
+            timeline_ns: (config.timeline_s * 1e9) as u64,
+            disk,
+            apps: Vec::new(),
+            totals: Accounts::default(),
+            timeline: Vec::new(),
+            promoted: Vec::new(),
+            runs: Vec::new(),
+            pieces: Vec::new(),
+            delayed: 0,
+            decisions: 0,
+            examined: 0,
+            decision_times: None,
+            started: false,
+            config: FreeblockConfig { tasks: Vec::new(), ..config.clone() },
+        };
+        for t in &config.tasks {
+            fb.add_app(t.build(config.batch_blocks))?;
+        }
+        Ok(fb)
+    }
+
+    /// Adds an application; it starts with the run (or now, if the run has started).
+    ///
+    /// # Errors
+    /// [`FreeblockError::BlockSize`] for a bad block size; registration errors.
+    pub fn add_app(&mut self, app: Box<dyn BackgroundApp>) -> Result<TaskId> {
+        let task = self.sets.add_task(app.op(), app.block_bytes())?;
+        self.apps.push(AppSlot { task, app, notify_after: self.config.batch_blocks });
+        if self.started {
+            self.start_app(self.apps.len() - 1, 0)?;
+        }
+        Ok(task)
+    }
+
+    /// The registered sets (for direct use of the API).
+    pub fn sets_mut(&mut self) -> &mut BackgroundSets {
+        &mut self.sets
+    }
+
+    /// The registered sets.
+    #[must_use]
+    pub fn sets(&self) -> &BackgroundSets {
+        &self.sets
+    }
+
+    /// Measure the wall-clock time of each planner decision (for benchmarks; not deterministic).
+    pub fn measure_decisions(&mut self) {
+        self.decision_times = Some(Histogram::default());
+    }
+
+    /// The decision-time histogram, when measured.
+    #[must_use]
+    pub fn decision_times(&self) -> Option<&Histogram> {
+        self.decision_times.as_ref()
+    }
+
+    fn control<'a>(sets: &'a mut BackgroundSets, promoted: &'a mut Vec<Promoted>, slot_notify: &'a mut u64, task: TaskId, now: SimTime, max: u64) -> TaskControl<'a> {
+        TaskControl { sets, task, now, promoted, notify_after: slot_notify, max_request_sectors: max }
+    }
+
+    fn start_app(&mut self, i: usize, now: SimTime) -> Result<()> {
+        let max = self.config.max_promoted_sectors.unwrap_or(256);
+        let slot = &mut self.apps[i];
+        let mut ctl = Self::control(&mut self.sets, &mut self.promoted, &mut slot.notify_after, slot.task, now, max);
+        slot.app.start(&mut ctl)
+    }
+
+    /// Starts every application (once, before the first foreground request).
+    ///
+    /// # Errors
+    /// Registration errors.
+    pub fn start(&mut self, now: SimTime) -> Result<()> {
+        if self.started {
+            return Ok(());
+        }
+        self.started = true;
+        for i in 0..self.apps.len() {
+            self.start_app(i, now)?;
+        }
+        Ok(())
+    }
+
+    /// Whether every application is done (and there is at least one).
+    #[must_use]
+    pub fn all_done(&self) -> bool {
+        !self.apps.is_empty() && self.apps.iter().all(|a| a.app.is_done())
+    }
+
+    /// Whether the run should stop now.
+    #[must_use]
+    pub fn should_stop(&self) -> bool {
+        self.config.stop_when_done && self.all_done()
+    }
+
+    /// Foreground requests the applications promoted since the last call.
+    pub fn take_promoted(&mut self) -> Vec<Promoted> {
+        std::mem::take(&mut self.promoted)
+    }
+
+    /// Idle time after which background work may use an idle disk, ns.
+    #[must_use]
+    pub fn idle_after_ns(&self) -> Option<SimTime> {
+        self.config.idle_after_ms.map(freeblock_disk::time::ms_to_ns)
+    }
+
+    fn bucket(&mut self, t: SimTime) -> &mut Accounts {
+        let i = (t / self.timeline_ns) as usize;
+        while self.timeline.len() <= i {
+            let start_s = (self.timeline.len() as u64 * self.timeline_ns) as f64 / 1e9;
+            self.timeline.push(TimelineRow { start_s, accounts: Accounts::default() });
+        }
+        &mut self.timeline[i].accounts
+    }
+
+    /// Carries out one background segment from `head` leaving at `t`; returns where and when it
+    /// ended, and the sectors it delivered.
+    fn execute(&mut self, head: freeblock_disk::HeadState, t: SimTime, seg: &Segment, route: Route) -> (freeblock_disk::HeadState, SimTime, SimTime, u64) {
+        if seg.sectors == 0 {
+            let mv = self.disk.move_ns(head, seg.cylinder, seg.surface, seg.move_op);
+            return (freeblock_disk::HeadState { cylinder: seg.cylinder, surface: seg.surface }, t + mv, mv, 0);
+        }
+        let a = self.disk.arc(head, t, seg.cylinder, seg.surface, seg.first, seg.sectors, seg.move_op);
+        self.pieces.clear();
+        self.disk.layout().arc_lbns(seg.cylinder, seg.surface, seg.first, seg.sectors, &mut self.pieces);
+        let mut got = 0;
+        for i in 0..self.pieces.len() {
+            let r = self.pieces[i].0.clone();
+            got += self.sets.transferred(r, a.end, route, None);
+        }
+        (a.head, a.end, a.move_ns, got)
+    }
+
+    /// Serves foreground request `id` at `now` on `drive`, with background work in its
+    /// rotational latency. Returns the access as carried out and as it would have been alone.
+    ///
+    /// # Errors
+    /// [`crate::Error::Request`] for a request the disk cannot serve; an application's
+    /// registration error as [`crate::Error::Freeblock`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn serve(&mut self, drive: &mut Drive, now: SimTime, id: u64, lbn: u64, sectors: u64, op: Op) -> crate::Result<(MediaAccess, MediaAccess)> {
+        let req = |source: AccessError| crate::Error::Request { index: id, source };
+        let head = drive.head();
+        let alone = self.disk.access(head, now, lbn, sectors, op, &mut self.runs).map_err(req)?;
+        let target = self.disk.target(lbn).map_err(req)?;
+        let free_at = now + self.disk.overhead_ns(op);
+        let direct = self.disk.move_ns(head, target.cylinder, target.surface, op);
+        let potential = alone.media_start.saturating_sub(free_at + direct);
+        let spt = self.disk.layout().sectors_per_track(target.cylinder);
+        let sector_bytes = u64::from(self.disk.spec().sector_bytes);
+        let mut acc = Accounts {
+            potential_ns: potential,
+            potential_bytes: potential as f64 * f64::from(spt) * sector_bytes as f64 / self.disk.revolution_ps() as f64 * 1000.0,
+            requests: 1,
+            ..Accounts::default()
+        };
+        let (mut h, mut t) = (head, free_at);
+        let mut dbg = String::new();
+        if self.sets.total_wanted() > 0 && potential > 0 {
+            let window = Window { head, free_at, dst: target, deadline: alone.media_start, fg_op: op };
+            let clock = self.decision_times.is_some().then(Instant::now);
+            let plan = self.planner.plan(&self.sets, &window);
+            if let (Some(c), Some(hist)) = (clock, self.decision_times.as_mut()) {
+                hist.record(c.elapsed().as_nanos() as u64);
+            }
+            self.decisions += 1;
+            self.examined += u64::from(plan.examined);
+            let mut moved = 0;
+            dbg = format!("window {window:?} direct {direct} plan {plan:?} ");
+            for seg in plan.iter() {
+                let (nh, nt, mv, got) = self.execute(h, t, seg, Route::Free);
+                dbg += &format!("seg -> {nh:?} end {nt} ");
+                let seg_spt = self.disk.layout().sectors_per_track(seg.cylinder);
+                acc.free_transfer_ns += self.disk.sectors_ns(got.min(u64::from(seg.sectors)), seg_spt);
+                acc.free_bytes += got * sector_bytes;
+                moved += mv;
+                h = nh;
+                t = nt;
+            }
+            if plan.segments[0].is_some() {
+                let last = self.disk.move_ns(h, target.cylinder, target.surface, op);
+                acc.extra_seek_ns = (moved + last).saturating_sub(direct);
+            }
+        }
+        let done = self.disk.access_when_free(h, now, t, lbn, sectors, op, &mut self.runs).map_err(req)?;
+        if done.media_start != alone.media_start || done.end != alone.end {
+            self.delayed += 1;
+            if std::env::var_os("FREEBLOCK_DEBUG").is_some() {
+                eprintln!("DELAY {dbg} alone {alone:?} done {done:?}");
+            }
+        }
+        drive.set_head(done.end_head);
+        if self.config.piggyback {
+            let got = self.sets.transferred(lbn..lbn + sectors, done.media_end, Route::Piggyback, Some(Op::Read));
+            acc.piggyback_bytes += got * sector_bytes;
+        }
+        self.totals.add(&acc);
+        self.bucket(now).add(&acc);
+        self.hand_over(done.end)?;
+        Ok((done, alone))
+    }
+
+    /// Idle-time work from `now`: reads the nearest wanted track for one revolution. Returns when
+    /// the disk is free again, or `None` when there is nothing to do.
+    ///
+    /// # Errors
+    /// An application's registration error.
+    pub fn idle_work(&mut self, drive: &mut Drive, now: SimTime) -> Result<Option<SimTime>> {
+        let Some(seg) = self.planner.plan_idle(&self.sets, drive.head(), now) else { return Ok(None) };
+        let (h, end, _, got) = self.execute(drive.head(), now, &seg, Route::Idle);
+        drive.set_head(h);
+        let sector_bytes = u64::from(self.disk.spec().sector_bytes);
+        let acc = Accounts { idle_bytes: got * sector_bytes, idle_busy_ns: end - now, ..Accounts::default() };
+        self.totals.add(&acc);
+        self.bucket(now).add(&acc);
+        self.hand_over(end)?;
+        Ok(Some(end))
+    }
+
+    /// A promoted request finished at `time`.
+    ///
+    /// # Errors
+    /// An application's registration error.
+    pub fn complete_promoted(&mut self, p: &Promoted, time: SimTime) -> Result<()> {
+        self.sets.complete_promoted(p.task, p.lbn, p.sectors, time)?;
+        self.hand_over(time)
+    }
+
+    /// Hands each application its deliveries when it asked to be told, or when it has nothing
+    /// left to wait for.
+    fn hand_over(&mut self, now: SimTime) -> Result<()> {
+        let max = self.config.max_promoted_sectors.unwrap_or(256);
+        for slot in &mut self.apps {
+            let pending = self.sets.pending(slot.task) as u64;
+            if pending == 0 || (pending < slot.notify_after && !self.sets.is_idle(slot.task)) {
+                continue;
+            }
+            let batch = self.sets.take_deliveries(slot.task);
+            slot.notify_after = self.config.batch_blocks;
+            let mut ctl = Self::control(&mut self.sets, &mut self.promoted, &mut slot.notify_after, slot.task, now, max);
+            slot.app.on_blocks(&mut ctl, &batch)?;
+        }
+        Ok(())
+    }
+
+    /// Gives every application what is still waiting (at the end of a run).
+    ///
+    /// # Errors
+    /// An application's registration error.
+    pub fn flush(&mut self, now: SimTime) -> Result<()> {
+        for slot in &mut self.apps {
+            slot.notify_after = 1;
+        }
+        self.hand_over(now)
+    }
+
+    /// The run's results over `duration_ns` of simulated time.
+    #[must_use]
+    pub fn report(&self, duration_ns: SimTime) -> FreeblockReport {
+        let t = &self.totals;
+        let secs = duration_ns as f64 / 1e9;
+        let mb_s = |bytes: f64| if secs > 0.0 { bytes / 1e6 / secs } else { 0.0 };
+        let pot = t.potential_ns.max(1) as f64;
+        let free = t.free_bytes as f64 + t.piggyback_bytes as f64;
+        FreeblockReport {
+            planner: self.planner.kind.to_string(),
+            max_tracks: self.config.max_tracks,
+            totals: *t,
+            duration_s: secs,
+            free_mb_s: mb_s(free),
+            free_background_mb_s: mb_s(t.free_bytes as f64),
+            piggyback_mb_s: mb_s(t.piggyback_bytes as f64),
+            potential_mb_s: mb_s(t.potential_bytes),
+            efficiency: if t.potential_bytes > 0.0 { free / t.potential_bytes } else { 0.0 },
+            free_transfer_fraction: t.free_transfer_ns as f64 / pot,
+            extra_seek_fraction: t.extra_seek_ns as f64 / pot,
+            unused_fraction: t.unused_ns() as f64 / pot,
+            idle_mb_s: mb_s(t.idle_bytes as f64),
+            delayed_foreground: self.delayed,
+            decisions: self.decisions,
+            tracks_examined: self.examined,
+            timeline: self.timeline.clone(),
+            tasks: self.apps.iter().map(|a| a.app.report()).collect(),
+        }
+    }
+}

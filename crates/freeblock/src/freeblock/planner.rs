@@ -1,0 +1,451 @@
+//! The freeblock planner: what to transfer in one foreground request's rotational latency.
+//!
+//! ```text
+//!   free_at                                                     deadline = foreground media start
+//!     │◄──────────────── the foreground's seek + rotational latency ────────────►│
+//!     │  direct: move src → dst ──►│◄────────── slack (rotational latency) ──────►│
+//!
+//!   single track (paper 000 §4):   read src ……… move → dst      or   move → dst, read dst ………
+//!                                  or  move → X, read X ……, move → dst   (costs extra seek)
+//!   two tracks (ours):             read src ……, move → dst, read dst ……    (no extra seek)
+//!                                  read src ……, move → X, read X ……, move → dst
+//!                                  move → X, read X ……, move → dst, read dst ……
+//! ```
+//!
+//! The foreground request must still find its first sector under the head at exactly the
+//! instant it would have without background work: every plan ends with the heads settled on the
+//! destination track no later than `deadline` (and, since any detour takes at least the direct
+//! move, after `deadline − one revolution`), so the foreground wait lands on the same sector pass.
+//!
+//! Every track is looked at as a *pass*: the sectors that go by under the head, in order, between
+//! arriving on the track and the latest moment the heads can leave it. A single-track plan takes
+//! one pass; a two-track plan splits the time between two tracks, and the best split is found by
+//! trying departures only at the ends of runs of wanted sectors on the first track (leaving in the
+//! middle of a run can only lose). Other tracks are visited in ascending order of extra seek,
+//! outward from the source and destination cylinders, skipping empty cylinders through the
+//! per-cylinder summary, and the search stops as soon as the time left after the extra seek could
+//! not hold more wanted sectors than the best plan so far (the paper's pruning). An optional
+//! budget caps the number of other tracks examined per decision (the paper allowed its search
+//! only as long as the current foreground request was being served); a count keeps runs
+//! deterministic where a wall-clock limit would not.
+
+use freeblock_disk::{Disk, HeadState, Op, SimTime, Target};
+use serde::{Deserialize, Serialize};
+
+use super::sets::{BackgroundSets, GROUP};
+
+/// How much earlier than the foreground sector's start background work must be over, ns.
+pub const GUARD_NS: SimTime = 4;
+
+/// Which plans the planner may choose from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlannerKind {
+    /// Paper 000 §4: the single track (source, destination or any other) with the most wanted
+    /// sectors.
+    SingleTrack,
+    /// Ours: the single-track plans plus every split of the time between the source track and
+    /// the destination track, and between either and a third track.
+    #[default]
+    TwoTrack,
+}
+
+impl std::fmt::Display for PlannerKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PlannerKind::SingleTrack => "single_track",
+            PlannerKind::TwoTrack => "two_track",
+        })
+    }
+}
+
+/// The free-bandwidth opportunity of one foreground request.
+#[derive(Debug, Clone, Copy)]
+pub struct Window {
+    /// Where the heads are (the source track).
+    pub head: HeadState,
+    /// When the heads are free for background work.
+    pub free_at: SimTime,
+    /// The foreground request's first sector.
+    pub dst: Target,
+    /// When that sector starts passing under the head: must not change.
+    pub deadline: SimTime,
+    /// The foreground operation (its settle applies to the final move).
+    pub fg_op: Op,
+}
+
+/// One background transfer on one track: move there (settling for `move_op`), wait for sector
+/// `first`, pass over `sectors` sectors. With `sectors == 0` it is only the move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    /// Cylinder.
+    pub cylinder: u32,
+    /// Surface.
+    pub surface: u32,
+    /// First physical sector.
+    pub first: u32,
+    /// Sectors passed over.
+    pub sectors: u32,
+    /// The settle the move to this track needs.
+    pub move_op: Op,
+}
+
+/// A plan: up to two segments, executed in order, then the foreground request.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Plan {
+    /// The segments (the first `len` are used).
+    pub segments: [Option<Segment>; 2],
+    /// Wanted sectors the plan transfers (weighted by how many tasks want each).
+    pub wanted: u64,
+    /// Other tracks (not source or destination) examined to find it.
+    pub examined: u32,
+}
+
+impl Plan {
+    /// The segments in order.
+    pub fn iter(&self) -> impl Iterator<Item = &Segment> {
+        self.segments.iter().flatten()
+    }
+}
+
+/// A track's pass: the sectors that go by between `from` and `until`, in order.
+#[derive(Debug, Clone, Copy)]
+struct Pass {
+    cylinder: u32,
+    surface: u32,
+    spt: u32,
+    /// First sector to start at or after `from`.
+    first: u32,
+    /// When it starts.
+    start: SimTime,
+    /// Sectors that pass completely before `until`.
+    count: u32,
+}
+
+/// The planner and its scratch space.
+#[derive(Debug, Clone)]
+pub struct Planner {
+    /// Which plans it may choose.
+    pub kind: PlannerKind,
+    /// Most other tracks examined per decision (`None`: no limit).
+    pub max_tracks: Option<u32>,
+    pieces: Vec<(std::ops::Range<u64>, u32)>,
+    weights_a: Vec<u16>,
+    prefix_b: Vec<u32>,
+    weights_b: Vec<u16>,
+    max_spt: u32,
+}
+
+/// A cursor walking cylinders in one direction from a start, up to a stop.
+#[derive(Debug, Clone, Copy)]
+struct Cursor {
+    next: i64,
+    step: i64,
+    /// Exclusive bound.
+    stop: i64,
+}
+
+impl Planner {
+    /// A planner of `kind` for `disk`.
+    #[must_use]
+    pub fn new(disk: &Disk, kind: PlannerKind, max_tracks: Option<u32>) -> Self {
+        let max_spt = disk.layout().zone_table().iter().map(|z| z.2).max().unwrap_or(1);
+        Self {
+            kind,
+            max_tracks,
+            pieces: Vec::new(),
+            weights_a: Vec::new(),
+            prefix_b: Vec::new(),
+            weights_b: Vec::new(),
+            max_spt,
+        }
+    }
+
+    /// The first sector of track `(c, s)` to start at or after `t`, and when it starts.
+    fn first_sector_after(disk: &Disk, c: u32, s: u32, spt: u32, t: SimTime) -> (u32, SimTime) {
+        let rev = disk.revolution_ps();
+        let p0 = disk.layout().sector_start(c, s, 0);
+        let rel = (disk.rot_pos(t) + rev - p0) % rev;
+        let guess = ((u128::from(rel) * u128::from(spt)).div_ceil(u128::from(rev)) % u128::from(spt)) as u32;
+        // Sector starts are rounded to the picosecond: settle the guess against the exact ones.
+        let mut best = (guess, disk.wait_for(t, disk.layout().sector_start(c, s, guess)));
+        for j in [(guess + spt - 1) % spt, (guess + 1) % spt] {
+            let w = disk.wait_for(t, disk.layout().sector_start(c, s, j));
+            if w < best.1 {
+                best = (j, w);
+            }
+        }
+        (best.0, t + best.1)
+    }
+
+    /// Most sectors, from one starting at `start`, that pass completely by `until`.
+    fn sectors_by(disk: &Disk, spt: u32, start: SimTime, until: SimTime) -> u32 {
+        if until <= start {
+            return 0;
+        }
+        let span_ps = u128::from(until - start) * 1000;
+        let mut k = ((span_ps * u128::from(spt)) / u128::from(disk.revolution_ps())).min(u128::from(spt)) as u32;
+        while k < spt && start + disk.sectors_ns(u64::from(k) + 1, spt) <= until {
+            k += 1;
+        }
+        while k > 0 && start + disk.sectors_ns(u64::from(k), spt) > until {
+            k -= 1;
+        }
+        k
+    }
+
+    fn pass(disk: &Disk, c: u32, s: u32, from: SimTime, until: SimTime) -> Pass {
+        let spt = disk.layout().sectors_per_track(c);
+        let (first, start) = Self::first_sector_after(disk, c, s, spt, from);
+        Pass { cylinder: c, surface: s, spt, first, start, count: Self::sectors_by(disk, spt, start, until) }
+    }
+
+    /// Fills `weights` with how many tasks want each sector of `pass`.
+    fn weigh(&mut self, sets: &BackgroundSets, pass: &Pass, second: bool) {
+        let w = if second { &mut self.weights_b } else { &mut self.weights_a };
+        w.clear();
+        w.resize(pass.count as usize, 0);
+        if pass.count == 0 || sets.track_wanted(pass.cylinder, pass.surface) == 0 {
+            return;
+        }
+        self.pieces.clear();
+        sets.disk().layout().arc_lbns(pass.cylinder, pass.surface, pass.first, pass.count, &mut self.pieces);
+        let w = if second { &mut self.weights_b } else { &mut self.weights_a };
+        sets.mark_wanted(&self.pieces, w);
+    }
+
+    /// Best single-track plan on `(c, s)` reached by a move for `move_op` leaving at `leave`,
+    /// with reading over by `until`.
+    fn single(&mut self, sets: &BackgroundSets, head: HeadState, leave: SimTime, c: u32, s: u32, move_op: Op, until: SimTime) -> Plan {
+        let disk = sets.disk().clone();
+        let arrive = leave + disk.move_ns(head, c, s, move_op);
+        let pass = Self::pass(&disk, c, s, arrive, until);
+        self.weigh(sets, &pass, false);
+        let wanted: u64 = self.weights_a.iter().map(|&x| u64::from(x)).sum();
+        let seg = Segment { cylinder: c, surface: s, first: pass.first, sectors: pass.count, move_op };
+        Plan { segments: [(wanted > 0).then_some(seg), None], wanted, examined: 0 }
+    }
+
+    /// Best split of the time between track `a` (reached from `head` leaving at `leave`) and
+    /// track `b`, reading on `b` until `until`.
+    #[allow(clippy::too_many_arguments)]
+    fn split(&mut self, sets: &BackgroundSets, head: HeadState, leave: SimTime, a: (u32, u32, Op), b: (u32, u32, Op), until: SimTime) -> Plan {
+        let disk = sets.disk().clone();
+        let a_head = HeadState { cylinder: a.0, surface: a.1 };
+        let a_arrive = leave + disk.move_ns(head, a.0, a.1, a.2);
+        let move_ab = disk.move_ns(a_head, b.0, b.1, b.2);
+        if a_arrive + move_ab > until {
+            return Plan::default();
+        }
+        let pa = Self::pass(&disk, a.0, a.1, a_arrive, until - move_ab);
+        let pb = Self::pass(&disk, b.0, b.1, a_arrive + move_ab, until);
+        self.weigh(sets, &pa, false);
+        self.weigh(sets, &pb, true);
+        self.prefix_b.clear();
+        self.prefix_b.push(0);
+        let mut acc = 0u32;
+        for &x in &self.weights_b {
+            acc += u32::from(x);
+            self.prefix_b.push(acc);
+        }
+        let mut best = Plan::default();
+        let mut a_sum = 0u64;
+        for k in 0..=pa.count as usize {
+            if k > 0 {
+                a_sum += u64::from(self.weights_a[k - 1]);
+            }
+            // Leaving in the middle of a run of wanted sectors can only lose: try the ends.
+            let run_end = k == 0 || (self.weights_a[k - 1] > 0 && (k == pa.count as usize || self.weights_a[k] == 0));
+            if !run_end {
+                continue;
+            }
+            let depart = if k == 0 { a_arrive } else { pa.start + disk.sectors_ns(k as u64, pa.spt) };
+            let (jb, sb) = Self::first_sector_after(&disk, b.0, b.1, pb.spt, depart + move_ab);
+            let offset = ((jb + pb.spt - pb.first) % pb.spt) as usize;
+            let (b_count, b_sum) = if offset >= pb.count as usize {
+                (0, 0)
+            } else {
+                let n = (Self::sectors_by(&disk, pb.spt, sb, until) as usize).min(pb.count as usize - offset);
+                (n, u64::from(self.prefix_b[offset + n] - self.prefix_b[offset]))
+            };
+            let total = a_sum + b_sum;
+            if total > best.wanted {
+                // With nothing read on `a` the heads still go there first: the timing assumed it.
+                let seg_a = Segment { cylinder: a.0, surface: a.1, first: pa.first, sectors: k as u32, move_op: a.2 };
+                let seg_b = (b_sum > 0).then_some(Segment { cylinder: b.0, surface: b.1, first: jb, sectors: b_count as u32, move_op: b.2 });
+                best = Plan { segments: [Some(seg_a), seg_b], wanted: total, examined: 0 };
+            }
+        }
+        best
+    }
+
+    /// The best plan for `w` against the wanted sets. An empty plan when nothing fits.
+    pub fn plan(&mut self, sets: &BackgroundSets, w: &Window) -> Plan {
+        if sets.total_wanted() == 0 || w.deadline < w.free_at + GUARD_NS {
+            return Plan::default();
+        }
+        // Times are whole nanoseconds rounded up from picosecond angles: a transfer planned to end
+        // exactly as the foreground sector starts could end a nanosecond after it and miss it by
+        // a revolution. End a few nanoseconds early instead.
+        let w = &Window { deadline: w.deadline - GUARD_NS, ..*w };
+        let disk = sets.disk().clone();
+        let bg_op = if sets.any_writes() { Op::Write } else { Op::Read };
+        let (src, dst) = ((w.head.cylinder, w.head.surface), (w.dst.cylinder, w.dst.surface));
+        let direct = disk.move_ns(w.head, dst.0, dst.1, w.fg_op);
+        let slack = w.deadline.saturating_sub(w.free_at + direct);
+        let rev = disk.revolution_ns();
+        if slack * u64::from(self.max_spt) < rev {
+            return Plan::default(); // not even one sector's time
+        }
+        let two = self.kind == PlannerKind::TwoTrack;
+        let mut best = Plan::default();
+        let consider = |best: &mut Plan, p: Plan| {
+            if p.wanted > best.wanted {
+                *best = p;
+            }
+        };
+        // The source and destination tracks first: no extra seek.
+        if src == dst {
+            let p = self.single(sets, w.head, w.free_at, src.0, src.1, w.fg_op, w.deadline);
+            consider(&mut best, p);
+        } else {
+            let p = self.single(sets, w.head, w.free_at, src.0, src.1, bg_op, w.deadline - direct);
+            consider(&mut best, p);
+            let p = self.single(sets, w.head, w.free_at, dst.0, dst.1, w.fg_op, w.deadline);
+            consider(&mut best, p);
+            if two && (sets.track_wanted(src.0, src.1) > 0 || sets.track_wanted(dst.0, dst.1) > 0) {
+                let p = self.split(sets, w.head, w.free_at, (src.0, src.1, bg_op), (dst.0, dst.1, w.fg_op), w.deadline);
+                consider(&mut best, p);
+            }
+        }
+        // Other tracks in ascending extra seek.
+        let cylinders = i64::from(disk.layout().cylinders());
+        let surfaces = disk.layout().surfaces();
+        let other = surfaces; // matches no surface: moves count a head switch
+        let extra = |c: u32| -> SimTime {
+            let there = disk.move_ns(w.head, c, other, bg_op) + disk.move_ns(HeadState { cylinder: c, surface: other }, dst.0, dst.1, w.fg_op);
+            there.saturating_sub(direct)
+        };
+        let max_spt = u64::from(self.max_spt);
+        let bound = |e: SimTime| -> u64 { (slack.saturating_sub(e) * max_spt).div_ceil(rev) };
+        let (s, d) = (i64::from(src.0), i64::from(dst.0));
+        let mut cursors: Vec<Cursor> = Vec::with_capacity(4);
+        if s == d {
+            cursors.push(Cursor { next: s + 1, step: 1, stop: cylinders });
+            cursors.push(Cursor { next: s - 1, step: -1, stop: -1 });
+        } else {
+            let dir = if d > s { 1 } else { -1 };
+            let mid = (s + d).div_euclid(2);
+            cursors.push(Cursor { next: s - dir, step: -dir, stop: if dir > 0 { -1 } else { cylinders } });
+            cursors.push(Cursor { next: d + dir, step: dir, stop: if dir > 0 { cylinders } else { -1 } });
+            cursors.push(Cursor { next: s + dir, step: dir, stop: mid + dir });
+            cursors.push(Cursor { next: d - dir, step: -dir, stop: mid });
+        }
+        let mut examined = 0u32;
+        let budget = self.max_tracks.unwrap_or(u32::MAX);
+        // The source and destination cylinders' other surfaces: only a head switch away.
+        let mut queue: Vec<u32> = vec![src.0];
+        if d != s {
+            queue.push(dst.0);
+        }
+        let mut heads: Vec<Option<(u32, SimTime)>> = vec![None; cursors.len()];
+        loop {
+            let c = if let Some(c) = queue.pop() {
+                c
+            } else {
+                // Advance each cursor to its next cylinder with wanted sectors.
+                for (i, cur) in cursors.iter_mut().enumerate() {
+                    if heads[i].is_some() {
+                        continue;
+                    }
+                    while cur.next != cur.stop {
+                        let c = cur.next as u32;
+                        if sets.group_wanted(c) == 0 {
+                            // Jump to the edge of this group in the cursor's direction.
+                            let edge = if cur.step > 0 { i64::from((c / GROUP + 1) * GROUP) } else { i64::from((c / GROUP) * GROUP) - 1 };
+                            cur.next = if cur.step > 0 { edge.min(cur.stop) } else { edge.max(cur.stop) };
+                            continue;
+                        }
+                        cur.next += cur.step;
+                        if sets.cylinder_wanted(c) > 0 {
+                            heads[i] = Some((c, extra(c)));
+                            break;
+                        }
+                    }
+                }
+                let pick = heads.iter().enumerate().filter_map(|(i, h)| h.map(|(c, e)| (e, c, i))).min();
+                let Some((e, c, i)) = pick else { break };
+                heads[i] = None;
+                if e >= slack || bound(e) <= best.wanted {
+                    // Extra seek only grows along a cursor: it has nothing better left.
+                    cursors[i].next = cursors[i].stop;
+                    continue;
+                }
+                c
+            };
+            for sf in 0..surfaces {
+                if (c, sf) == src || (c, sf) == dst {
+                    continue;
+                }
+                let n = sets.track_wanted(c, sf);
+                if n == 0 || (!two && u64::from(n) <= best.wanted) {
+                    continue;
+                }
+                if examined >= budget {
+                    break;
+                }
+                examined += 1;
+                let x_head = HeadState { cylinder: c, surface: sf };
+                let until = w.deadline.saturating_sub(disk.move_ns(x_head, dst.0, dst.1, w.fg_op));
+                let p = self.single(sets, w.head, w.free_at, c, sf, bg_op, until);
+                consider(&mut best, p);
+                if two {
+                    let p = self.split(sets, w.head, w.free_at, (src.0, src.1, bg_op), (c, sf, bg_op), until);
+                    consider(&mut best, p);
+                    let p = self.split(sets, w.head, w.free_at, (c, sf, bg_op), (dst.0, dst.1, w.fg_op), w.deadline);
+                    consider(&mut best, p);
+                }
+            }
+            if examined >= budget {
+                break;
+            }
+        }
+        best.examined = examined;
+        best
+    }
+
+    /// Idle-time work: the nearest track with wanted sectors, read for one revolution from the
+    /// first sector after arriving. `None` when nothing is wanted.
+    #[must_use]
+    pub fn plan_idle(&self, sets: &BackgroundSets, head: HeadState, t: SimTime) -> Option<Segment> {
+        if sets.total_wanted() == 0 {
+            return None;
+        }
+        let disk = sets.disk();
+        let op = if sets.any_writes() { Op::Write } else { Op::Read };
+        let cylinders = disk.layout().cylinders();
+        let best_surface = |c: u32| (0..disk.layout().surfaces()).max_by_key(|&s| (sets.track_wanted(c, s), std::cmp::Reverse(s)));
+        let mut found: Option<(SimTime, u32, u32)> = None;
+        for dist in 0..cylinders {
+            if let Some((best_move, _, _)) = found {
+                if disk.seek_curve().time(dist) > best_move {
+                    break;
+                }
+            }
+            for c in [head.cylinder.checked_sub(dist), head.cylinder.checked_add(dist).filter(|&c| c < cylinders)].into_iter().flatten() {
+                if sets.cylinder_wanted(c) == 0 {
+                    continue;
+                }
+                let s = best_surface(c)?;
+                let mv = disk.move_ns(head, c, s, op);
+                if found.map_or(true, |(m, _, _)| mv < m) {
+                    found = Some((mv, c, s));
+                }
+            }
+        }
+        let (mv, c, s) = found?;
+        let spt = disk.layout().sectors_per_track(c);
+        let (first, _) = Self::first_sector_after(disk, c, s, spt, t + mv);
+        Some(Segment { cylinder: c, surface: s, first, sectors: spt, move_op: op })
+    }
+}

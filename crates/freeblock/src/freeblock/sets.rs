@@ -1,0 +1,443 @@
+//! The registered background blocks: what every task still wants, and how it is spread over the
+//! tracks so the planner can find it quickly.
+//!
+//! Each task keeps its wanted sectors as a set of disjoint LBN ranges (a whole-disk scan starts as
+//! one range, and fragments only as free transfers take arcs out of it), plus the sectors promoted
+//! to foreground requests and not yet served. Blocks are the task's application blocks, aligned to
+//! their size from LBN 0; a block is delivered once, when the last of its sectors has been
+//! transferred, by whatever route (free arc, foreground transfer, idle time, promotion).
+//!
+//! For the planner the sets also keep, summed over tasks, the wanted sectors of every track, of
+//! every cylinder and of every group of [`GROUP`] cylinders: enough to skip empty tracks and to jump
+//! over empty stretches of the disk without touching the range sets. On a 14-surface 8 TB drive
+//! that is 4 bytes per track, about 24 MB, whatever the sets look like.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use freeblock_disk::{Disk, Op, SimTime};
+use rangemap::RangeSet;
+
+use super::error::{FreeblockError, Result};
+
+/// Cylinders per summary group.
+pub const GROUP: u32 = 64;
+
+/// Identifies a registered task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct TaskId(pub u32);
+
+/// How a block's last sector was transferred.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Route {
+    /// In a foreground request's rotational latency: free.
+    Free,
+    /// Carried by a foreground transfer of the same sectors: free.
+    Piggyback,
+    /// During idle time: not free (a foreground arrival may wait for it).
+    Idle,
+    /// Promoted to a foreground request.
+    Promoted,
+}
+
+/// One delivered application block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Delivery {
+    /// First LBN of the block.
+    pub lbn: u64,
+    /// When its last sector passed under the head (or the promoted request completed), ns.
+    pub time: SimTime,
+    /// How.
+    pub route: Route,
+}
+
+/// One task's registered blocks.
+#[derive(Debug, Clone)]
+struct TaskSet {
+    op: Op,
+    block_sectors: u64,
+    wanted: RangeSet<u64>,
+    /// Sectors taken out of `wanted` by promotion whose foreground request has not completed.
+    promoted: RangeSet<u64>,
+    wanted_sectors: u64,
+    promoted_sectors: u64,
+    /// Delivered and not yet handed to the task.
+    pending: Vec<Delivery>,
+    delivered_blocks: u64,
+}
+
+/// Every task's wanted blocks plus the per-track summary the planner searches.
+#[derive(Debug, Clone)]
+pub struct BackgroundSets {
+    disk: Arc<Disk>,
+    surfaces: u32,
+    sector_bytes: u64,
+    tasks: Vec<Option<TaskSet>>,
+    track_wanted: Vec<u32>,
+    cylinder_wanted: Vec<u32>,
+    group_wanted: Vec<u64>,
+    total_wanted: u64,
+    write_tasks: u32,
+}
+
+impl BackgroundSets {
+    /// Empty sets for `disk`.
+    #[must_use]
+    pub fn new(disk: Arc<Disk>) -> Self {
+        let layout = disk.layout();
+        let (cylinders, surfaces) = (layout.cylinders(), layout.surfaces());
+        Self {
+            sector_bytes: u64::from(disk.spec().sector_bytes),
+            track_wanted: vec![0; cylinders as usize * surfaces as usize],
+            cylinder_wanted: vec![0; cylinders as usize],
+            group_wanted: vec![0; cylinders.div_ceil(GROUP) as usize],
+            disk,
+            surfaces,
+            tasks: Vec::new(),
+            total_wanted: 0,
+            write_tasks: 0,
+        }
+    }
+
+    /// The disk.
+    #[must_use]
+    pub fn disk(&self) -> &Arc<Disk> {
+        &self.disk
+    }
+
+    /// A new task whose blocks are `block_bytes` long, read or written in the background.
+    ///
+    /// # Errors
+    /// [`FreeblockError::BlockSize`] unless `block_bytes` is a positive multiple of the sector size.
+    pub fn add_task(&mut self, op: Op, block_bytes: u64) -> Result<TaskId> {
+        if block_bytes == 0 || block_bytes % self.sector_bytes != 0 {
+            return Err(FreeblockError::BlockSize { block_bytes, sector_bytes: self.sector_bytes });
+        }
+        self.write_tasks += u32::from(op == Op::Write);
+        self.tasks.push(Some(TaskSet {
+            op,
+            block_sectors: block_bytes / self.sector_bytes,
+            wanted: RangeSet::new(),
+            promoted: RangeSet::new(),
+            wanted_sectors: 0,
+            promoted_sectors: 0,
+            pending: Vec::new(),
+            delivered_blocks: 0,
+        }));
+        Ok(TaskId(self.tasks.len() as u32 - 1))
+    }
+
+    /// Removes a task and everything it still wants, without deliveries.
+    ///
+    /// # Errors
+    /// [`FreeblockError::UnknownTask`].
+    pub fn remove_task(&mut self, task: TaskId) -> Result<()> {
+        let whole = 0..self.disk.capacity();
+        self.abort(task, whole)?;
+        let t = self.tasks[task.0 as usize].take().expect("checked by abort");
+        self.write_tasks -= u32::from(t.op == Op::Write);
+        Ok(())
+    }
+
+    fn task(&self, task: TaskId) -> Result<&TaskSet> {
+        self.tasks.get(task.0 as usize).and_then(Option::as_ref).ok_or(FreeblockError::UnknownTask(task.0))
+    }
+
+    fn task_mut(&mut self, task: TaskId) -> Result<&mut TaskSet> {
+        self.tasks.get_mut(task.0 as usize).and_then(Option::as_mut).ok_or(FreeblockError::UnknownTask(task.0))
+    }
+
+    /// Sectors per application block of `task`.
+    ///
+    /// # Errors
+    /// [`FreeblockError::UnknownTask`].
+    pub fn block_sectors(&self, task: TaskId) -> Result<u64> {
+        Ok(self.task(task)?.block_sectors)
+    }
+
+    /// Registers `blocks` application blocks starting at LBN `lbn` for `task`. Blocks already
+    /// registered stay as they are. Returns the number of sectors newly wanted.
+    ///
+    /// # Errors
+    /// [`FreeblockError::Misaligned`] when `lbn` is not a multiple of the block size,
+    /// [`FreeblockError::OutOfRange`] when the blocks run past the end of the disk,
+    /// [`FreeblockError::UnknownTask`].
+    pub fn register(&mut self, task: TaskId, lbn: u64, blocks: u64) -> Result<u64> {
+        let capacity = self.disk.capacity();
+        let t = self.task(task)?;
+        let bs = t.block_sectors;
+        if lbn % bs != 0 {
+            return Err(FreeblockError::Misaligned { lbn, block_sectors: bs });
+        }
+        let end = blocks.checked_mul(bs).and_then(|n| n.checked_add(lbn));
+        let end = match end {
+            Some(e) if e <= capacity => e,
+            _ => return Err(FreeblockError::OutOfRange { lbn, blocks, block_sectors: bs, capacity }),
+        };
+        if blocks == 0 {
+            return Ok(0);
+        }
+        // The parts not already wanted or promoted.
+        let mut new: Vec<Range<u64>> = t.wanted.gaps(&(lbn..end)).collect();
+        if !t.promoted.is_empty() {
+            new = new.into_iter().flat_map(|g| t.promoted.gaps(&g).collect::<Vec<_>>()).collect();
+        }
+        let mut added = 0;
+        for r in new {
+            added += r.end - r.start;
+            self.count(&r, true);
+            let t = self.task_mut(task)?;
+            t.wanted.insert(r);
+        }
+        let t = self.task_mut(task)?;
+        t.wanted_sectors += added;
+        self.total_wanted += added;
+        Ok(added)
+    }
+
+    /// Registers every whole application block of the disk. Returns the number of blocks.
+    ///
+    /// # Errors
+    /// As [`BackgroundSets::register`].
+    pub fn register_whole_disk(&mut self, task: TaskId) -> Result<u64> {
+        let blocks = self.disk.capacity() / self.block_sectors(task)?;
+        self.register(task, 0, blocks)?;
+        Ok(blocks)
+    }
+
+    /// Adds (or takes away) the sectors of `r` to the per-track summary.
+    fn count(&mut self, r: &Range<u64>, add: bool) {
+        let surfaces = self.surfaces;
+        let (tracks, cyls, groups) = (&mut self.track_wanted, &mut self.cylinder_wanted, &mut self.group_wanted);
+        self.disk
+            .layout()
+            .for_each_track_run(r.start, r.end - r.start, |run| {
+                let n = run.lbns;
+                let track = run.cylinder as usize * surfaces as usize + run.surface as usize;
+                let (c, g) = (run.cylinder as usize, (run.cylinder / GROUP) as usize);
+                if add {
+                    tracks[track] += n as u32;
+                    cyls[c] += n as u32;
+                    groups[g] += n;
+                } else {
+                    tracks[track] -= n as u32;
+                    cyls[c] -= n as u32;
+                    groups[g] -= n;
+                }
+            })
+            .expect("ranges are inside the disk");
+    }
+
+    /// Drops `task`'s wanted sectors in `range` without delivering anything. Returns the number of
+    /// sectors dropped.
+    ///
+    /// # Errors
+    /// [`FreeblockError::UnknownTask`].
+    pub fn abort(&mut self, task: TaskId, range: Range<u64>) -> Result<u64> {
+        let dropped = self.take(task, &range)?;
+        Ok(dropped.iter().map(|r| r.end - r.start).sum())
+    }
+
+    /// Promotes `task`'s wanted sectors in `range` to foreground requests: returns them as
+    /// `(lbn, sectors)` requests, contiguous sectors merged into one request of at most
+    /// `max_sectors`. Their blocks are delivered when [`BackgroundSets::complete_promoted`] is told
+    /// the requests completed.
+    ///
+    /// # Errors
+    /// [`FreeblockError::UnknownTask`].
+    pub fn promote(&mut self, task: TaskId, range: Range<u64>, max_sectors: u64) -> Result<Vec<(u64, u64)>> {
+        let taken = self.take(task, &range)?;
+        let t = self.task_mut(task)?;
+        let mut requests = Vec::new();
+        for r in &taken {
+            t.promoted.insert(r.clone());
+            t.promoted_sectors += r.end - r.start;
+            let mut at = r.start;
+            while at < r.end {
+                let n = (r.end - at).min(max_sectors.max(1));
+                requests.push((at, n));
+                at += n;
+            }
+        }
+        Ok(requests)
+    }
+
+    /// A promoted request of `task` completed at `time`: delivers the blocks it finished.
+    ///
+    /// # Errors
+    /// [`FreeblockError::UnknownTask`].
+    pub fn complete_promoted(&mut self, task: TaskId, lbn: u64, sectors: u64, time: SimTime) -> Result<()> {
+        let t = self.task_mut(task)?;
+        let range = lbn..lbn + sectors;
+        let done: Vec<Range<u64>> = t.promoted.overlapping(&range).map(|r| r.start.max(lbn)..r.end.min(range.end)).collect();
+        for r in &done {
+            t.promoted.remove(r.clone());
+            t.promoted_sectors -= r.end - r.start;
+        }
+        Self::deliver(t, &done, time, Route::Promoted);
+        Ok(())
+    }
+
+    /// Takes `range` out of `task`'s wanted set and the summary; returns the pieces taken.
+    fn take(&mut self, task: TaskId, range: &Range<u64>) -> Result<Vec<Range<u64>>> {
+        let t = self.task_mut(task)?;
+        let taken: Vec<Range<u64>> = t.wanted.overlapping(range).map(|r| r.start.max(range.start)..r.end.min(range.end)).collect();
+        let n: u64 = taken.iter().map(|r| r.end - r.start).sum();
+        for r in &taken {
+            t.wanted.remove(r.clone());
+        }
+        t.wanted_sectors -= n;
+        self.total_wanted -= n;
+        for r in &taken {
+            self.count(r, false);
+        }
+        Ok(taken)
+    }
+
+    /// The media transferred LBNs `range` at `time` (the head passed over them by `route`):
+    /// every task wanting any of them gets them, and blocks completed by them are delivered.
+    /// `only` limits it to the tasks of one op: a foreground transfer passes through the drive's
+    /// buffer and can serve read tasks (piggybacking), never background writes. Returns the
+    /// sectors taken.
+    pub fn transferred(&mut self, range: Range<u64>, time: SimTime, route: Route, only: Option<Op>) -> u64 {
+        if self.total_wanted == 0 {
+            return 0;
+        }
+        let mut total = 0;
+        for i in 0..self.tasks.len() {
+            let Some(t) = &self.tasks[i] else { continue };
+            if only.is_some_and(|o| o != t.op) || t.wanted_sectors == 0 {
+                continue;
+            }
+            let taken = self.take(TaskId(i as u32), &range).expect("task exists");
+            if taken.is_empty() {
+                continue;
+            }
+            total += taken.iter().map(|r| r.end - r.start).sum::<u64>();
+            let t = self.tasks[i].as_mut().expect("task exists");
+            Self::deliver(t, &taken, time, route);
+        }
+        total
+    }
+
+    /// Delivers the blocks touched by `taken` that have nothing left to transfer.
+    fn deliver(t: &mut TaskSet, taken: &[Range<u64>], time: SimTime, route: Route) {
+        let bs = t.block_sectors;
+        let mut last_block = u64::MAX;
+        for r in taken {
+            let first = r.start / bs;
+            let end = r.end.div_ceil(bs);
+            for b in first..end {
+                if b == last_block {
+                    continue;
+                }
+                last_block = b;
+                let block = b * bs..(b + 1) * bs;
+                // Blocks wholly inside the piece just taken are complete; edge blocks may still
+                // have sectors wanted or promoted elsewhere.
+                let inside = block.start >= r.start && block.end <= r.end;
+                if inside || (!t.wanted.overlaps(&block) && !t.promoted.overlaps(&block)) {
+                    t.pending.push(Delivery { lbn: block.start, time, route });
+                    t.delivered_blocks += 1;
+                }
+            }
+        }
+    }
+
+    /// Deliveries of `task` waiting to be handed over.
+    #[must_use]
+    pub fn pending(&self, task: TaskId) -> usize {
+        self.task(task).map_or(0, |t| t.pending.len())
+    }
+
+    /// Hands over `task`'s waiting deliveries.
+    pub fn take_deliveries(&mut self, task: TaskId) -> Vec<Delivery> {
+        self.task_mut(task).map(|t| std::mem::take(&mut t.pending)).unwrap_or_default()
+    }
+
+    /// Sectors `task` still wants (not counting promoted ones in flight).
+    #[must_use]
+    pub fn wanted_sectors(&self, task: TaskId) -> u64 {
+        self.task(task).map_or(0, |t| t.wanted_sectors)
+    }
+
+    /// Whether `task` has nothing left to transfer (wanted or promoted).
+    #[must_use]
+    pub fn is_idle(&self, task: TaskId) -> bool {
+        self.task(task).map_or(true, |t| t.wanted_sectors == 0 && t.promoted_sectors == 0)
+    }
+
+    /// Blocks delivered to `task` so far.
+    #[must_use]
+    pub fn delivered_blocks(&self, task: TaskId) -> u64 {
+        self.task(task).map_or(0, |t| t.delivered_blocks)
+    }
+
+    /// Sectors wanted by all tasks (a sector two tasks want counts twice).
+    #[must_use]
+    pub fn total_wanted(&self) -> u64 {
+        self.total_wanted
+    }
+
+    /// Whether any task writes: background moves then settle for writing.
+    #[must_use]
+    pub fn any_writes(&self) -> bool {
+        self.write_tasks > 0
+    }
+
+    /// Wanted sectors on track `(cylinder, surface)`, summed over tasks.
+    #[inline]
+    #[must_use]
+    pub fn track_wanted(&self, cylinder: u32, surface: u32) -> u32 {
+        self.track_wanted[cylinder as usize * self.surfaces as usize + surface as usize]
+    }
+
+    /// Wanted sectors on a cylinder, summed over tasks.
+    #[inline]
+    #[must_use]
+    pub fn cylinder_wanted(&self, cylinder: u32) -> u32 {
+        self.cylinder_wanted[cylinder as usize]
+    }
+
+    /// Wanted sectors in the group of [`GROUP`] cylinders holding `cylinder`.
+    #[inline]
+    #[must_use]
+    pub fn group_wanted(&self, cylinder: u32) -> u64 {
+        self.group_wanted[(cylinder / GROUP) as usize]
+    }
+
+    /// Adds, for each sector of an arc, how many tasks want it: `pieces` are `(lbns, position)`
+    /// as [`freeblock_disk::Layout::arc_lbns`] gives them; `weights[position]` is incremented.
+    pub fn mark_wanted(&self, pieces: &[(Range<u64>, u32)], weights: &mut [u16]) {
+        for t in self.tasks.iter().flatten() {
+            if t.wanted_sectors == 0 {
+                continue;
+            }
+            for (r, position) in pieces {
+                for w in t.wanted.overlapping(r) {
+                    let (a, b) = (w.start.max(r.start), w.end.min(r.end));
+                    let p0 = *position as usize + (a - r.start) as usize;
+                    for x in &mut weights[p0..p0 + (b - a) as usize] {
+                        *x += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Bytes of memory the sets hold: the summaries plus an estimate of the range sets (each
+    /// stored range costs at most 48 bytes in the B-tree, with its share of node overhead).
+    #[must_use]
+    pub fn memory_bytes(&self) -> u64 {
+        let summary = self.track_wanted.capacity() * 4 + self.cylinder_wanted.capacity() * 4 + self.group_wanted.capacity() * 8;
+        let ranges: usize = self.tasks.iter().flatten().map(|t| t.wanted.iter().count() + t.promoted.iter().count()).sum();
+        (summary + ranges * 48) as u64
+    }
+
+    /// Number of disjoint wanted ranges over all tasks (how fragmented the sets are).
+    #[must_use]
+    pub fn ranges(&self) -> u64 {
+        self.tasks.iter().flatten().map(|t| t.wanted.iter().count() as u64).sum()
+    }
+}

@@ -1,0 +1,232 @@
+//! Freeblock scheduling: free means free, and the API behaves as documented.
+
+use std::sync::{Arc, Mutex};
+
+use freeblock::freeblock::{
+    BackgroundApp, BackgroundSets, Delivery, Freeblock, FreeblockConfig, FreeblockError, PlannerKind, Route, TaskControl,
+    TaskReport, TaskSpec,
+};
+use freeblock::report::RunReport;
+use freeblock::sched::SchedulerSpec;
+use freeblock::sim::{SimConfig, Simulation};
+use freeblock::workload::WorkloadSpec;
+use freeblock_disk::{library, Disk, Op};
+use proptest::prelude::*;
+
+fn atlas() -> Arc<Disk> {
+    Arc::new(Disk::new(library::get("atlas10k").unwrap().without_cache()).unwrap())
+}
+
+fn oltp(disk: &Arc<Disk>, scheduler: SchedulerSpec, requests: u64, fb: Option<FreeblockConfig>) -> RunReport {
+    let spec: WorkloadSpec = toml::from_str("type = \"oltp\"").unwrap();
+    let workload = spec.build(disk.capacity(), 7).unwrap();
+    let config = SimConfig { scheduler, mpl: 10, think_ms: 30.0, max_requests: requests, keep_records: true, ..SimConfig::default() };
+    let mut sim = Simulation::new(disk.clone(), workload, config);
+    if let Some(cfg) = fb {
+        sim = sim.with_freeblock(Freeblock::new(disk.clone(), cfg).unwrap());
+    }
+    sim.run(None).unwrap()
+}
+
+fn scan_config(planner: PlannerKind) -> FreeblockConfig {
+    FreeblockConfig {
+        planner,
+        tasks: vec![TaskSpec::Scan { block_bytes: 4096, passes: 0, fraction: 1.0, first_lbn: None, blocks: None }],
+        ..FreeblockConfig::default()
+    }
+}
+
+#[test]
+fn free_means_free_for_every_foreground_scheduler() {
+    let disk = atlas();
+    let schedulers = [
+        SchedulerSpec::Fcfs,
+        SchedulerSpec::Clook,
+        SchedulerSpec::Sstf,
+        SchedulerSpec::Sptf,
+        SchedulerSpec::SptfSw { window_pct: 40.0 },
+    ];
+    for sched in schedulers {
+        let alone = oltp(&disk, sched.clone(), 4_000, None);
+        for planner in [PlannerKind::SingleTrack, PlannerKind::TwoTrack] {
+            let with = oltp(&disk, sched.clone(), 4_000, Some(scan_config(planner)));
+            assert_eq!(alone.records.len(), with.records.len());
+            for (a, b) in alone.records.iter().zip(&with.records) {
+                assert_eq!((a.id, a.lbn, a.start_ns, a.end_ns), (b.id, b.lbn, b.start_ns, b.end_ns), "{sched} {planner}: request {} moved", a.id);
+            }
+            let fb = with.freeblock.expect("freeblock report");
+            assert_eq!(fb.delayed_foreground, 0, "{sched} {planner}");
+            assert!(fb.totals.free_bytes > 0, "{sched} {planner}: the scan got nothing");
+            assert_eq!(alone.head_usage, with.head_usage, "{sched} {planner}: foreground head usage changed");
+        }
+    }
+}
+
+#[test]
+fn two_track_planner_moves_at_least_as_much_as_single_track() {
+    let disk = atlas();
+    let one = oltp(&disk, SchedulerSpec::Fcfs, 20_000, Some(scan_config(PlannerKind::SingleTrack))).freeblock.unwrap();
+    let two = oltp(&disk, SchedulerSpec::Fcfs, 20_000, Some(scan_config(PlannerKind::TwoTrack))).freeblock.unwrap();
+    assert!(two.totals.free_bytes >= one.totals.free_bytes, "two-track {} < single-track {}", two.totals.free_bytes, one.totals.free_bytes);
+    // Early in a scan nearly every sector is wanted: the rotational latency is nearly all used.
+    assert!(two.free_transfer_fraction > 0.8, "{}", two.free_transfer_fraction);
+    assert!(two.free_transfer_fraction + two.extra_seek_fraction + two.unused_fraction < 1.0 + 1e-9);
+}
+
+#[test]
+fn same_seed_same_freeblock_report() {
+    let disk = atlas();
+    let a = oltp(&disk, SchedulerSpec::Sptf, 3_000, Some(scan_config(PlannerKind::TwoTrack)));
+    let b = oltp(&disk, SchedulerSpec::Sptf, 3_000, Some(scan_config(PlannerKind::TwoTrack)));
+    assert_eq!(a.freeblock, b.freeblock);
+}
+
+fn sets() -> BackgroundSets {
+    BackgroundSets::new(atlas())
+}
+
+#[test]
+fn bad_registrations_are_clear_errors() {
+    let mut s = sets();
+    let cap = s.disk().capacity();
+    assert!(matches!(s.add_task(Op::Read, 1000), Err(FreeblockError::BlockSize { block_bytes: 1000, .. })));
+    assert!(matches!(s.add_task(Op::Read, 0), Err(FreeblockError::BlockSize { .. })));
+    let t = s.add_task(Op::Read, 4096).unwrap();
+    let e = s.register(t, cap / 8 * 8, 2).unwrap_err();
+    assert!(matches!(e, FreeblockError::OutOfRange { .. }), "{e}");
+    assert!(e.to_string().contains(&cap.to_string()), "{e}");
+    let e = s.register(t, 4, 1).unwrap_err();
+    assert!(matches!(e, FreeblockError::Misaligned { lbn: 4, block_sectors: 8 }), "{e}");
+    assert!(matches!(s.register(freeblock::freeblock::TaskId(9), 0, 1), Err(FreeblockError::UnknownTask(9))));
+    assert_eq!(s.total_wanted(), 0, "a failed registration must not leave anything behind");
+}
+
+#[test]
+fn abort_removes_blocks_without_deliveries() {
+    let mut s = sets();
+    let t = s.add_task(Op::Read, 4096).unwrap();
+    s.register(t, 0, 100).unwrap();
+    assert_eq!(s.abort(t, 0..400).unwrap(), 400);
+    s.transferred(0..800, 10, Route::Free, None);
+    let got = s.take_deliveries(t);
+    assert_eq!(got.len(), 50);
+    assert!(got.iter().all(|d| d.lbn >= 400 && d.lbn % 8 == 0));
+    assert_eq!(s.total_wanted(), 0);
+}
+
+#[test]
+fn promote_merges_contiguous_blocks_into_requests() {
+    let mut s = sets();
+    let t = s.add_task(Op::Read, 4096).unwrap();
+    s.register(t, 0, 10).unwrap();
+    s.register(t, 160, 10).unwrap();
+    // Half of block 0 was already read for free: it is not promoted again, and not delivered yet.
+    s.transferred(0..4, 5, Route::Free, None);
+    assert!(s.take_deliveries(t).is_empty());
+    let reqs = s.promote(t, 0..1000, 256).unwrap();
+    assert_eq!(reqs, vec![(4, 76), (160, 80)]);
+    assert_eq!(s.total_wanted(), 0);
+    // Nothing can be delivered for free while promoted.
+    s.transferred(0..1000, 6, Route::Free, None);
+    assert!(s.take_deliveries(t).is_empty());
+    s.complete_promoted(t, 4, 76, 7).unwrap();
+    s.complete_promoted(t, 160, 80, 8).unwrap();
+    let got = s.take_deliveries(t);
+    assert_eq!(got.len(), 20);
+    assert!(got.iter().all(|d| d.route == Route::Promoted));
+    // A long run is split at the request size limit.
+    s.register(t, 800, 100).unwrap();
+    let reqs = s.promote(t, 0..u64::MAX, 256).unwrap();
+    assert_eq!(reqs, vec![(800, 256), (1056, 256), (1312, 256), (1568, 32)]);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// However transfers chop a registered region up, every block is delivered exactly once,
+    /// when its last sector arrives.
+    #[test]
+    fn every_block_delivered_exactly_once(cuts in proptest::collection::vec((0u64..4000, 1u64..300), 1..60), bs in prop_oneof![Just(512u64), Just(4096), Just(8192)]) {
+        let mut s = sets();
+        let t = s.add_task(Op::Read, bs).unwrap();
+        let spb = bs / 512;
+        let blocks = 4000 / spb;
+        s.register(t, 0, blocks).unwrap();
+        let mut delivered = std::collections::HashMap::new();
+        let mut read = vec![false; (blocks * spb) as usize];
+        for (i, (lbn, n)) in cuts.iter().enumerate() {
+            s.transferred(*lbn..(*lbn + *n).min(blocks * spb), i as u64, Route::Free, None);
+            for x in *lbn..(*lbn + *n).min(blocks * spb) { read[x as usize] = true; }
+            for d in s.take_deliveries(t) {
+                prop_assert!(delivered.insert(d.lbn, d.time).is_none(), "block {} delivered twice", d.lbn);
+                let b = d.lbn;
+                prop_assert!((b..b + spb).all(|x| read[x as usize]), "block {} delivered before all its sectors were read", b);
+            }
+        }
+        // Finish the rest: every block exactly once in all.
+        s.transferred(0..blocks * spb, 999, Route::Free, None);
+        for d in s.take_deliveries(t) {
+            prop_assert!(delivered.insert(d.lbn, d.time).is_none());
+        }
+        prop_assert_eq!(delivered.len() as u64, blocks);
+        prop_assert_eq!(s.total_wanted(), 0);
+    }
+}
+
+/// A task written against the Rust API: registers two regions, records every batch.
+struct Recorder {
+    batches: Arc<Mutex<Vec<Vec<Delivery>>>>,
+}
+
+impl BackgroundApp for Recorder {
+    fn name(&self) -> String {
+        "recorder".into()
+    }
+    fn block_bytes(&self) -> u64 {
+        8192
+    }
+    fn start(&mut self, ctl: &mut TaskControl<'_>) -> freeblock::freeblock::error::Result<()> {
+        ctl.register(0, 20_000)?;
+        ctl.register(1_000_000, 20_000)?;
+        Ok(())
+    }
+    fn on_blocks(&mut self, ctl: &mut TaskControl<'_>, blocks: &[Delivery]) -> freeblock::freeblock::error::Result<()> {
+        self.batches.lock().unwrap().push(blocks.to_vec());
+        ctl.notify_after(500);
+        Ok(())
+    }
+    fn is_done(&self) -> bool {
+        false
+    }
+    fn report(&self) -> TaskReport {
+        TaskReport { name: self.name(), blocks_delivered: 0, block_bytes: 8192, passes: vec![], progress: vec![] }
+    }
+}
+
+#[test]
+fn applications_get_each_block_once_in_batches() {
+    let disk = atlas();
+    let batches = Arc::new(Mutex::new(Vec::new()));
+    let mut fb = Freeblock::new(disk.clone(), FreeblockConfig { batch_blocks: 1000, ..FreeblockConfig::default() }).unwrap();
+    fb.add_app(Box::new(Recorder { batches: batches.clone() })).unwrap();
+    // A second task at the same time, over part of the same blocks.
+    fb.add_app(TaskSpec::Scan { block_bytes: 4096, passes: 1, fraction: 1.0, first_lbn: Some(0), blocks: Some(1000) }.build(64)).unwrap();
+    let spec: WorkloadSpec = toml::from_str("type = \"random\"\ncount = 20000\nlocality = 0.0").unwrap_or_else(|_| WorkloadSpec::random_4k(20_000));
+    let workload = spec.build(disk.capacity(), 3).unwrap();
+    let config = SimConfig { scheduler: SchedulerSpec::Sptf, mpl: 8, ..SimConfig::default() };
+    let report = Simulation::new(disk, workload, config).with_freeblock(fb).run(None).unwrap();
+    let fbr = report.freeblock.unwrap();
+    assert_eq!(fbr.delayed_foreground, 0);
+    let batches = batches.lock().unwrap();
+    assert!(batches.len() > 1, "deliveries come in several batches");
+    let mut seen = std::collections::HashSet::new();
+    for b in batches.iter() {
+        for d in b {
+            assert!(d.lbn % 16 == 0, "8 KB blocks start on 16-sector boundaries");
+            assert!(d.lbn < 320_000 || (1_000_000..1_320_000).contains(&d.lbn), "block {} was never registered", d.lbn);
+            assert!(seen.insert(d.lbn), "block {} delivered twice", d.lbn);
+        }
+    }
+    assert!(!seen.is_empty());
+    assert_eq!(fbr.tasks.len(), 2);
+    assert_eq!(fbr.tasks[1].passes.len(), 1, "the small scan finished its pass");
+}
