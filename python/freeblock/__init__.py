@@ -15,6 +15,11 @@ package runs experiments and hands back pandas DataFrames::
     >>> sorted(result.head_usage.index) == sorted(freeblock.HEAD_USAGE_COMPONENTS)
     True
 
+Freeblock scheduling (background work in the foreground requests' rotational latency) is switched
+on by a ``freeblock`` table; its results are ``Result.freeblock``, ``freeblock_timeline``,
+``scan_passes`` and ``scan_progress``, and background tasks can be written in Python
+(:class:`BackgroundTask`, passed as ``run(..., tasks=[...])``).
+
 See ``docs/python.md`` for the whole API; ``freeblock.plot`` draws the results.
 """
 
@@ -29,17 +34,36 @@ from freeblock._freeblock import (
     WorkloadError,
     __version__,
 )
-from freeblock._run import HEAD_USAGE_COMPONENTS, RECORD_COLUMNS, Result, run, to_toml
+from freeblock._run import (
+    HEAD_USAGE_COMPONENTS,
+    PASS_COLUMNS,
+    PROGRESS_COLUMNS,
+    RECORD_COLUMNS,
+    TASK_COLUMNS,
+    TIMELINE_COLUMNS,
+    Result,
+    run,
+    to_toml,
+)
+from freeblock._tasks import ROUTES, BackgroundTask, Batch, TaskControl
 
 __all__ = [
     "HEAD_USAGE_COMPONENTS",
+    "PASS_COLUMNS",
+    "PROGRESS_COLUMNS",
     "RECORD_COLUMNS",
+    "ROUTES",
+    "TASK_COLUMNS",
+    "TIMELINE_COLUMNS",
+    "BackgroundTask",
+    "Batch",
     "ConfigError",
     "FileError",
     "FreeblockError",
     "RequestError",
     "Result",
     "SpecError",
+    "TaskControl",
     "WorkloadError",
     "__version__",
     "disk_info",

@@ -2,8 +2,12 @@
 
 from collections.abc import Callable, Sequence
 from os import PathLike
+from typing import Any
 
 __version__: str
+
+#: Names of the delivery routes, indexed by the codes of a raw batch's ``route`` bytes.
+ROUTES: tuple[str, ...]
 
 class FreeblockError(Exception):
     """Base class of every error raised by freeblock."""
@@ -35,8 +39,45 @@ def run_experiment(
     *,
     origin: str = "<experiment>",
     keep_records: bool = True,
+    tasks: Sequence[Any] | None = None,
 ) -> tuple[str, dict[str, list[int] | list[str] | list[bool] | list[int | None]]]:
-    """Runs an experiment given as TOML text; returns ``(report_json, record_columns)``."""
+    """Runs an experiment given as TOML text, with Python background tasks (``BackgroundTask``
+    objects) if given; returns ``(report_json, record_columns)``. An exception raised by a task
+    is re-raised."""
+
+class TaskControl:
+    """What a background task may do from ``start`` and ``on_blocks``: the calls are recorded
+    and carried out in order when the method returns. Valid only during that call."""
+
+    @property
+    def now_ns(self) -> int:
+        """The simulated time of the call, ns."""
+    @property
+    def task(self) -> int:
+        """The task's number among the run's background tasks."""
+    @property
+    def wanted_sectors(self) -> int:
+        """Sectors the task still wants, at the start of the call (promoted ones in flight excluded)."""
+    @property
+    def block_sectors(self) -> int:
+        """Sectors per application block."""
+    @property
+    def capacity_sectors(self) -> int:
+        """The disk's capacity, sectors."""
+    @property
+    def sector_bytes(self) -> int:
+        """The disk's sector size, bytes."""
+    def register(self, lbn: int, blocks: int) -> None:
+        """Registers ``blocks`` application blocks from LBN ``lbn`` (a multiple of ``block_sectors``)."""
+    def register_whole_disk(self) -> None:
+        """Registers every whole application block of the disk."""
+    def abort(self, start: int, end: int) -> None:
+        """Drops the wanted sectors in LBNs ``[start, end)`` without delivering them."""
+    def promote(self, start: int, end: int, op: str | None = None) -> None:
+        """Makes the wanted sectors in LBNs ``[start, end)`` foreground requests (``op``:
+        ``"read"`` or ``"write"``, default the task's)."""
+    def notify_after(self, blocks: int) -> None:
+        """Be called again as soon as ``blocks`` more blocks have been delivered."""
 
 def disks() -> list[str]:
     """Names of the built-in disks."""

@@ -6,7 +6,7 @@ import json
 import os
 import sys
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from freeblock import _freeblock
+from freeblock._tasks import BackgroundTask
 
 __all__ = ["Result", "run", "to_toml"]
 
@@ -49,6 +50,33 @@ RECORD_COLUMNS: tuple[str, ...] = (
     "cache_hit",
     "measured_ms",
 )
+
+#: Columns of :attr:`Result.freeblock_timeline`, in order.
+TIMELINE_COLUMNS: tuple[str, ...] = (
+    "start_s",
+    "end_s",
+    "requests",
+    "potential_ns",
+    "free_transfer_ns",
+    "extra_seek_ns",
+    "unused_ns",
+    "potential_bytes",
+    "free_bytes",
+    "piggyback_bytes",
+    "idle_bytes",
+    "idle_busy_ns",
+    "potential_mb_s",
+    "free_mb_s",
+)
+
+#: Columns of :attr:`Result.scan_passes`, in order.
+PASS_COLUMNS: tuple[str, ...] = ("task", "name", "pass", "start_s", "end_s", "duration_s", "blocks")
+
+#: Columns of :attr:`Result.scan_progress`, in order.
+PROGRESS_COLUMNS: tuple[str, ...] = ("task", "name", "pass", "time_s", "fraction")
+
+#: Columns of :attr:`Result.freeblock_tasks`, in order.
+TASK_COLUMNS: tuple[str, ...] = ("task", "name", "block_bytes", "blocks_delivered", "mb_delivered", "passes")
 
 Progress = bool | Literal["always"] | Callable[[int], object]
 Experiment = Mapping[str, Any] | str | os.PathLike[str]
@@ -135,7 +163,8 @@ class Result:
             ``duration_ns``, ``head_usage`` (ns per component), ``head_usage_fractions``,
             ``response``, ``access``, ``read_response``, ``write_response`` (each with
             ``count``, ``mean_ms``, ``p50_ms``, ``p90_ms``, ``p95_ms``, ``p99_ms``, ``max_ms``),
-            ``cache_hits`` and ``throughput_per_s``.
+            ``cache_hits``, ``throughput_per_s`` and ``freeblock`` (the freeblock report, or
+            ``None``).
         records: one row per request (see :data:`RECORD_COLUMNS`); times in milliseconds,
             ``op`` is ``"R"`` or ``"W"``, ``measured_ms`` is NaN unless the trace recorded it.
             Empty when the run kept no records.
@@ -180,6 +209,100 @@ class Result:
             self._records = _records_frame(self._columns)
         return self._records
 
+    @property
+    def freeblock(self) -> dict[str, Any] | None:
+        """Freeblock scheduling's results, or ``None`` when it was off: ``planner``,
+        ``max_tracks``, ``duration_s``, ``free_mb_s`` (free bandwidth: background transfers in
+        rotational latency plus piggybacked foreground reads), ``free_background_mb_s``,
+        ``piggyback_mb_s``, ``potential_mb_s`` (rotational latency times media rate),
+        ``efficiency`` (free / potential), the split of the potential time into
+        ``free_transfer_fraction``, ``extra_seek_fraction`` and ``unused_fraction``,
+        ``idle_mb_s`` (idle-time bandwidth, not free), ``delayed_foreground`` (foreground
+        requests the background work moved; 0 in the in-firmware model), ``decisions``,
+        ``tracks_examined`` and ``totals`` (the raw accounts). Per-bucket and per-task results
+        are :attr:`freeblock_timeline`, :attr:`freeblock_tasks`, :attr:`scan_passes` and
+        :attr:`scan_progress`."""
+        report = self.summary.get("freeblock")
+        if report is None:
+            return None
+        return {k: v for k, v in report.items() if k not in ("timeline", "tasks")}
+
+    @property
+    def freeblock_timeline(self) -> pd.DataFrame:
+        """The freeblock accounts per stretch of simulated time (``timeline_s`` of the
+        ``[freeblock]`` table, 60 s by default), one row per bucket (see
+        :data:`TIMELINE_COLUMNS`): its ``start_s`` and ``end_s``, foreground ``requests``, the
+        potential time split into ``free_transfer_ns``, ``extra_seek_ns`` and ``unused_ns``,
+        bytes moved (``free_bytes`` in rotational latency, ``piggyback_bytes``, ``idle_bytes``),
+        and ``potential_mb_s`` / ``free_mb_s`` over the bucket. Empty when freeblock was off."""
+        rows = (self.summary.get("freeblock") or {}).get("timeline", [])
+        if not rows:
+            return pd.DataFrame({c: pd.Series(dtype=np.float64) for c in TIMELINE_COLUMNS})
+        frame = pd.DataFrame(rows)
+        starts = frame["start_s"].to_numpy(dtype=np.float64)
+        duration = float(self.summary["freeblock"]["duration_s"])
+        frame["end_s"] = np.append(starts[1:], max(duration, starts[-1]))
+        frame["unused_ns"] = (frame["potential_ns"] - frame["free_transfer_ns"] - frame["extra_seek_ns"]).clip(lower=0)
+        width = (frame["end_s"] - frame["start_s"]).where(lambda w: w > 0)
+        frame["potential_mb_s"] = frame["potential_bytes"] / 1e6 / width
+        frame["free_mb_s"] = (frame["free_bytes"] + frame["piggyback_bytes"]) / 1e6 / width
+        return frame[list(TIMELINE_COLUMNS)]
+
+    def _tasks(self) -> list[dict[str, Any]]:
+        return list((self.summary.get("freeblock") or {}).get("tasks", []))
+
+    @property
+    def freeblock_tasks(self) -> pd.DataFrame:
+        """One row per background task (see :data:`TASK_COLUMNS`): its number ``task`` (the
+        experiment's tasks first, then the Python ones), ``name``, ``block_bytes``,
+        ``blocks_delivered``, ``mb_delivered`` and completed ``passes``. Empty when freeblock
+        was off."""
+        rows = [
+            {
+                "task": i,
+                "name": t["name"],
+                "block_bytes": t["block_bytes"],
+                "blocks_delivered": t["blocks_delivered"],
+                "mb_delivered": t["blocks_delivered"] * t["block_bytes"] / 1e6,
+                "passes": len(t["passes"]),
+            }
+            for i, t in enumerate(self._tasks())
+        ]
+        return _frame(rows, TASK_COLUMNS)
+
+    @property
+    def scan_passes(self) -> pd.DataFrame:
+        """Completed passes of the scan tasks, one row each (see :data:`PASS_COLUMNS`): ``task``
+        (its number), ``name``, ``pass`` (0-based), ``start_s``, ``end_s`` (when its last needed
+        block arrived), ``duration_s`` and ``blocks`` (the blocks it needed). Empty when freeblock
+        was off or no pass finished."""
+        rows = [
+            {
+                "task": i,
+                "name": t["name"],
+                "pass": k,
+                "start_s": p["start_ns"] / 1e9,
+                "end_s": p["end_ns"] / 1e9,
+                "duration_s": (p["end_ns"] - p["start_ns"]) / 1e9,
+                "blocks": p["blocks"],
+            }
+            for i, t in enumerate(self._tasks())
+            for k, p in enumerate(t["passes"])
+        ]
+        return _frame(rows, PASS_COLUMNS)
+
+    @property
+    def scan_progress(self) -> pd.DataFrame:
+        """Progress of the scan tasks (paper 000 Fig. 9a/b): one row each time a pass reaches
+        another percent of its region (see :data:`PROGRESS_COLUMNS`): ``task``, ``name``,
+        ``pass``, ``time_s`` and ``fraction`` (0.01 … 1). Empty when freeblock was off."""
+        rows = [
+            {"task": i, "name": t["name"], "pass": p["pass"], "time_s": p["time_ns"] / 1e9, "fraction": p["fraction"]}
+            for i, t in enumerate(self._tasks())
+            for p in t["progress"]
+        ]
+        return _frame(rows, PROGRESS_COLUMNS)
+
     def to_csv(self, path: str | os.PathLike[str] | None = None, **kwargs: Any) -> str | None:
         """Writes the records as CSV to ``path``; with no path, returns the CSV text."""
         return self.records.to_csv(path, index=False, **kwargs)
@@ -188,6 +311,11 @@ class Result:
         """Writes the records as a Parquet file (with pyarrow)."""
         kwargs.setdefault("engine", "pyarrow")
         self.records.to_parquet(path, index=False, **kwargs)
+
+
+def _frame(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> pd.DataFrame:
+    """A DataFrame of ``rows`` with ``columns`` in order, also when there are no rows."""
+    return pd.DataFrame(rows, columns=list(columns))
 
 
 def _records_frame(columns: Mapping[str, list[Any]]) -> pd.DataFrame:
@@ -221,12 +349,13 @@ def run(
     records: bool = True,
     base_dir: str | os.PathLike[str] | None = None,
     label: str | None = None,
+    tasks: Iterable[BackgroundTask] = (),
 ) -> Result:
     """Runs one experiment and returns its :class:`Result`.
 
     Args:
         experiment: a dict with the keys of an experiment file (``seed``, ``disk``,
-            ``workload``, ``sim``; see ``docs/python.md``), the TOML text of one, or the path
+            ``workload``, ``sim``, ``freeblock``; see ``docs/python.md``), the TOML text of one, or the path
             of a ``.toml`` file. A string containing a newline or ``=`` is TOML text; any other
             string is a path.
         progress: ``True`` shows a tqdm bar on stderr when stderr is a terminal, ``"always"``
@@ -236,14 +365,26 @@ def run(
         base_dir: folder that relative paths in the experiment are resolved against (default:
             the file's folder, or the current folder for dicts and text).
         label: the result's name in plots (default: the scheduler).
+        tasks: background tasks written in Python (:class:`~freeblock.BackgroundTask`
+            objects), added to the experiment's ``[freeblock]`` tasks; freeblock scheduling is
+            switched on with its defaults if the experiment has no ``[freeblock]`` table. Their
+            methods are called during the run (with the GIL), once per batch of blocks.
 
     Raises:
-        ConfigError: malformed experiment (syntax, unknown field, bad value).
+        ConfigError: malformed experiment (syntax, unknown field, bad value), a background
+            block size that is not a positive multiple of the sector size, or a disk setup
+            freeblock scheduling cannot model (cache on).
         SpecError: the disk spec is invalid.
         WorkloadError: a malformed trace line or workload value.
-        RequestError: a request the disk cannot serve.
+        RequestError: a request the disk cannot serve; background blocks registered outside
+            the disk or not on a block boundary.
         FileError: the experiment file cannot be read.
+        Exception: whatever a background task raised, as it was raised.
     """
+    tasks = list(tasks)
+    for task in tasks:
+        if not isinstance(task, BackgroundTask):
+            raise TypeError(f"tasks must be freeblock.BackgroundTask objects, not {type(task).__name__}")
     text, base, origin = _load(experiment, base_dir)
     bar: _Bar | None = None
     callback: Callable[[int], object] | None
@@ -255,7 +396,9 @@ def run(
     else:
         callback = None
     try:
-        report_json, columns = _freeblock.run_experiment(text, str(base), callback, origin=origin, keep_records=records)
+        report_json, columns = _freeblock.run_experiment(
+            text, str(base), callback, origin=origin, keep_records=records, tasks=tasks or None
+        )
     finally:
         if bar is not None:
             bar.close()

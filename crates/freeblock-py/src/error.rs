@@ -5,14 +5,21 @@
 //! ├── SpecError                  a disk spec is unreadable or makes no disk   (freeblock_disk::SpecError)
 //! ├── WorkloadError              a malformed trace line, a bad workload value (freeblock::workload::WorkloadError)
 //! ├── RequestError               a request the disk cannot serve              (freeblock::Error::Request)
+//! │                              background blocks outside the disk or not on a block boundary
+//! │                                                           (FreeblockError::OutOfRange, ::Misaligned)
 //! ├── ConfigError                a malformed experiment: syntax, unknown key  (freeblock::Error::Config)
+//! │                              a bad block size, a disk setup freeblock scheduling cannot model
+//! │                                                           (FreeblockError::BlockSize, ::Unsupported)
 //! └── FileError                  a file could not be read or written          (freeblock::Error::Io)
 //! ```
 //!
 //! The message is the Rust error's `Display`, which names the place (file and line, or field).
+//! Other freeblock-scheduling errors (an unknown task) are a plain `FreeblockError`; an exception
+//! raised by a Python background task is re-raised as it was (see `tasks.rs`).
 //! Where the Rust error carries it, the exception also has attributes: `path`, `line` (1-based),
 //! `field`, `index` (request number), each `None` when not known.
 
+use freeblock::freeblock::FreeblockError as RsFreeblockError;
 use freeblock::workload::WorkloadError as RsWorkloadError;
 use freeblock::Error;
 use freeblock_disk::SpecError as RsSpecError;
@@ -164,6 +171,26 @@ pub fn from_core(e: &Error) -> PyErr {
                 ..Place::default()
             },
         ),
+        Error::Freeblock(f) => from_freeblock(f, message),
+        _ => raise::<FreeblockError>(message, Place::default()),
+    }
+}
+
+/// The Python exception for a freeblock-scheduling error, with `message` (the error's `Display`,
+/// possibly with the task and call that caused it in front).
+pub fn from_freeblock(e: &RsFreeblockError, message: String) -> PyErr {
+    match e {
+        RsFreeblockError::BlockSize { .. } => raise::<ConfigError>(
+            message,
+            Place {
+                field: Some("block_bytes".into()),
+                ..Place::default()
+            },
+        ),
+        RsFreeblockError::Unsupported(_) => raise::<ConfigError>(message, Place::default()),
+        RsFreeblockError::OutOfRange { .. } | RsFreeblockError::Misaligned { .. } => {
+            raise::<RequestError>(message, Place::default())
+        }
         _ => raise::<FreeblockError>(message, Place::default()),
     }
 }

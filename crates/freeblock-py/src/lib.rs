@@ -14,6 +14,7 @@
 //! |---|---|
 //! | `error.rs` | every Rust error into one Python exception class (the only place that does) |
 //! | `run.rs` | an experiment's TOML text in, the report as JSON and the records as columns out |
+//! | `tasks.rs` | Python background tasks as freeblock applications; their control object |
 //! | `disk.rs` | built-in disk names, a disk's geometry and seek curve as JSON |
 //! | `validate.rs` | a trace replay against a disk model, as JSON |
 //! | `cli.rs` | argv into `freeblock_cli::run`, its exit code back |
@@ -24,6 +25,7 @@ mod cli;
 mod disk;
 mod error;
 mod run;
+mod tasks;
 mod validate;
 
 use pyo3::prelude::*;
@@ -37,6 +39,8 @@ fn _freeblock(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(disk::disk_info, m)?)?;
     m.add_function(wrap_pyfunction!(validate::validate, m)?)?;
     m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
+    m.add_class::<tasks::PyTaskControl>()?;
+    m.add("ROUTES", pyo3::types::PyTuple::new(m.py(), tasks::ROUTES)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

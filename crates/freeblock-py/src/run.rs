@@ -2,13 +2,17 @@
 //! columns out, so that Python builds a DataFrame without a loop per request.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use freeblock::experiment::Experiment;
-use freeblock::report::Record;
+use freeblock::freeblock::{Freeblock, FreeblockError};
+use freeblock::report::{Record, RunReport};
+use freeblock::sim::Simulation;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::error::ToPyResult;
+use crate::error::{self, ToPyResult};
+use crate::tasks::PyApp;
 
 /// The records as a dict of equal-length lists, one per field of [`Record`]. `op` is `"R"` or
 /// `"W"`; `measured_ns` is `None` where the trace recorded no measured time.
@@ -35,18 +39,63 @@ fn records_to_columns<'py>(py: Python<'py>, records: &[Record]) -> PyResult<Boun
     Ok(dict)
 }
 
+/// Runs `experiment` with the Python background tasks `apps` added to its freeblock scheduling
+/// (switched on with the default settings when the experiment has no `[freeblock]` table).
+///
+/// This is [`Experiment::run`] with a hook for applications built outside the experiment file.
+/// A task whose block size the subsystem refuses is reported, with its name, through `failure`.
+fn run_with_apps(
+    experiment: &Experiment,
+    apps: Vec<PyApp>,
+    failure: &Mutex<Option<PyErr>>,
+    progress: Option<&mut dyn FnMut(u64)>,
+) -> freeblock::Result<RunReport> {
+    let disk = experiment.disk.build(&experiment.base_dir)?;
+    let workload = experiment
+        .workload
+        .build(disk.capacity(), experiment.seed)?;
+    let mut sim = experiment.sim.clone();
+    if let Some(think) = experiment.workload.think_time_ns() {
+        if sim.think_ms == 0.0 {
+            sim.think_ms = think as f64 / 1e6;
+        }
+    }
+    let mut fb = Freeblock::new(
+        disk.clone(),
+        experiment.freeblock.clone().unwrap_or_default(),
+    )?;
+    let sector_bytes = u64::from(disk.spec().sector_bytes);
+    for mut app in apps {
+        app.set_disk(disk.capacity(), sector_bytes);
+        let name = freeblock::freeblock::BackgroundApp::name(&app);
+        if let Err(e) = fb.add_app(Box::new(app)) {
+            let message = format!("freeblock: task {name:?}: {e}");
+            let mut slot = failure
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            slot.get_or_insert(error::from_freeblock(&e, message.clone()));
+            return Err(FreeblockError::Application(message).into());
+        }
+    }
+    Simulation::new(disk, workload, sim)
+        .with_freeblock(fb)
+        .run(progress)
+}
+
 /// Parses and runs one experiment.
 ///
 /// `toml_text` is an experiment file's text; `base_dir` resolves the relative paths in it;
 /// `origin` names it in error messages. `progress`, if given, is called with the number of
 /// requests completed so far, now and then. With `keep_records` the per-request records are
-/// returned (otherwise the columns are empty).
+/// returned (otherwise the columns are empty). `tasks` are Python background tasks
+/// (`freeblock.BackgroundTask` objects, see `tasks.rs`), added after the experiment's own.
 ///
 /// Returns `(report_json, records)`. The GIL is released while the simulation runs; it is taken
 /// back briefly for each progress call, which is also where Ctrl-C is noticed (the run then
-/// finishes and `KeyboardInterrupt` is raised).
+/// finishes and `KeyboardInterrupt` is raised), and for each call of a Python task. An exception
+/// raised by a task stops the run and is raised here.
 #[pyfunction]
-#[pyo3(signature = (toml_text, base_dir, progress=None, *, origin="<experiment>", keep_records=true))]
+#[pyo3(signature = (toml_text, base_dir, progress=None, *, origin="<experiment>", keep_records=true, tasks=None))]
 pub fn run_experiment<'py>(
     py: Python<'py>,
     toml_text: &str,
@@ -54,9 +103,16 @@ pub fn run_experiment<'py>(
     progress: Option<PyObject>,
     origin: &str,
     keep_records: bool,
+    tasks: Option<Vec<Bound<'py, PyAny>>>,
 ) -> PyResult<(String, Bound<'py, PyDict>)> {
     let mut experiment = Experiment::from_toml_str(toml_text, origin, &base_dir).py_err()?;
     experiment.sim.keep_records = keep_records;
+    let task_error: Arc<Mutex<Option<PyErr>>> = Arc::default();
+    let apps = tasks
+        .unwrap_or_default()
+        .iter()
+        .map(|t| PyApp::new(t, task_error.clone()))
+        .collect::<PyResult<Vec<_>>>()?;
 
     let mut callback_error: Option<PyErr> = None;
     let result = py.allow_threads(|| {
@@ -74,9 +130,17 @@ pub fn run_experiment<'py>(
                 }
             });
         };
-        experiment.run(Some(&mut on_progress))
+        if apps.is_empty() {
+            experiment.run(Some(&mut on_progress))
+        } else {
+            run_with_apps(&experiment, apps, &task_error, Some(&mut on_progress))
+        }
     });
-    if let Some(e) = callback_error {
+    let task_error = task_error
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    if let Some(e) = task_error.or(callback_error) {
         return Err(e);
     }
     let report = result.py_err()?;

@@ -40,6 +40,9 @@ pub enum FreeblockError {
     /// The disk or run is set up in a way freeblock scheduling cannot model.
     #[error("{0}")]
     Unsupported(String),
+    /// A background application failed (e.g. a Python task raised); the message says which and why.
+    #[error("background application failed: {0}")]
+    Application(String),
 }
 
 /// Result alias.
