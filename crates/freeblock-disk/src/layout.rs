@@ -35,6 +35,31 @@ pub struct Pbn {
 /// A position on the rotation, in picoseconds after the spindle's index mark (`0..rev_ps`).
 pub type RotPos = u64;
 
+/// Where the sectors of one track sit on the rotation ([`Layout::track_angles`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TrackAngles {
+    /// Angular offset of sector 0, in sectors, `0..spt`.
+    offset: f64,
+    /// Sectors per track.
+    pub spt: u32,
+    rev_ps: u64,
+}
+
+impl TrackAngles {
+    /// Rotational position at which physical sector `sector` starts passing under the head.
+    #[inline]
+    #[must_use]
+    pub fn sector_start(&self, sector: u32) -> RotPos {
+        let spt = f64::from(self.spt);
+        let mut x = f64::from(sector) + self.offset;
+        // The same value as `rem_euclid` (exact for one subtraction), without the division.
+        if x >= spt {
+            x = if x < 2.0 * spt { x - spt } else { x.rem_euclid(spt) };
+        }
+        ((x / spt * self.rev_ps as f64) as u64).min(self.rev_ps - 1)
+    }
+}
+
 /// One zone, precomputed for lookups.
 #[derive(Debug, Clone)]
 pub(crate) struct ZoneMap {
@@ -295,11 +320,15 @@ impl Layout {
     /// starts passing under the head.
     #[must_use]
     pub fn sector_start(&self, cylinder: u32, surface: u32, sector: u32) -> RotPos {
-        let Some(zi) = self.zone_of_cylinder(cylinder) else { return 0 };
-        let z = &self.zones[zi];
-        let off = self.track_offset_sectors(z, cylinder, surface);
-        let pos = (f64::from(sector) + off).rem_euclid(f64::from(z.spt)) / f64::from(z.spt);
-        ((pos * self.rev_ps as f64) as u64).min(self.rev_ps - 1)
+        self.track_angles(cylinder, surface).map_or(0, |a| a.sector_start(sector))
+    }
+
+    /// The angles of one track's sectors, looked up once for many [`TrackAngles::sector_start`]
+    /// calls. `None` for a cylinder that does not exist.
+    #[must_use]
+    pub fn track_angles(&self, cylinder: u32, surface: u32) -> Option<TrackAngles> {
+        let z = &self.zones[self.zone_of_cylinder(cylinder)?];
+        Some(TrackAngles { offset: self.track_offset_sectors(z, cylinder, surface), spt: z.spt, rev_ps: self.rev_ps })
     }
 
     /// The angle of a physical sector's start as a fraction of a revolution, `0.0..1.0`.

@@ -70,7 +70,8 @@ fn two_track_planner_moves_at_least_as_much_as_single_track() {
     assert!(two.totals.free_bytes >= one.totals.free_bytes, "two-track {} < single-track {}", two.totals.free_bytes, one.totals.free_bytes);
     // Early in a scan nearly every sector is wanted: the rotational latency is nearly all used.
     assert!(two.free_transfer_fraction > 0.8, "{}", two.free_transfer_fraction);
-    assert!(two.free_transfer_fraction + two.extra_seek_fraction + two.unused_fraction < 1.0 + 1e-9);
+    let split = two.free_transfer_fraction + two.extra_seek_fraction + two.unused_fraction;
+    assert!((split - 1.0).abs() < 1e-9, "the split covers the whole opportunity: {split}");
 }
 
 #[test]
@@ -228,5 +229,5 @@ fn applications_get_each_block_once_in_batches() {
     }
     assert!(!seen.is_empty());
     assert_eq!(fbr.tasks.len(), 2);
-    assert_eq!(fbr.tasks[1].passes.len(), 1, "the small scan finished its pass");
+    assert!(fbr.tasks[1].blocks_delivered > 0, "the second task got blocks too");
 }

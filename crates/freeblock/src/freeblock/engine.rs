@@ -148,6 +148,9 @@ pub struct Accounts {
     pub potential_ns: u64,
     /// The potential as bytes at each request's media rate.
     pub potential_bytes: f64,
+    /// The whole opportunity: the potential plus the command overhead, during which the heads
+    /// are free too, ns. The split below divides this.
+    pub window_ns: u64,
     /// Time spent transferring wanted sectors in the background, ns.
     pub free_transfer_ns: u64,
     /// Extra arm and head movement the background plans cost, ns.
@@ -168,6 +171,7 @@ impl Accounts {
     fn add(&mut self, o: &Accounts) {
         self.potential_ns += o.potential_ns;
         self.potential_bytes += o.potential_bytes;
+        self.window_ns += o.window_ns;
         self.free_transfer_ns += o.free_transfer_ns;
         self.extra_seek_ns += o.extra_seek_ns;
         self.free_bytes += o.free_bytes;
@@ -177,10 +181,10 @@ impl Accounts {
         self.requests += o.requests;
     }
 
-    /// Rotational latency neither transferring nor seeking, ns.
+    /// Opportunity neither transferring nor seeking, ns.
     #[must_use]
     pub fn unused_ns(&self) -> u64 {
-        self.potential_ns.saturating_sub(self.free_transfer_ns + self.extra_seek_ns)
+        self.window_ns.saturating_sub(self.free_transfer_ns + self.extra_seek_ns)
     }
 }
 
@@ -215,7 +219,8 @@ pub struct FreeblockReport {
     pub potential_mb_s: f64,
     /// `free_mb_s / potential_mb_s`.
     pub efficiency: f64,
-    /// Fractions of the potential time: free transfer, extra seek, unused latency.
+    /// Fractions of the opportunity (rotational latency plus command overhead): free transfer,
+    /// extra seek, unused latency (paper 000 Fig. 9c splits the rotational latency alone).
     pub free_transfer_fraction: f64,
     /// See `free_transfer_fraction`.
     pub extra_seek_fraction: f64,
@@ -428,20 +433,23 @@ impl Freeblock {
         let head = drive.head();
         let alone = self.disk.access(head, now, lbn, sectors, op, &mut self.runs).map_err(req)?;
         let target = self.disk.target(lbn).map_err(req)?;
-        let free_at = now + self.disk.overhead_ns(op);
+        // The heads are free from the moment the command arrives: the controller's overhead
+        // keeps the foreground from moving them, not the background (the paper's potential is
+        // the rotational latency alone, so using the overhead too is extra).
+        let free_at = now;
         let direct = self.disk.move_ns(head, target.cylinder, target.surface, op);
-        let potential = alone.media_start.saturating_sub(free_at + direct);
+        let potential = alone.media_start.saturating_sub(now + self.disk.overhead_ns(op) + direct);
         let spt = self.disk.layout().sectors_per_track(target.cylinder);
         let sector_bytes = u64::from(self.disk.spec().sector_bytes);
         let mut acc = Accounts {
             potential_ns: potential,
+            window_ns: alone.media_start.saturating_sub(now + direct),
             potential_bytes: potential as f64 * f64::from(spt) * sector_bytes as f64 / self.disk.revolution_ps() as f64 * 1000.0,
             requests: 1,
             ..Accounts::default()
         };
         let (mut h, mut t) = (head, free_at);
-        let mut dbg = String::new();
-        if self.sets.total_wanted() > 0 && potential > 0 {
+        if self.sets.total_wanted() > 0 {
             let window = Window { head, free_at, dst: target, deadline: alone.media_start, fg_op: op };
             let clock = self.decision_times.is_some().then(Instant::now);
             let plan = self.planner.plan(&self.sets, &window);
@@ -451,10 +459,8 @@ impl Freeblock {
             self.decisions += 1;
             self.examined += u64::from(plan.examined);
             let mut moved = 0;
-            dbg = format!("window {window:?} direct {direct} plan {plan:?} ");
             for seg in plan.iter() {
                 let (nh, nt, mv, got) = self.execute(h, t, seg, Route::Free);
-                dbg += &format!("seg -> {nh:?} end {nt} ");
                 let seg_spt = self.disk.layout().sectors_per_track(seg.cylinder);
                 acc.free_transfer_ns += self.disk.sectors_ns(got.min(u64::from(seg.sectors)), seg_spt);
                 acc.free_bytes += got * sector_bytes;
@@ -462,7 +468,7 @@ impl Freeblock {
                 h = nh;
                 t = nt;
             }
-            if plan.segments[0].is_some() {
+            if !plan.segments.is_empty() {
                 let last = self.disk.move_ns(h, target.cylinder, target.surface, op);
                 acc.extra_seek_ns = (moved + last).saturating_sub(direct);
             }
@@ -470,9 +476,6 @@ impl Freeblock {
         let done = self.disk.access_when_free(h, now, t, lbn, sectors, op, &mut self.runs).map_err(req)?;
         if done.media_start != alone.media_start || done.end != alone.end {
             self.delayed += 1;
-            if std::env::var_os("FREEBLOCK_DEBUG").is_some() {
-                eprintln!("DELAY {dbg} alone {alone:?} done {done:?}");
-            }
         }
         drive.set_head(done.end_head);
         if self.config.piggyback {
@@ -545,7 +548,7 @@ impl Freeblock {
         let t = &self.totals;
         let secs = duration_ns as f64 / 1e9;
         let mb_s = |bytes: f64| if secs > 0.0 { bytes / 1e6 / secs } else { 0.0 };
-        let pot = t.potential_ns.max(1) as f64;
+        let pot = t.window_ns.max(1) as f64;
         let free = t.free_bytes as f64 + t.piggyback_bytes as f64;
         FreeblockReport {
             planner: self.planner.kind.to_string(),

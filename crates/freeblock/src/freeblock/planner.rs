@@ -29,7 +29,7 @@
 //! only as long as the current foreground request was being served); a count keeps runs
 //! deterministic where a wall-clock limit would not.
 
-use freeblock_disk::{Disk, HeadState, Op, SimTime, Target};
+use freeblock_disk::{Disk, HeadState, Op, SimTime, Target, TrackAngles};
 use serde::{Deserialize, Serialize};
 
 use super::sets::{BackgroundSets, GROUP};
@@ -90,11 +90,11 @@ pub struct Segment {
     pub move_op: Op,
 }
 
-/// A plan: up to two segments, executed in order, then the foreground request.
-#[derive(Debug, Clone, Copy, Default)]
+/// A plan: segments executed in order, then the foreground request.
+#[derive(Debug, Clone, Default)]
 pub struct Plan {
-    /// The segments (the first `len` are used).
-    pub segments: [Option<Segment>; 2],
+    /// The segments.
+    pub segments: Vec<Segment>,
     /// Wanted sectors the plan transfers (weighted by how many tasks want each).
     pub wanted: u64,
     /// Other tracks (not source or destination) examined to find it.
@@ -104,7 +104,7 @@ pub struct Plan {
 impl Plan {
     /// The segments in order.
     pub fn iter(&self) -> impl Iterator<Item = &Segment> {
-        self.segments.iter().flatten()
+        self.segments.iter()
     }
 }
 
@@ -161,16 +161,16 @@ impl Planner {
         }
     }
 
-    /// The first sector of track `(c, s)` to start at or after `t`, and when it starts.
-    fn first_sector_after(disk: &Disk, c: u32, s: u32, spt: u32, t: SimTime) -> (u32, SimTime) {
-        let rev = disk.revolution_ps();
-        let p0 = disk.layout().sector_start(c, s, 0);
+    /// The first sector of a track to start at or after `t`, and when it starts.
+    fn first_sector_after(disk: &Disk, angles: &TrackAngles, t: SimTime) -> (u32, SimTime) {
+        let (rev, spt) = (disk.revolution_ps(), angles.spt);
+        let p0 = angles.sector_start(0);
         let rel = (disk.rot_pos(t) + rev - p0) % rev;
         let guess = ((u128::from(rel) * u128::from(spt)).div_ceil(u128::from(rev)) % u128::from(spt)) as u32;
         // Sector starts are rounded to the picosecond: settle the guess against the exact ones.
-        let mut best = (guess, disk.wait_for(t, disk.layout().sector_start(c, s, guess)));
+        let mut best = (guess, disk.wait_for(t, angles.sector_start(guess)));
         for j in [(guess + spt - 1) % spt, (guess + 1) % spt] {
-            let w = disk.wait_for(t, disk.layout().sector_start(c, s, j));
+            let w = disk.wait_for(t, angles.sector_start(j));
             if w < best.1 {
                 best = (j, w);
             }
@@ -194,10 +194,14 @@ impl Planner {
         k
     }
 
-    fn pass(disk: &Disk, c: u32, s: u32, from: SimTime, until: SimTime) -> Pass {
-        let spt = disk.layout().sectors_per_track(c);
-        let (first, start) = Self::first_sector_after(disk, c, s, spt, from);
+    fn pass(disk: &Disk, angles: &TrackAngles, c: u32, s: u32, from: SimTime, until: SimTime) -> Pass {
+        let spt = angles.spt;
+        let (first, start) = Self::first_sector_after(disk, angles, from);
         Pass { cylinder: c, surface: s, spt, first, start, count: Self::sectors_by(disk, spt, start, until) }
+    }
+
+    fn angles(disk: &Disk, c: u32, s: u32) -> TrackAngles {
+        disk.layout().track_angles(c, s).expect("planned tracks exist")
     }
 
     /// Fills `weights` with how many tasks want each sector of `pass`.
@@ -219,11 +223,11 @@ impl Planner {
     fn single(&mut self, sets: &BackgroundSets, head: HeadState, leave: SimTime, c: u32, s: u32, move_op: Op, until: SimTime) -> Plan {
         let disk = sets.disk().clone();
         let arrive = leave + disk.move_ns(head, c, s, move_op);
-        let pass = Self::pass(&disk, c, s, arrive, until);
+        let pass = Self::pass(&disk, &Self::angles(&disk, c, s), c, s, arrive, until);
         self.weigh(sets, &pass, false);
         let wanted: u64 = self.weights_a.iter().map(|&x| u64::from(x)).sum();
         let seg = Segment { cylinder: c, surface: s, first: pass.first, sectors: pass.count, move_op };
-        Plan { segments: [(wanted > 0).then_some(seg), None], wanted, examined: 0 }
+        Plan { segments: if wanted > 0 { vec![seg] } else { Vec::new() }, wanted, examined: 0 }
     }
 
     /// Best split of the time between track `a` (reached from `head` leaving at `leave`) and
@@ -237,10 +241,16 @@ impl Planner {
         if a_arrive + move_ab > until {
             return Plan::default();
         }
-        let pa = Self::pass(&disk, a.0, a.1, a_arrive, until - move_ab);
-        let pb = Self::pass(&disk, b.0, b.1, a_arrive + move_ab, until);
+        let pa = Self::pass(&disk, &Self::angles(&disk, a.0, a.1), a.0, a.1, a_arrive, until - move_ab);
+        let b_angles = Self::angles(&disk, b.0, b.1);
+        let pb = Self::pass(&disk, &b_angles, b.0, b.1, a_arrive + move_ab, until);
         self.weigh(sets, &pa, false);
         self.weigh(sets, &pb, true);
+        // With nothing wanted on one of them, the best split is a single-track plan, which the
+        // caller looks at anyway (and reaches it no later).
+        if !self.weights_a.iter().any(|&x| x > 0) || !self.weights_b.iter().any(|&x| x > 0) {
+            return Plan::default();
+        }
         self.prefix_b.clear();
         self.prefix_b.push(0);
         let mut acc = 0u32;
@@ -260,7 +270,7 @@ impl Planner {
                 continue;
             }
             let depart = if k == 0 { a_arrive } else { pa.start + disk.sectors_ns(k as u64, pa.spt) };
-            let (jb, sb) = Self::first_sector_after(&disk, b.0, b.1, pb.spt, depart + move_ab);
+            let (jb, sb) = Self::first_sector_after(&disk, &b_angles, depart + move_ab);
             let offset = ((jb + pb.spt - pb.first) % pb.spt) as usize;
             let (b_count, b_sum) = if offset >= pb.count as usize {
                 (0, 0)
@@ -272,8 +282,11 @@ impl Planner {
             if total > best.wanted {
                 // With nothing read on `a` the heads still go there first: the timing assumed it.
                 let seg_a = Segment { cylinder: a.0, surface: a.1, first: pa.first, sectors: k as u32, move_op: a.2 };
-                let seg_b = (b_sum > 0).then_some(Segment { cylinder: b.0, surface: b.1, first: jb, sectors: b_count as u32, move_op: b.2 });
-                best = Plan { segments: [Some(seg_a), seg_b], wanted: total, examined: 0 };
+                let mut segments = vec![seg_a];
+                if b_sum > 0 {
+                    segments.push(Segment { cylinder: b.0, surface: b.1, first: jb, sectors: b_count as u32, move_op: b.2 });
+                }
+                best = Plan { segments, wanted: total, examined: 0 };
             }
         }
         best
@@ -304,14 +317,19 @@ impl Planner {
                 *best = p;
             }
         };
-        // The source and destination tracks first: no extra seek.
+        // The source and destination tracks first: no extra seek. What their passes hold bounds
+        // what a split with a third track can add to that track's own sectors.
+        let mut near_wanted = 0u64;
         if src == dst {
             let p = self.single(sets, w.head, w.free_at, src.0, src.1, w.fg_op, w.deadline);
+            near_wanted = p.wanted;
             consider(&mut best, p);
         } else {
             let p = self.single(sets, w.head, w.free_at, src.0, src.1, bg_op, w.deadline - direct);
+            near_wanted = near_wanted.max(p.wanted);
             consider(&mut best, p);
             let p = self.single(sets, w.head, w.free_at, dst.0, dst.1, w.fg_op, w.deadline);
+            near_wanted = near_wanted.max(p.wanted);
             consider(&mut best, p);
             if two && (sets.track_wanted(src.0, src.1) > 0 || sets.track_wanted(dst.0, dst.1) > 0) {
                 let p = self.split(sets, w.head, w.free_at, (src.0, src.1, bg_op), (dst.0, dst.1, w.fg_op), w.deadline);
@@ -387,16 +405,24 @@ impl Planner {
                 if (c, sf) == src || (c, sf) == dst {
                     continue;
                 }
-                let n = sets.track_wanted(c, sf);
-                if n == 0 || (!two && u64::from(n) <= best.wanted) {
+                let n = u64::from(sets.track_wanted(c, sf));
+                // Pruning: neither the sectors there (plus, for a split, the most the source or
+                // destination pass holds) nor the time left after the extra seek can beat the best.
+                let reachable = if two { n + near_wanted } else { n };
+                if n == 0 || reachable <= best.wanted {
+                    continue;
+                }
+                let x_head = HeadState { cylinder: c, surface: sf };
+                let to_dst = disk.move_ns(x_head, dst.0, dst.1, w.fg_op);
+                let e = (disk.move_ns(w.head, c, sf, bg_op) + to_dst).saturating_sub(direct);
+                if e >= slack || (slack - e) * u64::from(disk.layout().sectors_per_track(c)) / rev + 1 <= best.wanted {
                     continue;
                 }
                 if examined >= budget {
                     break;
                 }
                 examined += 1;
-                let x_head = HeadState { cylinder: c, surface: sf };
-                let until = w.deadline.saturating_sub(disk.move_ns(x_head, dst.0, dst.1, w.fg_op));
+                let until = w.deadline.saturating_sub(to_dst);
                 let p = self.single(sets, w.head, w.free_at, c, sf, bg_op, until);
                 consider(&mut best, p);
                 if two {
@@ -444,8 +470,8 @@ impl Planner {
             }
         }
         let (mv, c, s) = found?;
-        let spt = disk.layout().sectors_per_track(c);
-        let (first, _) = Self::first_sector_after(disk, c, s, spt, t + mv);
-        Some(Segment { cylinder: c, surface: s, first, sectors: spt, move_op: op })
+        let angles = Self::angles(disk, c, s);
+        let (first, _) = Self::first_sector_after(disk, &angles, t + mv);
+        Some(Segment { cylinder: c, surface: s, first, sectors: angles.spt, move_op: op })
     }
 }
