@@ -47,9 +47,9 @@ fn free_means_free_for_every_foreground_scheduler() {
         SchedulerSpec::SptfSw { window_pct: 40.0 },
     ];
     for sched in schedulers {
-        let alone = oltp(&disk, sched.clone(), 4_000, None);
+        let alone = oltp(&disk, sched, 4_000, None);
         for planner in [PlannerKind::SingleTrack, PlannerKind::TwoTrack] {
-            let with = oltp(&disk, sched.clone(), 4_000, Some(scan_config(planner)));
+            let with = oltp(&disk, sched, 4_000, Some(scan_config(planner)));
             assert_eq!(alone.records.len(), with.records.len());
             for (a, b) in alone.records.iter().zip(&with.records) {
                 assert_eq!((a.id, a.lbn, a.start_ns, a.end_ns), (b.id, b.lbn, b.start_ns, b.end_ns), "{sched} {planner}: request {} moved", a.id);

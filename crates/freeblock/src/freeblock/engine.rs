@@ -282,7 +282,7 @@ impl Freeblock {
         if disk.zero_latency() {
             return Err(FreeblockError::Unsupported("freeblock scheduling needs zero_latency = false".into()));
         }
-        if !(config.timeline_s > 0.0) {
+        if config.timeline_s.is_nan() || config.timeline_s <= 0.0 {
             return Err(FreeblockError::Unsupported(format!("timeline_s must be positive, not {}", config.timeline_s)));
         }
         let max_tracks = (config.max_tracks > 0).then_some(config.max_tracks);

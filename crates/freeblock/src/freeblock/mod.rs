@@ -28,6 +28,9 @@
 //! Switch it on for a run with a `[freeblock]` table in the experiment file
 //! ([`FreeblockConfig`]), or [`crate::sim::Simulation::with_freeblock`] from Rust.
 
+// `x % n == 0` rather than `is_multiple_of` (Rust 1.87), as in the rest of the workspace.
+#![allow(clippy::manual_is_multiple_of)]
+
 pub mod apps;
 pub mod engine;
 pub mod error;

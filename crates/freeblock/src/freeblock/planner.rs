@@ -220,6 +220,7 @@ impl Planner {
 
     /// Best single-track plan on `(c, s)` reached by a move for `move_op` leaving at `leave`,
     /// with reading over by `until`.
+    #[allow(clippy::too_many_arguments)]
     fn single(&mut self, sets: &BackgroundSets, head: HeadState, leave: SimTime, c: u32, s: u32, move_op: Op, until: SimTime) -> Plan {
         let disk = sets.disk().clone();
         let arrive = leave + disk.move_ns(head, c, s, move_op);
@@ -415,7 +416,7 @@ impl Planner {
                 let x_head = HeadState { cylinder: c, surface: sf };
                 let to_dst = disk.move_ns(x_head, dst.0, dst.1, w.fg_op);
                 let e = (disk.move_ns(w.head, c, sf, bg_op) + to_dst).saturating_sub(direct);
-                if e >= slack || (slack - e) * u64::from(disk.layout().sectors_per_track(c)) / rev + 1 <= best.wanted {
+                if e >= slack || (slack - e) * u64::from(disk.layout().sectors_per_track(c)) / rev < best.wanted {
                     continue;
                 }
                 if examined >= budget {
@@ -464,7 +465,7 @@ impl Planner {
                 }
                 let s = best_surface(c)?;
                 let mv = disk.move_ns(head, c, s, op);
-                if found.map_or(true, |(m, _, _)| mv < m) {
+                if !matches!(found, Some((m, _, _)) if mv >= m) {
                     found = Some((mv, c, s));
                 }
             }
