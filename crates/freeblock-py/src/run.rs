@@ -5,9 +5,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use freeblock::experiment::Experiment;
-use freeblock::freeblock::{Freeblock, FreeblockError};
+use freeblock::freeblock::FreeblockError;
 use freeblock::report::{Record, RunReport};
-use freeblock::sim::Simulation;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -50,20 +49,9 @@ fn run_with_apps(
     failure: &Mutex<Option<PyErr>>,
     progress: Option<&mut dyn FnMut(u64)>,
 ) -> freeblock::Result<RunReport> {
-    let disk = experiment.disk.build(&experiment.base_dir)?;
-    let workload = experiment
-        .workload
-        .build(disk.capacity(), experiment.seed)?;
-    let mut sim = experiment.sim.clone();
-    if let Some(think) = experiment.workload.think_time_ns() {
-        if sim.think_ms == 0.0 {
-            sim.think_ms = think as f64 / 1e6;
-        }
-    }
-    let mut fb = Freeblock::new(
-        disk.clone(),
-        experiment.freeblock.clone().unwrap_or_default(),
-    )?;
+    let mut simulation = experiment.build(true)?;
+    let disk = simulation.drive_mut().disk().clone();
+    let fb = simulation.freeblock_mut().expect("built with freeblock on");
     let sector_bytes = u64::from(disk.spec().sector_bytes);
     for mut app in apps {
         app.set_disk(disk.capacity(), sector_bytes);
@@ -77,9 +65,7 @@ fn run_with_apps(
             return Err(FreeblockError::Application(message).into());
         }
     }
-    Simulation::new(disk, workload, sim)
-        .with_freeblock(fb)
-        .run(progress)
+    simulation.run(progress)
 }
 
 /// Parses and runs one experiment.

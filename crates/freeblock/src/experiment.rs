@@ -138,6 +138,17 @@ impl Experiment {
     /// # Errors
     /// Any setup or run error.
     pub fn run(&self, progress: Option<&mut dyn FnMut(u64)>) -> Result<RunReport> {
+        self.build(false)?.run(progress)
+    }
+
+    /// Builds the simulation: disk, workload, settings (the workload's think time unless `[sim]`
+    /// sets one) and freeblock scheduling when the experiment has a `[freeblock]` table, or with
+    /// its defaults when `freeblock` is true (to add applications from code through
+    /// [`Simulation::freeblock_mut`]).
+    ///
+    /// # Errors
+    /// Any setup error.
+    pub fn build(&self, freeblock: bool) -> Result<Simulation> {
         let disk = self.disk.build(&self.base_dir)?;
         let workload = self.workload.build(disk.capacity(), self.seed)?;
         let mut sim = self.sim.clone();
@@ -147,9 +158,10 @@ impl Experiment {
             }
         }
         let mut simulation = Simulation::new(disk.clone(), workload, sim);
-        if let Some(fb) = &self.freeblock {
-            simulation = simulation.with_freeblock(crate::freeblock::Freeblock::new(disk, fb.clone())?);
+        if self.freeblock.is_some() || freeblock {
+            let config = self.freeblock.clone().unwrap_or_default();
+            simulation = simulation.with_freeblock(crate::freeblock::Freeblock::new(disk, config)?);
         }
-        simulation.run(progress)
+        Ok(simulation)
     }
 }

@@ -112,6 +112,11 @@ impl Simulation {
         self
     }
 
+    /// Freeblock scheduling, when on (e.g. to add background applications before the run).
+    pub fn freeblock_mut(&mut self) -> Option<&mut Freeblock> {
+        self.freeblock.as_mut()
+    }
+
     /// The drive (e.g. to place the heads before a run).
     pub fn drive_mut(&mut self) -> &mut Drive {
         &mut self.drive
