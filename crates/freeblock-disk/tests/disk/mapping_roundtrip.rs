@@ -86,3 +86,31 @@ proptest! {
         check_pbn(name, disk, Pbn { cylinder, surface, sector });
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    /// `arc_lbns` names exactly the LBNs `pbn_to_lbn` finds sector by sector round an arc, at the
+    /// positions it says.
+    #[test]
+    fn arcs_map_like_single_sectors(which in 0usize..64, c in 0.0f64..1.0, s in 0u32..64, first in 0u32..4000, count in 1u32..4000) {
+        let (name, disk) = &disks()[which % disks().len()];
+        let layout = disk.layout();
+        let cylinder = ((f64::from(layout.cylinders()) * c) as u32).min(layout.cylinders() - 1);
+        let surface = s % layout.surfaces();
+        let spt = layout.sectors_per_track(cylinder);
+        let (first, count) = (first % spt, count.min(spt));
+        let mut pieces = Vec::new();
+        layout.arc_lbns(cylinder, surface, first, count, &mut pieces);
+        let mut from_pieces = std::collections::BTreeMap::new();
+        for (r, at) in &pieces {
+            for (i, l) in r.clone().enumerate() {
+                prop_assert!(from_pieces.insert(at + i as u32, l).is_none(), "{name}: position {} twice", at + i as u32);
+            }
+        }
+        for k in 0..count {
+            let sector = (first + k) % spt;
+            let pbn = Pbn { cylinder, surface, sector };
+            prop_assert_eq!(from_pieces.get(&k).copied(), layout.pbn_to_lbn(pbn), "{}: {:?}", name, pbn);
+        }
+    }
+}
