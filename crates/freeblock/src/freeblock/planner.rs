@@ -134,6 +134,9 @@ pub struct Planner {
     prefix_b: Vec<u32>,
     weights_b: Vec<u16>,
     max_spt: u32,
+    /// Per zone `(last cylinder, most sectors per track in this and all outer zones, in this and
+    /// all inner zones)`: how good the tracks further along a cursor can be.
+    zone_reach: Vec<(u32, u32, u32)>,
 }
 
 /// A cursor walking cylinders in one direction from a start, up to a stop.
@@ -149,7 +152,19 @@ impl Planner {
     /// A planner of `kind` for `disk`.
     #[must_use]
     pub fn new(disk: &Disk, kind: PlannerKind, max_tracks: Option<u32>) -> Self {
-        let max_spt = disk.layout().zone_table().iter().map(|z| z.2).max().unwrap_or(1);
+        let zones = disk.layout().zone_table();
+        let max_spt = zones.iter().map(|z| z.2).max().unwrap_or(1);
+        let mut zone_reach: Vec<(u32, u32, u32)> = Vec::with_capacity(zones.len());
+        let mut outer = 0;
+        for z in &zones {
+            outer = outer.max(z.2);
+            zone_reach.push((z.1, outer, 0));
+        }
+        let mut inner = 0;
+        for (i, z) in zones.iter().enumerate().rev() {
+            inner = inner.max(z.2);
+            zone_reach[i].2 = inner;
+        }
         Self {
             kind,
             max_tracks,
@@ -158,6 +173,7 @@ impl Planner {
             prefix_b: Vec::new(),
             weights_b: Vec::new(),
             max_spt,
+            zone_reach,
         }
     }
 
@@ -345,8 +361,15 @@ impl Planner {
             let there = disk.move_ns(w.head, c, other, bg_op) + disk.move_ns(HeadState { cylinder: c, surface: other }, dst.0, dst.1, w.fg_op);
             there.saturating_sub(direct)
         };
-        let max_spt = u64::from(self.max_spt);
-        let bound = |e: SimTime| -> u64 { (slack.saturating_sub(e) * max_spt).div_ceil(rev) };
+        let zone_reach = std::mem::take(&mut self.zone_reach);
+        // Most sectors a track at `c` or further along direction `step` could pass in the time
+        // left after extra seek `e`.
+        let bound = |e: SimTime, c: u32, step: i64| -> u64 {
+            let z = zone_reach.partition_point(|r| r.0 < c).min(zone_reach.len() - 1);
+            let spt = if step < 0 { zone_reach[z].1 } else { zone_reach[z].2 };
+            (slack.saturating_sub(e) * u64::from(spt)).div_ceil(rev)
+        };
+        let head_switch = disk.head_switch_ns();
         let (s, d) = (i64::from(src.0), i64::from(dst.0));
         let mut cursors: Vec<Cursor> = Vec::with_capacity(4);
         if s == d {
@@ -395,9 +418,14 @@ impl Planner {
                 let pick = heads.iter().enumerate().filter_map(|(i, h)| h.map(|(c, e)| (e, c, i))).min();
                 let Some((e, c, i)) = pick else { break };
                 heads[i] = None;
-                if e >= slack || bound(e) <= best.wanted {
+                if e >= slack || bound(e, c, cursors[i].step) <= best.wanted {
                     // Extra seek only grows along a cursor: it has nothing better left.
                     cursors[i].next = cursors[i].stop;
+                    continue;
+                }
+                // This cylinder's own tracks (the estimate counts a head switch some may not need).
+                let own = (slack.saturating_sub(e.saturating_sub(head_switch)) * u64::from(disk.layout().sectors_per_track(c))).div_ceil(rev);
+                if own <= best.wanted {
                     continue;
                 }
                 c
@@ -437,6 +465,7 @@ impl Planner {
                 break;
             }
         }
+        self.zone_reach = zone_reach;
         best.examined = examined;
         best
     }
