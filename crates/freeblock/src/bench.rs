@@ -1,13 +1,20 @@
 //! Simulator speed: simulated requests per wall-clock second on the Atlas 10K, for the cases the
-//! foundation issue sets targets for. A benchmark, not a test: the figures depend on the machine.
+//! foundation issue sets targets for; and freeblock scheduling's planner: decision time with a
+//! whole-disk scan registered, and the memory of that registered set (issue 3). Benchmarks, not
+//! tests: the figures depend on the machine.
 
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
 
-use freeblock_disk::{library, Disk};
+use freeblock_disk::{library, Disk, Drive, Op, SimTime};
 use serde::Serialize;
 
 use crate::error::Result;
+use crate::freeblock::{BackgroundSets, Freeblock, FreeblockConfig, PlannerKind, TaskSpec};
+use crate::request::Request;
+use crate::workload::OltpSpec;
 use crate::sched::SchedulerSpec;
 use crate::sim::{SimConfig, Simulation};
 use crate::workload::{RandomSpec, WorkloadSpec};
@@ -86,4 +93,246 @@ pub fn simulator_speed(requests: u64) -> Result<Vec<SpeedRow>> {
         }
     }
     Ok(rows)
+}
+
+/// Issue 3's target for the median planner decision with a whole-disk scan registered, µs.
+pub const TARGET_DECISION_MEDIAN_US: f64 = 20.0;
+/// Issue 3's target for the 99th-percentile decision, µs.
+pub const TARGET_DECISION_P99_US: f64 = 500.0;
+/// Issue 3's target for the registered set of a whole-disk scan of the multi-terabyte drive in
+/// 4 KB blocks, bytes (64 MB).
+pub const TARGET_SET_BYTES: u64 = 64_000_000;
+/// Paper 000 §4's decision times on a 550 MHz CPU: 0 to 2.5 ms, µs.
+pub const PAPER_DECISION_MAX_US: f64 = 2500.0;
+
+/// The process's heap, as a counting global allocator sees it. The `freeblock` binary installs
+/// one; elsewhere (e.g. inside Python) there is none and the measured columns are empty.
+pub trait AllocationProbe: Sync {
+    /// Bytes allocated and not yet freed.
+    fn current_bytes(&self) -> u64;
+    /// The highest `current_bytes` since the last [`AllocationProbe::reset_peak`].
+    fn peak_bytes(&self) -> u64;
+    /// Starts a new peak from the current value.
+    fn reset_peak(&self);
+}
+
+/// Planner decision times with a whole-disk scan registered.
+#[derive(Debug, Clone, Serialize)]
+pub struct DecisionTimeRow {
+    /// Built-in disk.
+    pub disk: String,
+    /// Planner (`single_track` = paper 000's greedy, `two_track` = ours).
+    pub planner: String,
+    /// Foreground: "OLTP, MPL 20, FCFS, 30 ms think".
+    pub foreground: String,
+    /// Foreground requests served.
+    pub requests: u64,
+    /// Planner decisions timed (requests with rotational latency while blocks were wanted).
+    pub decisions: u64,
+    /// Share of the scan's blocks delivered by the end.
+    pub scan_done: f64,
+    /// Whether the scan finished (the row covers a complete scan, tail included).
+    pub complete_scan: bool,
+    /// Median decision, µs.
+    pub median_us: f64,
+    /// 99th percentile, µs.
+    pub p99_us: f64,
+    /// Slowest decision, µs.
+    pub max_us: f64,
+    /// Mean, µs.
+    pub mean_us: f64,
+    /// Target for the median, µs.
+    pub target_median_us: f64,
+    /// Target for the p99, µs.
+    pub target_p99_us: f64,
+    /// Wall-clock seconds of the whole run (simulation included).
+    pub wall_s: f64,
+    /// Wanted ranges left at the end (how fragmented the set became).
+    pub ranges_at_end: u64,
+    /// `BackgroundSets::memory_bytes` at the end.
+    pub set_estimate_at_end_bytes: u64,
+    /// Peak heap growth during the run over the heap before it, bytes (with a probe).
+    pub peak_heap_growth_bytes: Option<u64>,
+}
+
+/// Serves the OLTP closed workload (MPL tasks, 30 ms think time) in arrival order (FCFS) straight
+/// through [`Freeblock::serve`], so the engine — and its decision-time histogram — stays in hand
+/// after the run. Stops after `max_requests` or when every application is done. Returns the
+/// requests served and the time the last one ended.
+///
+/// # Errors
+/// Workload and request errors; an application's registration error.
+pub fn serve_oltp_fcfs(fb: &mut Freeblock, disk: &Arc<Disk>, mpl: u32, seed: u64, max_requests: u64) -> Result<(u64, SimTime)> {
+    let spec = OltpSpec::default();
+    let think = spec.think_time_ns();
+    let mut workload = WorkloadSpec::Oltp(spec).build(disk.capacity(), seed)?;
+    let mut drive = Drive::new(Arc::clone(disk));
+    fb.start(0)?;
+    // Requests waiting for the disk, oldest first: (arrival, issue order) → request.
+    let mut waiting: BinaryHeap<Reverse<(SimTime, u64)>> = BinaryHeap::new();
+    let mut staged: HashMap<u64, Request> = HashMap::new();
+    let mut issued = 0u64;
+    for _ in 0..mpl.max(1) {
+        if let Some(r) = workload.next_request()? {
+            waiting.push(Reverse((0, issued)));
+            staged.insert(issued, r);
+            issued += 1;
+        }
+    }
+    let (mut served, mut disk_free) = (0u64, 0);
+    while served < max_requests {
+        let Some(Reverse((arrival, id))) = waiting.pop() else { break };
+        let r = staged.remove(&id).expect("a waiting request is staged");
+        let (done, _) = fb.serve(&mut drive, arrival.max(disk_free), id, r.lbn, u64::from(r.sectors), r.op)?;
+        let _ = fb.take_promoted(); // scans never promote
+        disk_free = done.end;
+        served += 1;
+        if fb.all_done() {
+            break;
+        }
+        if let Some(next) = workload.next_request()? {
+            waiting.push(Reverse((done.end + think, issued)));
+            staged.insert(issued, next);
+            issued += 1;
+        }
+    }
+    fb.flush(disk_free)?;
+    Ok((served, disk_free))
+}
+
+/// Times every planner decision of an OLTP run (MPL `mpl`, FCFS) on `disk_name` with a
+/// whole-disk scan in 4 KB blocks registered, for at most `max_requests` foreground requests or
+/// until the scan is over.
+///
+/// # Errors
+/// Setup errors.
+pub fn decision_times(disk_name: &str, planner: PlannerKind, mpl: u32, max_requests: u64, seed: u64, probe: Option<&dyn AllocationProbe>) -> Result<DecisionTimeRow> {
+    let disk = Arc::new(Disk::new(library::get(disk_name)?.without_cache())?);
+    let scan = TaskSpec::Scan { block_bytes: 4096, passes: 1, fraction: 1.0, first_lbn: None, blocks: None };
+    let base = probe.map(|p| {
+        p.reset_peak();
+        p.current_bytes()
+    });
+    let mut fb = Freeblock::new(Arc::clone(&disk), FreeblockConfig { planner, tasks: vec![scan], ..FreeblockConfig::default() })?;
+    fb.measure_decisions();
+    let t0 = Instant::now();
+    let (requests, end) = serve_oltp_fcfs(&mut fb, &disk, mpl, seed, max_requests)?;
+    let wall_s = t0.elapsed().as_secs_f64();
+    let report = fb.report(end);
+    let task = report.tasks.first();
+    let blocks = disk.capacity() / (4096 / u64::from(disk.spec().sector_bytes));
+    let delivered = task.map_or(0, |t| t.passes.first().map_or(t.blocks_delivered, |p| p.blocks));
+    let times = fb.decision_times().cloned().unwrap_or_default();
+    let us = |ns: f64| ns / 1e3;
+    Ok(DecisionTimeRow {
+        disk: disk_name.into(),
+        planner: planner.to_string(),
+        foreground: format!("OLTP, MPL {mpl}, FCFS, 30 ms think"),
+        requests,
+        decisions: times.count(),
+        scan_done: delivered as f64 / blocks.max(1) as f64,
+        complete_scan: task.is_some_and(|t| !t.passes.is_empty()),
+        median_us: us(times.quantile(0.5)),
+        p99_us: us(times.quantile(0.99)),
+        max_us: us(times.quantile(1.0)),
+        mean_us: us(times.mean()),
+        target_median_us: TARGET_DECISION_MEDIAN_US,
+        target_p99_us: TARGET_DECISION_P99_US,
+        wall_s,
+        ranges_at_end: fb.sets().ranges(),
+        set_estimate_at_end_bytes: fb.sets().memory_bytes(),
+        peak_heap_growth_bytes: probe.zip(base).map(|(p, b)| p.peak_bytes().saturating_sub(b)),
+    })
+}
+
+/// Memory of a whole-disk scan's registered set.
+#[derive(Debug, Clone, Serialize)]
+pub struct SetMemoryRow {
+    /// Built-in disk.
+    pub disk: String,
+    /// Disk capacity, GB.
+    pub capacity_gb: f64,
+    /// Application block, bytes.
+    pub block_bytes: u64,
+    /// Blocks registered.
+    pub blocks: u64,
+    /// Wanted ranges stored.
+    pub ranges: u64,
+    /// Heap the sets hold after `BackgroundSets::new` + `register_whole_disk`, as the counting
+    /// allocator measured it (with a probe).
+    pub measured_bytes: Option<u64>,
+    /// Highest heap growth while building them (with a probe).
+    pub peak_bytes: Option<u64>,
+    /// `BackgroundSets::memory_bytes`, the sets' own estimate.
+    pub estimate_bytes: u64,
+    /// Target, bytes.
+    pub target_bytes: u64,
+}
+
+/// Builds the registered set of a whole-disk scan of `disk_name` in `block_bytes` blocks and
+/// measures its heap with `probe`.
+///
+/// # Errors
+/// Setup errors; a bad block size.
+pub fn registered_set_memory(disk_name: &str, block_bytes: u64, probe: Option<&dyn AllocationProbe>) -> Result<SetMemoryRow> {
+    let disk = Arc::new(Disk::new(library::get(disk_name)?.without_cache())?);
+    let before = probe.map(|p| {
+        p.reset_peak();
+        p.current_bytes()
+    });
+    let mut sets = BackgroundSets::new(Arc::clone(&disk));
+    let task = sets.add_task(Op::Read, block_bytes)?;
+    let blocks = sets.register_whole_disk(task)?;
+    let measured = probe.zip(before).map(|(p, b)| p.current_bytes().saturating_sub(b));
+    let peak = probe.zip(before).map(|(p, b)| p.peak_bytes().saturating_sub(b));
+    let row = SetMemoryRow {
+        disk: disk_name.into(),
+        capacity_gb: disk.capacity() as f64 * f64::from(disk.spec().sector_bytes) / 1e9,
+        block_bytes,
+        blocks,
+        ranges: sets.ranges(),
+        measured_bytes: measured,
+        peak_bytes: peak,
+        estimate_bytes: sets.memory_bytes(),
+        target_bytes: TARGET_SET_BYTES,
+    };
+    drop(sets);
+    Ok(row)
+}
+
+/// The freeblock rows of `freeblock bench`.
+#[derive(Debug, Clone, Serialize)]
+pub struct FreeblockBench {
+    /// Decision times.
+    pub decisions: Vec<DecisionTimeRow>,
+    /// Registered-set memory.
+    pub sets: Vec<SetMemoryRow>,
+}
+
+/// Decision times on the Atlas 10K and the Ultrastar He8 for both planners over `requests`
+/// foreground requests (OLTP, MPL 20, FCFS), then on the Atlas 10K over a complete scan (at
+/// most `complete_cap` requests), and the registered set of a whole-disk scan of each disk in
+/// 4 KB blocks. `tick` is called with a label before each measurement.
+///
+/// # Errors
+/// Setup errors.
+pub fn freeblock_rows(requests: u64, complete_cap: u64, probe: Option<&dyn AllocationProbe>, mut tick: impl FnMut(&str)) -> Result<FreeblockBench> {
+    let planners = [PlannerKind::SingleTrack, PlannerKind::TwoTrack];
+    let mut sets = Vec::new();
+    for disk in ["ultrastar_he8", "atlas10k"] {
+        tick(&format!("registered set, {disk}"));
+        sets.push(registered_set_memory(disk, 4096, probe)?);
+    }
+    let mut decisions = Vec::new();
+    for disk in ["atlas10k", "ultrastar_he8"] {
+        for p in planners {
+            tick(&format!("decisions, {disk}, {p}"));
+            decisions.push(decision_times(disk, p, 20, requests, 1, probe)?);
+        }
+    }
+    for p in planners {
+        tick(&format!("decisions over a complete scan, atlas10k, {p}"));
+        decisions.push(decision_times("atlas10k", p, 20, complete_cap, 1, probe)?);
+    }
+    Ok(FreeblockBench { decisions, sets })
 }
