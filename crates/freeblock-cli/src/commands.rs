@@ -314,11 +314,22 @@ pub fn validate(a: &ValidateArgs) -> CmdResult {
 
 #[derive(Debug, Args)]
 pub struct ReproArgs {
-    /// Which reproduction: head-usage (paper 000 §3), range-writes (paper 004).
+    /// Which reproduction: head-usage (paper 000 §3), range-writes (paper 004), free-mining
+    /// (paper 000 §6).
     pub what: String,
-    /// Requests per run (paper: 10000).
+    /// head-usage, range-writes: requests per run (paper: 10000).
     #[arg(long, default_value_t = 10_000)]
     pub requests: u64,
+    /// free-mining: a small version (two MPLs, two schedulers, runs capped at 12000 requests).
+    #[arg(long)]
+    pub quick: bool,
+    /// free-mining: most foreground requests per simulated run (default 1500000; 12000 with
+    /// --quick). A run that reaches it before its scan pass ends is reported as partial.
+    #[arg(long)]
+    pub max_requests: Option<u64>,
+    /// free-mining: simulations run at once (default 2).
+    #[arg(long)]
+    pub threads: Option<usize>,
     /// Folder for plots and CSV.
     #[arg(long, default_value = "out/repro")]
     pub out: PathBuf,
@@ -334,37 +345,82 @@ pub fn repro(a: &ReproArgs) -> CmdResult {
     match a.what.as_str() {
         "head-usage" => crate::commands_repro::head_usage(a),
         "range-writes" => crate::commands_repro::range_writes(a),
-        other => Err(format!("unknown reproduction `{other}` (known: head-usage, range-writes)").into()),
+        "free-mining" => crate::commands_freeblock::free_mining(a),
+        other => Err(format!("unknown reproduction `{other}` (known: head-usage, range-writes, free-mining)").into()),
     }
 }
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Requests per measurement.
+    /// Simulator-speed rows: requests per measurement.
     #[arg(long, default_value_t = 1_000_000)]
     pub requests: u64,
+    /// Which rows: all, speed (simulated requests per second) or freeblock (planner decision
+    /// time and registered-set memory).
+    #[arg(long, default_value = "all")]
+    pub only: String,
+    /// Freeblock rows: foreground requests per decision-time measurement.
+    #[arg(long, default_value_t = 50_000)]
+    pub decision_requests: u64,
+    /// Freeblock rows: most foreground requests of the complete-scan measurement.
+    #[arg(long, default_value_t = 2_000_000)]
+    pub scan_cap: u64,
+    /// Freeblock rows in a few seconds: 2000 requests per measurement, the "complete scan" capped
+    /// at 4000 (so it does not complete).
+    #[arg(long)]
+    pub quick: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
 }
 
-pub fn bench(a: &BenchArgs) -> CmdResult {
-    let rows = freeblock::bench::simulator_speed(a.requests)?;
+pub fn bench(a: &BenchArgs, probe: Option<&'static dyn freeblock::bench::AllocationProbe>) -> CmdResult {
+    let (speed, freeblock_rows) = match a.only.as_str() {
+        "all" => (true, true),
+        "speed" => (true, false),
+        "freeblock" => (false, true),
+        other => return Err(format!("--only {other}: expected all, speed or freeblock").into()),
+    };
+    let rows = if speed { freeblock::bench::simulator_speed(a.requests)? } else { Vec::new() };
+    let fb = if freeblock_rows {
+        let (requests, cap) = if a.quick { (2_000, 4_000) } else { (a.decision_requests, a.scan_cap) };
+        let pb = (!a.json).then(|| {
+            let pb = ProgressBar::new_spinner();
+            pb.enable_steady_tick(std::time::Duration::from_millis(200));
+            pb
+        });
+        let result = freeblock::bench::freeblock_rows(requests, cap, probe, |label| {
+            if let Some(pb) = &pb {
+                pb.set_message(label.to_string());
+            }
+        });
+        if let Some(pb) = pb {
+            pb.finish_and_clear();
+        }
+        Some(result?)
+    } else {
+        None
+    };
     if a.json {
-        return print_json(&rows);
+        return print_json(&serde_json::json!({ "speed": rows, "freeblock": fb }));
     }
-    let mut t = Table::new(["case", "requests", "wall s", "simulated requests/s", "target", "peak RSS MB"]);
-    for r in &rows {
-        t.row([
-            r.case.clone(),
-            r.requests.to_string(),
-            format!("{:.3}", r.wall_s),
-            format!("{:.0}", r.requests_per_s),
-            r.target_per_s.map_or(String::new(), |x| format!("≥ {x:.0}")),
-            format!("{:.1}", r.peak_rss_mb),
-        ]);
+    if speed {
+        let mut t = Table::new(["case", "requests", "wall s", "simulated requests/s", "target", "peak RSS MB"]);
+        for r in &rows {
+            t.row([
+                r.case.clone(),
+                r.requests.to_string(),
+                format!("{:.3}", r.wall_s),
+                format!("{:.0}", r.requests_per_s),
+                r.target_per_s.map_or(String::new(), |x| format!("≥ {x:.0}")),
+                format!("{:.1}", r.peak_rss_mb),
+            ]);
+        }
+        print!("{}", t.render());
     }
-    print!("{}", t.render());
+    if let Some(fb) = fb {
+        print!("{}", crate::commands_freeblock::bench_text(&fb, probe.is_some()));
+    }
     Ok(())
 }
 
@@ -376,6 +432,10 @@ pub struct DemoArgs {
     /// Requests per scheduler.
     #[arg(long, default_value_t = 10_000)]
     pub requests: u64,
+    /// Free-scan part: most foreground OLTP requests (the run ends when the scan does, after
+    /// about 200000; a smaller cap ends it early and extrapolates scans per day).
+    #[arg(long, default_value_t = 400_000)]
+    pub scan_requests: u64,
 }
 
 pub fn demo(a: &DemoArgs) -> CmdResult {

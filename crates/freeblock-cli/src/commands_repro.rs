@@ -143,7 +143,7 @@ pub fn demo(a: &DemoArgs) -> CmdResult {
     let path = a.out.join("head-usage.svg");
     stacked_bars(&path, "Atlas 10K head usage per scheduler (20 outstanding)", &["seek", "rotational latency", "transfer", "overhead"], &bars)?;
     println!("plot written to {}", path.display());
-    Ok(())
+    crate::commands_freeblock::demo_free_scan(a.scan_requests)
 }
 
 /// `freeblock repro range-writes`: paper 004 on the HP C2249A, the k-candidate theory check, and

@@ -6,6 +6,7 @@
 //! document with the same figures instead of tables.
 
 mod commands;
+mod commands_freeblock;
 mod commands_repro;
 mod plot;
 mod table;
@@ -42,9 +43,11 @@ enum Command {
     Validate(commands::ValidateArgs),
     /// Reproduce a paper's figures, printing the paper's numbers beside ours.
     Repro(commands::ReproArgs),
-    /// Measure simulator speed (simulated requests per second).
+    /// Measure simulator speed (simulated requests per second) and the freeblock planner
+    /// (decision time, registered-set memory).
     Bench(commands::BenchArgs),
-    /// The quick-start experiment: head usage per scheduler on the Atlas 10K, with a plot.
+    /// The quick-start experiment: head usage per scheduler on the Atlas 10K, with a plot, then
+    /// an OLTP workload with and without a free background scan.
     Demo(commands::DemoArgs),
 }
 
@@ -71,6 +74,16 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    run_with_allocation_probe(args, None)
+}
+
+/// [`run`], with the process's counting allocator (the `freeblock` binary installs one) so that
+/// `freeblock bench` can measure heap use; without it those columns say "n/a".
+pub fn run_with_allocation_probe<I, T>(args: I, probe: Option<&'static dyn freeblock::bench::AllocationProbe>) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
@@ -85,7 +98,7 @@ where
         Command::Run(a) => commands::run(&a),
         Command::Validate(a) => commands::validate(&a),
         Command::Repro(a) => commands::repro(&a),
-        Command::Bench(a) => commands::bench(&a),
+        Command::Bench(a) => commands::bench(&a, probe),
         Command::Demo(a) => commands::demo(&a),
     };
     match result {

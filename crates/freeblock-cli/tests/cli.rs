@@ -149,3 +149,79 @@ fn repro_range_writes_prints_local_vs_global_and_writes_its_files() {
     assert_eq!(lg["rows"][0]["report"]["operations"], 160);
     assert_eq!(v["global_vs_local"].as_array().unwrap().len(), 9);
 }
+
+#[test]
+fn repro_free_mining_quick_prints_every_figure_and_writes_its_files() {
+    let dir = scratch("free-mining");
+    let out = dir.to_str().unwrap();
+    let (code, text, err) = freeblock(&["repro", "free-mining", "--quick", "--quiet", "--out", out]);
+    assert_eq!(code, 0, "{err}");
+    for needle in [
+        "Fig. 8: free bandwidth against the multiprogramming level",
+        "Fig. 9: one whole-disk scan in detail — FCFS, MPL 10",
+        "Fig. 10: sampling scans needing any X% of the blocks",
+        "Beyond the paper",
+        "~4.9 MB/s",
+        "paper says",
+        "Free means free: 0 foreground requests delayed",
+        "stopped at the cap of 12000 foreground requests",
+    ] {
+        assert!(text.contains(needle), "missing `{needle}` in:\n{text}");
+    }
+    assert!(text.contains("within") || text.contains("MISSES"));
+    let csv = std::fs::read_to_string(dir.join("free-mining.csv")).unwrap();
+    // Quick: 2 schedulers × 2 MPLs, two-track at FCFS MPL 10, 5% and 10% samples for both planners.
+    assert_eq!(csv.lines().count(), 1 + 9, "{csv}");
+    for plot in ["paper000-fig8.svg", "paper000-fig8c.svg", "paper000-fig9.svg", "paper000-fig9c-single_track.svg", "paper000-fig10.svg"] {
+        assert!(dir.join(plot).exists(), "{plot}");
+    }
+    assert!(std::fs::read_to_string(dir.join("free-mining-fig10.csv")).unwrap().lines().count() > 1);
+
+    // JSON, and the same figures from a second run on two threads (deterministic).
+    let json_run = || {
+        let (code, json, err) = freeblock(&["repro", "free-mining", "--quick", "--json", "--out", out]);
+        assert_eq!(code, 0, "{err}");
+        let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        v["report"].take()
+    };
+    let (a, b) = (json_run(), json_run());
+    assert_eq!(a, b, "two runs differ");
+    let runs = a["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 9);
+    assert!(runs.iter().all(|r| r["delayed_foreground"] == 0));
+    assert!(runs.iter().all(|r| r["free_mb_s"].as_f64().unwrap() > 0.0));
+    // The 5% samples finish within the cap: a real pass time, not an extrapolation.
+    let sample = a["fig10"].as_array().unwrap().iter().find(|r| r["percent"] == 5.0).unwrap();
+    assert!(sample["pass_s"].as_f64().unwrap() > 0.0 && sample["extrapolated"] == false, "{sample}");
+    assert!(!a["checks"].as_array().unwrap().is_empty());
+    assert!(a["failed_runs"].as_array().unwrap().is_empty(), "{}", a["failed_runs"]);
+}
+
+#[test]
+fn bench_freeblock_rows_measure_decisions_and_the_registered_set() {
+    let (code, json, err) = freeblock(&["bench", "--only", "freeblock", "--quick", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(v["speed"].as_array().unwrap().is_empty());
+    let rows = v["freeblock"]["decisions"].as_array().unwrap();
+    assert_eq!(rows.len(), 6);
+    for r in rows {
+        assert!(r["decisions"].as_u64().unwrap() > 0, "{r}");
+        assert!(r["median_us"].as_f64().unwrap() > 0.0 && r["p99_us"].as_f64().unwrap() >= r["median_us"].as_f64().unwrap(), "{r}");
+    }
+    assert!(rows.iter().any(|r| r["disk"] == "ultrastar_he8" && r["planner"] == "two_track"));
+    let sets = v["freeblock"]["sets"].as_array().unwrap();
+    let he8 = sets.iter().find(|r| r["disk"] == "ultrastar_he8").unwrap();
+    // The binary's counting allocator measured the set.
+    let measured = he8["measured_bytes"].as_u64().expect("measured by the counting allocator");
+    assert!(measured > 0 && he8["blocks"].as_u64().unwrap() > 1_000_000_000, "{he8}");
+
+    let (code, text, err) = freeblock(&["bench", "--only", "freeblock", "--quick"]);
+    assert_eq!(code, 0, "{err}");
+    for needle in ["median ≤ 20 µs, p99 ≤ 500 µs", "ultrastar_he8", "Registered set of a whole-disk scan", "heap measured MB"] {
+        assert!(text.contains(needle), "missing `{needle}` in:\n{text}");
+    }
+    let (code, _, err) = freeblock(&["bench", "--only", "nothing"]);
+    assert_ne!(code, 0);
+    assert!(one_error_line(&err).contains("--only nothing"), "{err}");
+}
