@@ -157,8 +157,10 @@ pub struct DecisionTimeRow {
 
 /// Serves the OLTP closed workload (MPL tasks, 30 ms think time) in arrival order (FCFS) straight
 /// through [`Freeblock::serve`], so the engine — and its decision-time histogram — stays in hand
-/// after the run. Stops after `max_requests` or when every application is done. Returns the
-/// requests served and the time the last one ended.
+/// after the run (the simulator keeps it). The requests are served at the same instants as
+/// [`crate::sim::Simulation`] serves them under FCFS (a test checks). Stops after `max_requests`
+/// or when every application is done. Returns the requests served and the time the last one
+/// ended.
 ///
 /// # Errors
 /// Workload and request errors; an application's registration error.
@@ -335,4 +337,38 @@ pub fn freeblock_rows(requests: u64, complete_cap: u64, probe: Option<&dyn Alloc
         decisions.push(decision_times("atlas10k", p, 20, complete_cap, 1, probe)?);
     }
     Ok(FreeblockBench { decisions, sets })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::{SimConfig, Simulation};
+
+    /// The bench's driver serves the same foreground as the simulator under FCFS, so its
+    /// decisions are the ones a real run makes.
+    #[test]
+    fn fcfs_driver_matches_the_simulator() {
+        let disk = Arc::new(Disk::new(library::get("atlas10k").unwrap().without_cache()).unwrap());
+        let scan = TaskSpec::Scan { block_bytes: 4096, passes: 1, fraction: 1.0, first_lbn: None, blocks: None };
+        let config = FreeblockConfig { tasks: vec![scan], ..FreeblockConfig::default() };
+        let requests = 3_000;
+        let mut fb = Freeblock::new(Arc::clone(&disk), config.clone()).unwrap();
+        let (served, end) = serve_oltp_fcfs(&mut fb, &disk, 20, 7, requests).unwrap();
+        assert_eq!(served, requests);
+        let ours = fb.report(end);
+        let workload = WorkloadSpec::Oltp(OltpSpec::default()).build(disk.capacity(), 7).unwrap();
+        let sim = SimConfig { scheduler: SchedulerSpec::Fcfs, mpl: 20, think_ms: 30.0, max_requests: requests, ..SimConfig::default() };
+        let theirs = Simulation::new(Arc::clone(&disk), workload, sim).with_freeblock(Freeblock::new(Arc::clone(&disk), config).unwrap()).run(None).unwrap();
+        let theirs = theirs.freeblock.unwrap();
+        assert_eq!(ours.totals, theirs.totals);
+        assert_eq!(ours.decisions, theirs.decisions);
+    }
+
+    #[test]
+    fn registered_set_without_a_probe_still_estimates() {
+        let row = registered_set_memory("atlas10k", 4096, None).unwrap();
+        assert_eq!(row.measured_bytes, None);
+        assert_eq!(row.ranges, 1);
+        assert!(row.estimate_bytes > 0 && row.blocks > 2_000_000);
+    }
 }
