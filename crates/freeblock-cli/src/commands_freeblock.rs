@@ -83,15 +83,22 @@ pub fn free_mining(a: &ReproArgs) -> CmdResult {
     let csvs = free_mining_csvs(&report, &a.out)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "report": report, "plots": plots, "data": csvs }))?);
+        if !report.failed_runs.is_empty() {
+            return Err(format!("{} runs failed (see failed_runs)", report.failed_runs.len()).into());
+        }
         return Ok(());
     }
     print!("{}", free_mining_text(&report));
     println!("plots: {}", plots.join(", "));
     println!("data: {}", csvs.join(", "));
     if !a.quiet {
-        eprintln!("free-mining: {} simulated runs on {} threads in {wall:.1} s", report.runs.len(), config.threads);
+        eprintln!("free-mining: {} simulated runs on {} threads in {wall:.1} s", report.runs.len() + report.failed_runs.len(), config.threads);
     }
-    Ok(())
+    if report.failed_runs.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{} of {} runs failed (listed under FAILED RUNS above)", report.failed_runs.len(), report.runs.len() + report.failed_runs.len()).into())
+    }
 }
 
 fn free_mining_text(r: &FreeMiningReport) -> String {

@@ -671,9 +671,11 @@ pub fn free_mining(c: &FreeMiningConfig, progress: &(dyn Fn(usize, usize) + Sync
     let keys = plan_runs(c);
     let total = keys.len();
     progress(0, total);
-    // Longest runs first (full scans, then the larger samples), so both threads finish together.
+    // Dearest runs first (our planner searches more per decision; a pass's tail costs most), so
+    // the threads finish together on the cheap short samples.
     let mut order: Vec<usize> = (0..total).collect();
-    order.sort_by(|&a, &b| keys[b].sample_percent.total_cmp(&keys[a].sample_percent).then(a.cmp(&b)));
+    let ours_first = |k: &RunKey| u8::from(k.planner == PlannerKind::SingleTrack);
+    order.sort_by(|&a, &b| ours_first(&keys[a]).cmp(&ours_first(&keys[b])).then(keys[b].sample_percent.total_cmp(&keys[a].sample_percent)).then(a.cmp(&b)));
     let ordered: Vec<RunKey> = order.iter().map(|&i| keys[i]).collect();
     // A run that fails (an error, or a panic in the engine) is reported and left out; the others
     // still make their figures.
