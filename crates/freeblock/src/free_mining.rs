@@ -834,7 +834,8 @@ pub fn free_mining(c: &FreeMiningConfig, progress: &(dyn Fn(usize, usize) + Sync
             ));
         }
         if r.delayed_foreground > 0 {
-            notes.push(format!("{} MPL {} {} {}%: {} foreground requests DELAYED by background work", r.scheduler, r.mpl, r.planner, r.sample_percent, r.delayed_foreground));
+            let plural = if r.delayed_foreground == 1 { "request" } else { "requests" };
+            notes.push(format!("{} MPL {} {} {}%: {} foreground {plural} DELAYED by background work (not free)", r.scheduler, r.mpl, r.planner, r.sample_percent, r.delayed_foreground));
         }
     }
 
