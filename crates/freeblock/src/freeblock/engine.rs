@@ -450,7 +450,8 @@ impl Freeblock {
         };
         let (mut h, mut t) = (head, free_at);
         if self.sets.total_wanted() > 0 {
-            let window = Window { head, free_at, dst: target, deadline: alone.media_start, fg_op: op };
+            let fg_ready = now + self.disk.overhead_ns(op);
+            let window = Window { head, free_at, dst: target, deadline: alone.media_start, fg_ready, fg_op: op };
             let clock = self.decision_times.is_some().then(Instant::now);
             let plan = self.planner.plan(&self.sets, &window);
             if let (Some(c), Some(hist)) = (clock, self.decision_times.as_mut()) {

@@ -70,6 +70,8 @@ pub struct Window {
     pub dst: Target,
     /// When that sector starts passing under the head: must not change.
     pub deadline: SimTime,
+    /// When the foreground command's overhead is over: its own seek cannot start earlier.
+    pub fg_ready: SimTime,
     /// The foreground operation (its settle applies to the final move).
     pub fg_op: Op,
 }
@@ -250,6 +252,9 @@ impl Planner {
     /// Best split of the time between track `a` (reached from `head` leaving at `leave`) and
     /// track `b`, reading on `b` until `until`.
     #[allow(clippy::too_many_arguments)]
+    /// Plans that read nothing on `b` are left out: their timing assumed the move to `b`, which
+    /// is not always longer than the move from `a` straight to the destination (seek curves need
+    /// not be subadditive), and the single-track plan on `a` covers them anyway.
     fn split(&mut self, sets: &BackgroundSets, head: HeadState, leave: SimTime, a: (u32, u32, Op), b: (u32, u32, Op), until: SimTime) -> Plan {
         let disk = sets.disk().clone();
         let a_head = HeadState { cylinder: a.0, surface: a.1 };
@@ -296,7 +301,7 @@ impl Planner {
                 (n, u64::from(self.prefix_b[offset + n] - self.prefix_b[offset]))
             };
             let total = a_sum + b_sum;
-            if total > best.wanted {
+            if total > best.wanted && b_sum > 0 {
                 // With nothing read on `a` the heads still go there first: the timing assumed it.
                 let seg_a = Segment { cylinder: a.0, surface: a.1, first: pa.first, sectors: k as u32, move_op: a.2 };
                 let mut segments = vec![seg_a];
@@ -376,12 +381,13 @@ impl Planner {
             cursors.push(Cursor { next: s + 1, step: 1, stop: cylinders });
             cursors.push(Cursor { next: s - 1, step: -1, stop: -1 });
         } else {
-            let dir = if d > s { 1 } else { -1 };
+            // Outward from each, and inward from each to the midpoint (each cylinder once).
             let mid = (s + d).div_euclid(2);
-            cursors.push(Cursor { next: s - dir, step: -dir, stop: if dir > 0 { -1 } else { cylinders } });
-            cursors.push(Cursor { next: d + dir, step: dir, stop: if dir > 0 { cylinders } else { -1 } });
-            cursors.push(Cursor { next: s + dir, step: dir, stop: mid + dir });
-            cursors.push(Cursor { next: d - dir, step: -dir, stop: mid });
+            let (lo, hi) = (s.min(d), s.max(d));
+            cursors.push(Cursor { next: lo - 1, step: -1, stop: -1 });
+            cursors.push(Cursor { next: hi + 1, step: 1, stop: cylinders });
+            cursors.push(Cursor { next: lo + 1, step: 1, stop: mid + 1 });
+            cursors.push(Cursor { next: hi - 1, step: -1, stop: mid });
         }
         let mut examined = 0u32;
         let budget = self.max_tracks.unwrap_or(u32::MAX);
@@ -400,7 +406,7 @@ impl Planner {
                     if heads[i].is_some() {
                         continue;
                     }
-                    while cur.next != cur.stop {
+                    while (cur.step > 0 && cur.next < cur.stop) || (cur.step < 0 && cur.next > cur.stop) {
                         let c = cur.next as u32;
                         if sets.group_wanted(c) == 0 {
                             // Jump to the edge of this group in the cursor's direction.
@@ -452,11 +458,18 @@ impl Planner {
                 }
                 examined += 1;
                 let until = w.deadline.saturating_sub(to_dst);
-                let p = self.single(sets, w.head, w.free_at, c, sf, bg_op, until);
-                consider(&mut best, p);
-                if two {
-                    let p = self.split(sets, w.head, w.free_at, (src.0, src.1, bg_op), (c, sf, bg_op), until);
+                // A plan may end on this track only if the foreground's own seek from it, which
+                // cannot start before its command overhead is over, still arrives in time.
+                let can_end_here = w.fg_ready + to_dst <= w.deadline;
+                if can_end_here {
+                    let p = self.single(sets, w.head, w.free_at, c, sf, bg_op, until);
                     consider(&mut best, p);
+                }
+                if two {
+                    if can_end_here {
+                        let p = self.split(sets, w.head, w.free_at, (src.0, src.1, bg_op), (c, sf, bg_op), until);
+                        consider(&mut best, p);
+                    }
                     let p = self.split(sets, w.head, w.free_at, (c, sf, bg_op), (dst.0, dst.1, w.fg_op), w.deadline);
                     consider(&mut best, p);
                 }
