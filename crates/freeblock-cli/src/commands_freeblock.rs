@@ -14,21 +14,12 @@ use freeblock::workload::{OltpSpec, WorkloadSpec};
 use freeblock_disk::{library, Disk};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::progress::Runs;
 use crate::commands::ReproArgs;
 use crate::plot::{lines, stacked_bars, Line, StackedBar};
 use crate::table::{pct, Table};
 
 type CmdResult = Result<(), Box<dyn std::error::Error>>;
-
-fn runs_progress(quiet: bool) -> Option<ProgressBar> {
-    if quiet {
-        return None;
-    }
-    let pb = ProgressBar::new(1);
-    pb.set_style(ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} runs ({elapsed}, {eta} left)").ok()?.progress_chars("=> "));
-    pb.set_message("free-mining");
-    Some(pb)
-}
 
 fn verdict(ok: bool) -> &'static str {
     if ok { "within" } else { "MISSES" }
@@ -66,17 +57,10 @@ pub fn free_mining(a: &ReproArgs) -> CmdResult {
     if let Some(t) = a.threads {
         config.threads = t.max(1);
     }
-    let pb = runs_progress(a.quiet || a.json);
+    let pb = Runs::new("free-mining", 1, a.quiet || a.json);
     let started = Instant::now();
-    let report = free_mining::free_mining(&config, &|done, total| {
-        if let Some(pb) = &pb {
-            pb.set_length(total as u64);
-            pb.set_position(done as u64);
-        }
-    })?;
-    if let Some(pb) = pb {
-        pb.finish_and_clear();
-    }
+    let report = free_mining::free_mining(&config, &|done, total| pb.set(done, total))?;
+    pb.finish();
     let wall = started.elapsed().as_secs_f64();
     std::fs::create_dir_all(&a.out)?;
     let plots = free_mining_plots(&report, &a.out)?;

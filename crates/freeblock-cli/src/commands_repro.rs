@@ -9,22 +9,13 @@ use freeblock::sched::SchedulerSpec;
 use freeblock::sim::{SimConfig, Simulation};
 use freeblock::workload::{RandomSpec, WorkloadSpec};
 use freeblock_disk::{library, Disk};
-use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::progress::Runs;
 use crate::commands::{DemoArgs, ReproArgs};
 use crate::plot::{stacked_bars, StackedBar};
 use crate::table::{pct, Table};
 
 type CmdResult = Result<(), Box<dyn std::error::Error>>;
-
-fn bars_progress(total: u64, quiet: bool) -> Option<ProgressBar> {
-    if quiet {
-        return None;
-    }
-    let pb = ProgressBar::new(total);
-    pb.set_style(ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} runs ({eta})").ok()?.progress_chars("=> "));
-    Some(pb)
-}
 
 const FIGURE_TITLES: [(u32, &str); 5] = [
     (2, "Fig. 2: head usage of five disks (random 4 KB, one outstanding)"),
@@ -35,16 +26,9 @@ const FIGURE_TITLES: [(u32, &str); 5] = [
 ];
 
 pub fn head_usage(a: &ReproArgs) -> CmdResult {
-    let pb = bars_progress(29, a.quiet || a.json);
-    let bars = freeblock::repro::head_usage(a.requests, |done, total| {
-        if let Some(pb) = &pb {
-            pb.set_length(total as u64);
-            pb.set_position(done as u64);
-        }
-    })?;
-    if let Some(pb) = pb {
-        pb.finish_and_clear();
-    }
+    let pb = Runs::new("head-usage", 29, a.quiet || a.json);
+    let bars = freeblock::repro::head_usage(a.requests, |done, total| pb.set(done, total))?;
+    pb.finish();
     std::fs::create_dir_all(&a.out)?;
     write_bars_csv(&bars, &a.out.join("head-usage.csv"))?;
     let mut plots = Vec::new();
@@ -122,7 +106,7 @@ pub fn demo(a: &DemoArgs) -> CmdResult {
         disk.spec().description,
     );
     let scheds = [SchedulerSpec::Fcfs, SchedulerSpec::Clook, SchedulerSpec::Sstf, SchedulerSpec::Sptf, SchedulerSpec::SptfSw { window_pct: 40.0 }];
-    let pb = bars_progress(scheds.len() as u64, false);
+    let pb = Runs::new("demo", scheds.len() as u64, false);
     let mut t = Table::new(["scheduler", "seek", "rot. latency", "transfer", "overhead", "mean response ms", "p99 ms"]);
     let mut bars = Vec::new();
     for s in scheds {
@@ -131,13 +115,9 @@ pub fn demo(a: &DemoArgs) -> CmdResult {
         let f = r.head_usage_fractions;
         t.row([s.to_string(), pct(f.seek), pct(f.rotational_latency), pct(f.transfer), pct(f.overhead), format!("{:.2}", r.response.mean_ms), format!("{:.2}", r.response.p99_ms)]);
         bars.push(StackedBar { label: s.to_string(), values: vec![f.seek, f.rotational_latency, f.transfer, f.overhead] });
-        if let Some(pb) = &pb {
-            pb.inc(1);
-        }
+        pb.inc();
     }
-    if let Some(pb) = pb {
-        pb.finish_and_clear();
-    }
+    pb.finish();
     print!("{}", t.render());
     println!("\nThe rotational-latency share is the potential free bandwidth freeblock scheduling can use.");
     let path = a.out.join("head-usage.svg");
@@ -167,24 +147,17 @@ pub fn range_writes(a: &ReproArgs) -> CmdResult {
         ..LocalGlobalConfig::default()
     };
     let lg_runs = lg_cfg.schedulers.len() * (1 + 2 * lg_cfg.candidates.len());
-    let pb = bars_progress((4 + lg_runs) as u64, a.quiet || a.json);
-    let step = |pb: &Option<ProgressBar>| {
-        if let Some(pb) = pb {
-            pb.inc(1);
-        }
-    };
+    let pb = Runs::new("range-writes", (4 + lg_runs) as u64, a.quiet || a.json);
     let writes = theory_check_writes(&theory)?;
-    step(&pb);
+    pb.inc();
     let reads = theory_check_reads(&theory)?;
-    step(&pb);
+    pb.inc();
     let e1 = run_offsets(&OffsetExperiment { writes: writes_per_run, ..OffsetExperiment::paper_exp1() })?;
-    step(&pb);
+    pb.inc();
     let e2 = run_offsets(&OffsetExperiment { writes: writes_per_run, ..OffsetExperiment::paper_exp2() })?;
-    step(&pb);
-    let lg = local_vs_global_with_progress(&lg_cfg, |_, _| step(&pb))?;
-    if let Some(pb) = pb {
-        pb.finish_and_clear();
-    }
+    pb.inc();
+    let lg = local_vs_global_with_progress(&lg_cfg, |_, _| pb.inc())?;
+    pb.finish();
     std::fs::create_dir_all(&a.out)?;
     let pct_line = |label: &str, rows: &[freeblock::rangewrite::OffsetRow], f: &dyn Fn(&freeblock::rangewrite::OffsetRow) -> f64| Line {
         label: label.into(),

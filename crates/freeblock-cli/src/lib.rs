@@ -9,6 +9,7 @@ mod commands;
 mod commands_freeblock;
 mod commands_repro;
 mod plot;
+mod progress;
 mod table;
 
 use std::ffi::OsString;

@@ -3,17 +3,14 @@
 //! whole-disk scan registered, and the memory of that registered set (issue 3). Benchmarks, not
 //! tests: the figures depend on the machine.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
 
-use freeblock_disk::{library, Disk, Drive, Op, SimTime};
+use freeblock_disk::{library, Disk, Op};
 use serde::Serialize;
 
 use crate::error::Result;
 use crate::freeblock::{BackgroundSets, Freeblock, FreeblockConfig, PlannerKind, TaskSpec};
-use crate::request::Request;
 use crate::workload::OltpSpec;
 use crate::sched::SchedulerSpec;
 use crate::sim::{SimConfig, Simulation};
@@ -155,53 +152,6 @@ pub struct DecisionTimeRow {
     pub peak_heap_growth_bytes: Option<u64>,
 }
 
-/// Serves the OLTP closed workload (MPL tasks, 30 ms think time) in arrival order (FCFS) straight
-/// through [`Freeblock::serve`], so the engine — and its decision-time histogram — stays in hand
-/// after the run (the simulator keeps it). The requests are served at the same instants as
-/// [`crate::sim::Simulation`] serves them under FCFS (a test checks). Stops after `max_requests`
-/// or when every application is done. Returns the requests served and the time the last one
-/// ended.
-///
-/// # Errors
-/// Workload and request errors; an application's registration error.
-pub fn serve_oltp_fcfs(fb: &mut Freeblock, disk: &Arc<Disk>, mpl: u32, seed: u64, max_requests: u64) -> Result<(u64, SimTime)> {
-    let spec = OltpSpec::default();
-    let think = spec.think_time_ns();
-    let mut workload = WorkloadSpec::Oltp(spec).build(disk.capacity(), seed)?;
-    let mut drive = Drive::new(Arc::clone(disk));
-    fb.start(0)?;
-    // Requests waiting for the disk, oldest first: (arrival, issue order) → request.
-    let mut waiting: BinaryHeap<Reverse<(SimTime, u64)>> = BinaryHeap::new();
-    let mut staged: HashMap<u64, Request> = HashMap::new();
-    let mut issued = 0u64;
-    for _ in 0..mpl.max(1) {
-        if let Some(r) = workload.next_request()? {
-            waiting.push(Reverse((0, issued)));
-            staged.insert(issued, r);
-            issued += 1;
-        }
-    }
-    let (mut served, mut disk_free) = (0u64, 0);
-    while served < max_requests {
-        let Some(Reverse((arrival, id))) = waiting.pop() else { break };
-        let r = staged.remove(&id).expect("a waiting request is staged");
-        let (done, _) = fb.serve(&mut drive, arrival.max(disk_free), id, r.lbn, u64::from(r.sectors), r.op)?;
-        let _ = fb.take_promoted(); // scans never promote
-        disk_free = done.end;
-        served += 1;
-        if fb.all_done() {
-            break;
-        }
-        if let Some(next) = workload.next_request()? {
-            waiting.push(Reverse((done.end + think, issued)));
-            staged.insert(issued, next);
-            issued += 1;
-        }
-    }
-    fb.flush(disk_free)?;
-    Ok((served, disk_free))
-}
-
 /// Times every planner decision of an OLTP run (MPL `mpl`, FCFS) on `disk_name` with a
 /// whole-disk scan in 4 KB blocks registered, for at most `max_requests` foreground requests or
 /// until the scan is over.
@@ -217,10 +167,16 @@ pub fn decision_times(disk_name: &str, planner: PlannerKind, mpl: u32, max_reque
     });
     let mut fb = Freeblock::new(Arc::clone(&disk), FreeblockConfig { planner, tasks: vec![scan], ..FreeblockConfig::default() })?;
     fb.measure_decisions();
+    let spec = OltpSpec::default();
+    let think_ms = spec.think_time_ns() as f64 / 1e6;
+    let workload = WorkloadSpec::Oltp(spec).build(disk.capacity(), seed)?;
+    let sim = SimConfig { scheduler: SchedulerSpec::Fcfs, mpl, think_ms, max_requests, ..SimConfig::default() };
     let t0 = Instant::now();
-    let (requests, end) = serve_oltp_fcfs(&mut fb, &disk, mpl, seed, max_requests)?;
+    let (run, fb) = Simulation::new(Arc::clone(&disk), workload, sim).with_freeblock(fb).run_keeping_freeblock(None)?;
     let wall_s = t0.elapsed().as_secs_f64();
-    let report = fb.report(end);
+    let fb = fb.expect("the run had freeblock on");
+    let requests = run.requests;
+    let report = run.freeblock.expect("the run had freeblock on");
     let task = report.tasks.first();
     let blocks = disk.capacity() / (4096 / u64::from(disk.spec().sector_bytes));
     let delivered = task.map_or(0, |t| t.passes.first().map_or(t.blocks_delivered, |p| p.blocks));
@@ -342,27 +298,6 @@ pub fn freeblock_rows(requests: u64, complete_cap: u64, probe: Option<&dyn Alloc
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::{SimConfig, Simulation};
-
-    /// The bench's driver serves the same foreground as the simulator under FCFS, so its
-    /// decisions are the ones a real run makes.
-    #[test]
-    fn fcfs_driver_matches_the_simulator() {
-        let disk = Arc::new(Disk::new(library::get("atlas10k").unwrap().without_cache()).unwrap());
-        let scan = TaskSpec::Scan { block_bytes: 4096, passes: 1, fraction: 1.0, first_lbn: None, blocks: None };
-        let config = FreeblockConfig { tasks: vec![scan], ..FreeblockConfig::default() };
-        let requests = 3_000;
-        let mut fb = Freeblock::new(Arc::clone(&disk), config.clone()).unwrap();
-        let (served, end) = serve_oltp_fcfs(&mut fb, &disk, 20, 7, requests).unwrap();
-        assert_eq!(served, requests);
-        let ours = fb.report(end);
-        let workload = WorkloadSpec::Oltp(OltpSpec::default()).build(disk.capacity(), 7).unwrap();
-        let sim = SimConfig { scheduler: SchedulerSpec::Fcfs, mpl: 20, think_ms: 30.0, max_requests: requests, ..SimConfig::default() };
-        let theirs = Simulation::new(Arc::clone(&disk), workload, sim).with_freeblock(Freeblock::new(Arc::clone(&disk), config).unwrap()).run(None).unwrap();
-        let theirs = theirs.freeblock.unwrap();
-        assert_eq!(ours.totals, theirs.totals);
-        assert_eq!(ours.decisions, theirs.decisions);
-    }
 
     #[test]
     fn registered_set_without_a_probe_still_estimates() {

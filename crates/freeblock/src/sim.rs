@@ -128,7 +128,16 @@ impl Simulation {
     /// # Errors
     /// [`Error::Workload`] for malformed input, [`Error::Request`] for a request the disk cannot
     /// serve.
-    pub fn run(mut self, mut progress: Option<&mut dyn FnMut(u64)>) -> Result<RunReport> {
+    pub fn run(self, progress: Option<&mut dyn FnMut(u64)>) -> Result<RunReport> {
+        self.run_keeping_freeblock(progress).map(|(report, _)| report)
+    }
+
+    /// As [`Simulation::run`], and hands back the freeblock engine (when on) for what the report
+    /// does not hold, such as measured decision times or the state of the registered sets.
+    ///
+    /// # Errors
+    /// As [`Simulation::run`].
+    pub fn run_keeping_freeblock(mut self, mut progress: Option<&mut dyn FnMut(u64)>) -> Result<(RunReport, Option<Freeblock>)> {
         let kind = self.workload.arrival();
         let mpl = match kind {
             ArrivalKind::Open => 1,
@@ -201,26 +210,15 @@ impl Simulation {
         while let Some((now, ev)) = events.pop() {
             last_event = now;
             match ev {
-                Event::IdleCheck { since } => {
-                    if idle_since == Some(since) && busy.is_none() && !idle_busy && disk_queue.is_empty() {
-                        if let Some(fb) = &mut self.freeblock {
-                            if let Some(end) = fb.idle_work(&mut self.drive, now)? {
-                                idle_busy = true;
-                                events.push(end, Event::IdleDone);
-                            }
-                        }
-                    }
-                }
-                Event::IdleDone => {
+                // The disk has worked since this idle period began: nothing to do.
+                Event::IdleCheck { since } if idle_since != Some(since) => {}
+                Event::IdleCheck { .. } | Event::IdleDone => {
+                    // Idle long enough, or still idle after the last piece: more background work.
                     idle_busy = false;
-                    if disk_queue.is_empty() {
-                        // Still nothing to do: carry on with the background work.
-                        if let (Some(fb), Some(since)) = (&mut self.freeblock, idle_since) {
-                            if let Some(end) = fb.idle_work(&mut self.drive, now)? {
-                                idle_busy = true;
-                                events.push(end, Event::IdleDone);
-                            }
-                            let _ = since;
+                    if let (Some(fb), true) = (&mut self.freeblock, disk_queue.is_empty()) {
+                        if let Some(end) = fb.idle_work(&mut self.drive, now)? {
+                            idle_busy = true;
+                            events.push(end, Event::IdleDone);
                         }
                     }
                 }
@@ -291,17 +289,17 @@ impl Simulation {
                             fb.complete_promoted(&p, a.end)?;
                         }
                     } else {
-                    match kind {
-                        ArrivalKind::Open => {}
-                        ArrivalKind::ClosedDelay => fetch(f.origin.stream, now, now, &mut events, &mut staged)?,
-                        ArrivalKind::Closed => {
-                            if think == 0 {
-                                fetch(f.origin.stream, now, now, &mut events, &mut staged)?;
-                            } else {
-                                events.push(now + think, Event::StreamReady { stream: f.origin.stream });
+                        match kind {
+                            ArrivalKind::Open => {}
+                            ArrivalKind::ClosedDelay => fetch(f.origin.stream, now, now, &mut events, &mut staged)?,
+                            ArrivalKind::Closed => {
+                                if think == 0 {
+                                    fetch(f.origin.stream, now, now, &mut events, &mut staged)?;
+                                } else {
+                                    events.push(now + think, Event::StreamReady { stream: f.origin.stream });
+                                }
                             }
                         }
-                    }
                     }
                     if self.freeblock.as_ref().is_some_and(Freeblock::should_stop) {
                         break;
@@ -322,7 +320,7 @@ impl Simulation {
                 let svc = if let Some(fb) = &mut self.freeblock {
                     // Served after the background work planned into its rotational latency; its
                     // own head-usage breakdown is the one it would have had alone.
-                    let (done, alone) = fb.serve(&mut self.drive, now, p.id, p.lbn, u64::from(p.sectors), p.op)?;
+                    let (done, alone) = fb.serve(&mut self.drive, now, &p)?;
                     for q in fb.take_promoted() {
                         let target = self.drive.disk().target(q.lbn).map_err(|source| Error::Request { index: next_id, source })?;
                         let sectors = u32::try_from(q.sectors).unwrap_or(u32::MAX);
@@ -362,7 +360,7 @@ impl Simulation {
             }
             None => None,
         };
-        Ok(RunReport {
+        let report = RunReport {
             freeblock,
             disk: self.drive.disk().spec().name.clone(),
             scheduler: self.config.scheduler.to_string(),
@@ -377,6 +375,7 @@ impl Simulation {
             cache_hits,
             throughput_per_s: if duration == 0 { 0.0 } else { requests as f64 / (duration as f64 / 1e9) },
             records,
-        })
+        };
+        Ok((report, self.freeblock))
     }
 }

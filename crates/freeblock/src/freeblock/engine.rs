@@ -19,6 +19,7 @@ use super::error::{FreeblockError, Result};
 use super::planner::{Planner, PlannerKind, Segment, Window};
 use super::sets::{BackgroundSets, Route, TaskId};
 use crate::report::Histogram;
+use crate::sched::Pending;
 
 fn default_true() -> bool {
     true
@@ -258,6 +259,8 @@ pub struct Freeblock {
     timeline: Vec<TimelineRow>,
     timeline_ns: u64,
     promoted: Vec<Promoted>,
+    /// Most sectors in one promoted foreground request.
+    max_promoted: u64,
     runs: Vec<TrackRun>,
     pieces: Vec<(std::ops::Range<u64>, u32)>,
     delayed: u64,
@@ -295,6 +298,7 @@ impl Freeblock {
             totals: Accounts::default(),
             timeline: Vec::new(),
             promoted: Vec::new(),
+            max_promoted: config.max_promoted_sectors.unwrap_or(256),
             runs: Vec::new(),
             pieces: Vec::new(),
             delayed: 0,
@@ -350,9 +354,8 @@ impl Freeblock {
     }
 
     fn start_app(&mut self, i: usize, now: SimTime) -> Result<()> {
-        let max = self.config.max_promoted_sectors.unwrap_or(256);
         let slot = &mut self.apps[i];
-        let mut ctl = Self::control(&mut self.sets, &mut self.promoted, &mut slot.notify_after, slot.task, now, max);
+        let mut ctl = Self::control(&mut self.sets, &mut self.promoted, &mut slot.notify_after, slot.task, now, self.max_promoted);
         slot.app.start(&mut ctl)
     }
 
@@ -427,18 +430,19 @@ impl Freeblock {
     /// # Errors
     /// [`crate::Error::Request`] for a request the disk cannot serve; an application's
     /// registration error as [`crate::Error::Freeblock`].
-    #[allow(clippy::too_many_arguments)]
-    pub fn serve(&mut self, drive: &mut Drive, now: SimTime, id: u64, lbn: u64, sectors: u64, op: Op) -> crate::Result<(MediaAccess, MediaAccess)> {
+    pub fn serve(&mut self, drive: &mut Drive, now: SimTime, request: &Pending) -> crate::Result<(MediaAccess, MediaAccess)> {
+        let Pending { id, lbn, op, target, .. } = *request;
+        let sectors = u64::from(request.sectors);
         let req = |source: AccessError| crate::Error::Request { index: id, source };
         let head = drive.head();
         let alone = self.disk.access(head, now, lbn, sectors, op, &mut self.runs).map_err(req)?;
-        let target = self.disk.target(lbn).map_err(req)?;
         // The heads are free from the moment the command arrives: the controller's overhead
         // keeps the foreground from moving them, not the background (the paper's potential is
         // the rotational latency alone, so using the overhead too is extra).
         let free_at = now;
+        let fg_ready = now + self.disk.overhead_ns(op);
         let direct = self.disk.move_ns(head, target.cylinder, target.surface, op);
-        let potential = alone.media_start.saturating_sub(now + self.disk.overhead_ns(op) + direct);
+        let potential = alone.media_start.saturating_sub(fg_ready + direct);
         let spt = self.disk.layout().sectors_per_track(target.cylinder);
         let sector_bytes = u64::from(self.disk.spec().sector_bytes);
         let mut acc = Accounts {
@@ -450,7 +454,6 @@ impl Freeblock {
         };
         let (mut h, mut t) = (head, free_at);
         if self.sets.total_wanted() > 0 {
-            let fg_ready = now + self.disk.overhead_ns(op);
             let window = Window { head, free_at, dst: target, deadline: alone.media_start, fg_ready, fg_op: op };
             let clock = self.decision_times.is_some().then(Instant::now);
             let plan = self.planner.plan(&self.sets, &window);
@@ -474,7 +477,8 @@ impl Freeblock {
                 acc.extra_seek_ns = (moved + last).saturating_sub(direct);
             }
         }
-        let done = self.disk.access_when_free(h, now, t, lbn, sectors, op, &mut self.runs).map_err(req)?;
+        // With no background work the heads never left: the foreground is served as alone.
+        let done = if (h, t) == (head, free_at) { alone } else { self.disk.access_when_free(h, now, t, lbn, sectors, op, &mut self.runs).map_err(req)? };
         if done.media_start != alone.media_start || done.end != alone.end {
             self.delayed += 1;
         }
@@ -518,7 +522,6 @@ impl Freeblock {
     /// Hands each application its deliveries when it asked to be told, or when it has nothing
     /// left to wait for.
     fn hand_over(&mut self, now: SimTime) -> Result<()> {
-        let max = self.config.max_promoted_sectors.unwrap_or(256);
         for slot in &mut self.apps {
             let pending = self.sets.pending(slot.task) as u64;
             if pending == 0 || (pending < slot.notify_after && !self.sets.is_idle(slot.task)) {
@@ -526,7 +529,7 @@ impl Freeblock {
             }
             let batch = self.sets.take_deliveries(slot.task);
             slot.notify_after = self.config.batch_blocks;
-            let mut ctl = Self::control(&mut self.sets, &mut self.promoted, &mut slot.notify_after, slot.task, now, max);
+            let mut ctl = Self::control(&mut self.sets, &mut self.promoted, &mut slot.notify_after, slot.task, now, self.max_promoted);
             slot.app.on_blocks(&mut ctl, &batch)?;
         }
         Ok(())

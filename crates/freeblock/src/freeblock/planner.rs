@@ -240,9 +240,9 @@ impl Planner {
     /// with reading over by `until`.
     #[allow(clippy::too_many_arguments)]
     fn single(&mut self, sets: &BackgroundSets, head: HeadState, leave: SimTime, c: u32, s: u32, move_op: Op, until: SimTime) -> Plan {
-        let disk = sets.disk().clone();
+        let disk = sets.disk();
         let arrive = leave + disk.move_ns(head, c, s, move_op);
-        let pass = Self::pass(&disk, &Self::angles(&disk, c, s), c, s, arrive, until);
+        let pass = Self::pass(disk, &Self::angles(disk, c, s), c, s, arrive, until);
         self.weigh(sets, &pass, false);
         let wanted: u64 = self.weights_a.iter().map(|&x| u64::from(x)).sum();
         let seg = Segment { cylinder: c, surface: s, first: pass.first, sectors: pass.count, move_op };
@@ -256,16 +256,16 @@ impl Planner {
     /// is not always longer than the move from `a` straight to the destination (seek curves need
     /// not be subadditive), and the single-track plan on `a` covers them anyway.
     fn split(&mut self, sets: &BackgroundSets, head: HeadState, leave: SimTime, a: (u32, u32, Op), b: (u32, u32, Op), until: SimTime) -> Plan {
-        let disk = sets.disk().clone();
+        let disk = sets.disk();
         let a_head = HeadState { cylinder: a.0, surface: a.1 };
         let a_arrive = leave + disk.move_ns(head, a.0, a.1, a.2);
         let move_ab = disk.move_ns(a_head, b.0, b.1, b.2);
         if a_arrive + move_ab > until {
             return Plan::default();
         }
-        let pa = Self::pass(&disk, &Self::angles(&disk, a.0, a.1), a.0, a.1, a_arrive, until - move_ab);
-        let b_angles = Self::angles(&disk, b.0, b.1);
-        let pb = Self::pass(&disk, &b_angles, b.0, b.1, a_arrive + move_ab, until);
+        let pa = Self::pass(disk, &Self::angles(disk, a.0, a.1), a.0, a.1, a_arrive, until - move_ab);
+        let b_angles = Self::angles(disk, b.0, b.1);
+        let pb = Self::pass(disk, &b_angles, b.0, b.1, a_arrive + move_ab, until);
         self.weigh(sets, &pa, false);
         self.weigh(sets, &pb, true);
         // With nothing wanted on one of them, the best split is a single-track plan, which the
@@ -292,12 +292,12 @@ impl Planner {
                 continue;
             }
             let depart = if k == 0 { a_arrive } else { pa.start + disk.sectors_ns(k as u64, pa.spt) };
-            let (jb, sb) = Self::first_sector_after(&disk, &b_angles, depart + move_ab);
+            let (jb, sb) = Self::first_sector_after(disk, &b_angles, depart + move_ab);
             let offset = ((jb + pb.spt - pb.first) % pb.spt) as usize;
             let (b_count, b_sum) = if offset >= pb.count as usize {
                 (0, 0)
             } else {
-                let n = (Self::sectors_by(&disk, pb.spt, sb, until) as usize).min(pb.count as usize - offset);
+                let n = (Self::sectors_by(disk, pb.spt, sb, until) as usize).min(pb.count as usize - offset);
                 (n, u64::from(self.prefix_b[offset + n] - self.prefix_b[offset]))
             };
             let total = a_sum + b_sum;
@@ -323,7 +323,7 @@ impl Planner {
         // exactly as the foreground sector starts could end a nanosecond after it and miss it by
         // a revolution. End a few nanoseconds early instead.
         let w = &Window { deadline: w.deadline - GUARD_NS, ..*w };
-        let disk = sets.disk().clone();
+        let disk = sets.disk();
         let bg_op = if sets.any_writes() { Op::Write } else { Op::Read };
         let (src, dst) = ((w.head.cylinder, w.head.surface), (w.dst.cylinder, w.dst.surface));
         let direct = disk.move_ns(w.head, dst.0, dst.1, w.fg_op);
