@@ -432,6 +432,16 @@ impl Planner {
                 // This cylinder's own tracks (the estimate counts a head switch some may not need).
                 let own = (slack.saturating_sub(e.saturating_sub(head_switch)) * u64::from(disk.layout().sectors_per_track(c))).div_ceil(rev);
                 if own <= best.wanted {
+                    // The rest of this zone has the same sectors per track and no less extra
+                    // seek: nothing there can beat the best either. Jump to the zone's edge.
+                    let z = zone_reach.partition_point(|r| r.0 < c).min(zone_reach.len() - 1);
+                    let edge = if cursors[i].step > 0 {
+                        i64::from(zone_reach[z].0) + 1
+                    } else {
+                        z.checked_sub(1).map_or(-1, |p| i64::from(zone_reach[p].0))
+                    };
+                    let cur = &mut cursors[i];
+                    cur.next = if cur.step > 0 { edge.min(cur.stop).max(cur.next) } else { edge.max(cur.stop).min(cur.next) };
                     continue;
                 }
                 c
@@ -461,11 +471,15 @@ impl Planner {
                 // A plan may end on this track only if the foreground's own seek from it, which
                 // cannot start before its command overhead is over, still arrives in time.
                 let can_end_here = w.fg_ready + to_dst <= w.deadline;
+                // The single-track pass is the widest arc any plan can read here (a split arrives
+                // later or leaves earlier): with nothing wanted in it, or too little to make a
+                // split beat the best, the splits need not be looked at.
+                let p = self.single(sets, w.head, w.free_at, c, sf, bg_op, until);
+                let in_reach = p.wanted;
                 if can_end_here {
-                    let p = self.single(sets, w.head, w.free_at, c, sf, bg_op, until);
                     consider(&mut best, p);
                 }
-                if two {
+                if two && in_reach > 0 && in_reach + near_wanted > best.wanted {
                     if can_end_here {
                         let p = self.split(sets, w.head, w.free_at, (src.0, src.1, bg_op), (c, sf, bg_op), until);
                         consider(&mut best, p);
