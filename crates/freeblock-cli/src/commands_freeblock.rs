@@ -513,7 +513,7 @@ pub fn demo_free_scan(max_requests: u64) -> CmdResult {
     let disk = Arc::new(Disk::new(library::get("atlas10k")?.without_cache())?);
     let (scheduler, mpl, think_ms) = (SchedulerSpec::Fcfs, 10, 30.0);
     let workload = || WorkloadSpec::Oltp(OltpSpec { think_time_ms: think_ms, ..OltpSpec::default() }).build(disk.capacity(), 42);
-    let scan = TaskSpec::Scan { block_bytes: 4096, passes: 1, fraction: 1.0, first_lbn: None, blocks: None };
+    let scan = TaskSpec::Scan { block_bytes: 4096, passes: 1, fraction: 1.0, first_lbn: None, blocks: None, next_pass_at: None };
     let fb = Freeblock::new(Arc::clone(&disk), FreeblockConfig { planner: PlannerKind::TwoTrack, tasks: vec![scan], ..FreeblockConfig::default() })?;
     println!(
         "\nFree scan: OLTP on the {} (cache off), MPL {mpl}, {scheduler}, {think_ms} ms think time; in the background one whole-disk scan in 4 KB blocks ({} planner), until it ends (at most {max_requests} foreground requests)\n",

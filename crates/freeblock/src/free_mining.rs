@@ -547,7 +547,7 @@ struct Outcome {
 
 fn run_one(disk: &Arc<Disk>, c: &FreeMiningConfig, key: RunKey, media: f64) -> Result<Outcome> {
     let workload = WorkloadSpec::Oltp(OltpSpec { think_time_ms: c.think_ms, ..OltpSpec::default() }).build(disk.capacity(), c.seed)?;
-    let scan = TaskSpec::Scan { block_bytes: c.block_bytes, passes: 1, fraction: key.sample_percent / 100.0, first_lbn: None, blocks: None };
+    let scan = TaskSpec::Scan { block_bytes: c.block_bytes, passes: 1, fraction: key.sample_percent / 100.0, first_lbn: None, blocks: None, next_pass_at: None };
     let fb = Freeblock::new(
         Arc::clone(disk),
         FreeblockConfig { planner: key.planner, timeline_s: c.timeline_s, tasks: vec![scan], ..FreeblockConfig::default() },

@@ -31,7 +31,7 @@ fn oltp(disk: &Arc<Disk>, scheduler: SchedulerSpec, requests: u64, fb: Option<Fr
 fn scan_config(planner: PlannerKind) -> FreeblockConfig {
     FreeblockConfig {
         planner,
-        tasks: vec![TaskSpec::Scan { block_bytes: 4096, passes: 0, fraction: 1.0, first_lbn: None, blocks: None }],
+        tasks: vec![TaskSpec::Scan { block_bytes: 4096, passes: 0, fraction: 1.0, first_lbn: None, blocks: None, next_pass_at: None }],
         ..FreeblockConfig::default()
     }
 }
@@ -210,7 +210,7 @@ fn applications_get_each_block_once_in_batches() {
     let mut fb = Freeblock::new(disk.clone(), FreeblockConfig { batch_blocks: 1000, ..FreeblockConfig::default() }).unwrap();
     fb.add_app(Box::new(Recorder { batches: batches.clone() })).unwrap();
     // A second task at the same time, over part of the same blocks.
-    fb.add_app(TaskSpec::Scan { block_bytes: 4096, passes: 1, fraction: 1.0, first_lbn: Some(0), blocks: Some(1000) }.build(64)).unwrap();
+    fb.add_app(TaskSpec::Scan { block_bytes: 4096, passes: 1, fraction: 1.0, first_lbn: Some(0), blocks: Some(1000), next_pass_at: None }.build(64).unwrap()).unwrap();
     let spec: WorkloadSpec = toml::from_str("type = \"random\"\ncount = 20000\nlocality = 0.0").unwrap_or_else(|_| WorkloadSpec::random_4k(20_000));
     let workload = spec.build(disk.capacity(), 3).unwrap();
     let config = SimConfig { scheduler: SchedulerSpec::Sptf, mpl: 8, ..SimConfig::default() };
@@ -230,4 +230,60 @@ fn applications_get_each_block_once_in_batches() {
     assert!(!seen.is_empty());
     assert_eq!(fbr.tasks.len(), 2);
     assert!(fbr.tasks[1].blocks_delivered > 0, "the second task got blocks too");
+}
+
+fn region_scan(passes: u32, next_pass_at: Option<f64>) -> FreeblockConfig {
+    let scan = TaskSpec::Scan { block_bytes: 4096, passes, fraction: 1.0, first_lbn: Some(800_000), blocks: Some(3000), next_pass_at };
+    // Small batches: the next pass starts close to its threshold.
+    FreeblockConfig { tasks: vec![scan], batch_blocks: 16, ..FreeblockConfig::default() }
+}
+
+#[test]
+fn overlapping_passes_read_each_block_once_per_pass() {
+    let disk = atlas();
+    let spec = WorkloadSpec::random_4k(200_000);
+    let run = |fb: FreeblockConfig| {
+        let workload = spec.build(disk.capacity(), 5).unwrap();
+        let config = SimConfig { scheduler: SchedulerSpec::Fcfs, mpl: 4, ..SimConfig::default() };
+        let report = Simulation::new(disk.clone(), workload, config).with_freeblock(Freeblock::new(disk.clone(), fb).unwrap()).run(None).unwrap();
+        report.freeblock.unwrap()
+    };
+    for at in [0.0, 0.5, 0.9] {
+        let fb = run(region_scan(4, Some(at)));
+        assert_eq!(fb.delayed_foreground, 0);
+        let task = &fb.tasks[0];
+        assert_eq!(task.passes.len(), 4, "at {at}: every pass completes");
+        // Every block read served exactly one pass: no read was wasted and none counted twice.
+        assert_eq!(task.blocks_delivered, 4 * 3000, "at {at}");
+        for w in task.passes.windows(2) {
+            assert!(w[0].end_ns <= w[1].end_ns, "at {at}: passes end in order");
+            assert!(w[1].start_ns < w[0].end_ns, "at {at}: the next pass started before this one ended");
+        }
+        for pass in 0..4 {
+            let last = task.progress.iter().filter(|p| p.pass == pass).map(|p| p.fraction).fold(0.0, f64::max);
+            assert!((last - 1.0).abs() < 1e-12, "at {at}: pass {pass} progress reaches 100%, not {last}");
+        }
+    }
+    // Without overlap the passes follow one another.
+    let fb = run(region_scan(4, None));
+    let task = &fb.tasks[0];
+    assert_eq!((task.passes.len(), task.blocks_delivered), (4, 4 * 3000));
+    for w in task.passes.windows(2) {
+        assert!(w[1].start_ns >= w[0].end_ns);
+    }
+}
+
+#[test]
+fn overlapping_passes_reject_what_they_cannot_do() {
+    let disk = atlas();
+    let bad = |spec: TaskSpec| match Freeblock::new(disk.clone(), FreeblockConfig { tasks: vec![spec], ..FreeblockConfig::default() }) {
+        Err(e @ FreeblockError::Application(_)) => e.to_string(),
+        Err(e) => panic!("wrong error: {e}"),
+        Ok(_) => panic!("accepted"),
+    };
+    let scan = |passes, fraction, at| TaskSpec::Scan { block_bytes: 4096, passes, fraction, first_lbn: None, blocks: None, next_pass_at: Some(at) };
+    assert!(bad(scan(1, 1.0, 0.5)).contains("more than one pass"));
+    assert!(bad(scan(3, 0.8, 0.5)).contains("fraction = 1"));
+    assert!(bad(scan(3, 1.0, 1.5)).contains("between 0 and 1, not 1.5"));
+    assert!(bad(TaskSpec::Scan { block_bytes: 4096, passes: 1, fraction: 0.0, first_lbn: None, blocks: None, next_pass_at: None }).contains("(0, 1], not 0"));
 }

@@ -10,7 +10,9 @@
 use freeblock_disk::{Op, SimTime};
 use serde::{Deserialize, Serialize};
 
-use super::error::Result;
+use rangemap::RangeSet;
+
+use super::error::{FreeblockError, Result};
 use super::sets::{BackgroundSets, Delivery, TaskId};
 
 /// A promoted block range on its way to the foreground queue.
@@ -161,7 +163,29 @@ pub struct TaskReport {
     pub progress: Vec<ProgressPoint>,
 }
 
+/// One pass of a scan in progress.
+#[derive(Debug, Clone, Copy)]
+struct PassState {
+    /// Which pass (0-based).
+    index: u32,
+    start: SimTime,
+    /// Blocks it needs.
+    needed: u64,
+    /// Blocks it has.
+    got: u64,
+    /// The next whole percent of the region to record in the progress.
+    next_percent: u64,
+}
+
 /// A scan of a region in application blocks: full (`fraction` 1) or sampling.
+///
+/// A repeated full scan may *overlap* its passes (`next_pass_at`): once the current pass has
+/// read that fraction of the region, the blocks it has already read are registered again for
+/// the next pass. From then on a delivered block goes to the current pass if it still needs it
+/// (and is registered once more, for the next pass), otherwise to the next pass. Each block is
+/// thus read once per pass and every read serves a pass, but the sparse tail of one pass no
+/// longer leaves the rotational latency unused: the next pass's blocks fill it. At most two
+/// passes are in flight.
 #[derive(Debug, Clone)]
 pub struct Scan {
     block_bytes: u64,
@@ -172,12 +196,15 @@ pub struct Scan {
     /// `(first LBN, blocks)`; `None` = the whole disk.
     region: Option<(u64, u64)>,
     batch: u64,
+    /// Fraction of the current pass after which the next one starts (`None`: one at a time).
+    next_pass_at: Option<f64>,
     // State.
     region_blocks: u64,
-    needed: u64,
-    got: u64,
-    pass_start: SimTime,
-    next_percent: u64,
+    started: u32,
+    current: PassState,
+    next: Option<PassState>,
+    /// While `next` runs: the blocks (indices, LBN / block sectors) the current pass lacks.
+    current_lacks: RangeSet<u64>,
     done: Vec<PassRecord>,
     progress: Vec<ProgressPoint>,
     delivered: u64,
@@ -195,15 +222,44 @@ impl Scan {
             passes,
             region,
             batch: batch.max(1),
+            next_pass_at: None,
             region_blocks: 0,
-            needed: 0,
-            got: 0,
-            pass_start: 0,
-            next_percent: 1,
+            started: 0,
+            current: PassState { index: 0, start: 0, needed: 0, got: 0, next_percent: 1 },
+            next: None,
+            current_lacks: RangeSet::new(),
             done: Vec::new(),
             progress: Vec::new(),
             delivered: 0,
         }
+    }
+
+    /// Overlaps passes: the next one starts once the current one has read `at` of the region
+    /// (0 = right away). Full repeated scans only.
+    ///
+    /// # Errors
+    /// [`FreeblockError::Application`] for a sampling scan, a single pass, or `at` outside 0..=1.
+    pub fn overlapping(mut self, at: f64) -> Result<Self> {
+        if !(0.0..=1.0).contains(&at) {
+            return Err(FreeblockError::Application(format!("next_pass_at must be between 0 and 1, not {at}")));
+        }
+        if self.fraction < 1.0 || self.passes == 1 {
+            return Err(FreeblockError::Application(
+                "next_pass_at needs a full scan (fraction = 1) of more than one pass (passes = 0 or > 1)".into(),
+            ));
+        }
+        self.next_pass_at = Some(at);
+        Ok(self)
+    }
+
+    fn more_passes(&self) -> bool {
+        self.passes == 0 || self.started < self.passes
+    }
+
+    fn new_pass(&mut self, start: SimTime) -> PassState {
+        let needed = ((self.region_blocks as f64 * self.fraction).ceil() as u64).clamp(1, self.region_blocks.max(1));
+        self.started += 1;
+        PassState { index: self.started - 1, start, needed, got: 0, next_percent: 1 }
     }
 
     fn begin_pass(&mut self, ctl: &mut TaskControl<'_>) -> Result<()> {
@@ -214,12 +270,45 @@ impl Scan {
             }
             None => ctl.register_whole_disk()?,
         };
-        self.needed = ((self.region_blocks as f64 * self.fraction).ceil() as u64).clamp(1, self.region_blocks.max(1));
-        self.got = 0;
-        self.next_percent = 1;
-        self.pass_start = ctl.now();
-        ctl.notify_after(self.batch.min(self.needed));
+        self.current = self.new_pass(ctl.now());
+        self.maybe_start_next(ctl)?;
+        self.ask_again(ctl);
         Ok(())
+    }
+
+    /// Starts the next pass if the current one has gone far enough: what the current pass has
+    /// read is wanted again, for the next. Called only between batches, when every block read
+    /// so far has been counted, so the task's wanted set is exactly what the current pass lacks.
+    fn maybe_start_next(&mut self, ctl: &mut TaskControl<'_>) -> Result<()> {
+        let Some(at) = self.next_pass_at else { return Ok(()) };
+        if self.next.is_some() || !self.more_passes() || (self.current.got as f64) < at * self.region_blocks as f64 {
+            return Ok(());
+        }
+        let bs = ctl.sets.block_sectors(ctl.task)?;
+        let region = self.region_lbns(ctl)?;
+        let (first, last) = (region.start / bs, region.end / bs);
+        self.current_lacks = ctl.sets.wanted_ranges(ctl.task)?.map(|r| r.start / bs..r.end.div_ceil(bs)).collect();
+        let gaps: Vec<_> = self.current_lacks.gaps(&(first..last)).collect();
+        for g in gaps {
+            ctl.register(g.start * bs, g.end - g.start)?;
+        }
+        self.next = Some(self.new_pass(ctl.now()));
+        Ok(())
+    }
+
+    fn ask_again(&mut self, ctl: &mut TaskControl<'_>) {
+        let left = self.current.needed - self.current.got.min(self.current.needed);
+        ctl.notify_after(if self.next.is_some() { self.batch } else { self.batch.min(left.max(1)) });
+    }
+
+    /// Counts one block for `pass`, recording progress; true when that completes it.
+    fn credit(pass: &mut PassState, region_blocks: u64, time: SimTime, progress: &mut Vec<ProgressPoint>) -> bool {
+        pass.got += 1;
+        while pass.next_percent <= 100 && pass.got * 100 >= pass.next_percent * region_blocks {
+            progress.push(ProgressPoint { pass: pass.index, time_ns: time, fraction: pass.next_percent as f64 / 100.0 });
+            pass.next_percent += 1;
+        }
+        pass.got == pass.needed
     }
 
     fn region_lbns(&self, ctl: &TaskControl<'_>) -> Result<std::ops::Range<u64>> {
@@ -249,31 +338,44 @@ impl BackgroundApp for Scan {
 
     fn on_blocks(&mut self, ctl: &mut TaskControl<'_>, blocks: &[Delivery]) -> Result<()> {
         self.delivered += blocks.len() as u64;
-        let pass = self.done.len() as u32;
+        let bs = ctl.sets.block_sectors(ctl.task)?;
         for d in blocks {
-            if self.got >= self.needed {
-                break; // surplus of the batch that finished the pass
+            if self.current.got >= self.current.needed {
+                break; // surplus of the batch that finished a sampling pass
             }
-            self.got += 1;
-            while self.next_percent <= 100 && self.got * 100 >= self.next_percent * self.region_blocks {
-                self.progress.push(ProgressPoint { pass, time_ns: d.time, fraction: self.next_percent as f64 / 100.0 });
-                self.next_percent += 1;
+            let block = d.lbn / bs;
+            if let Some(next) = self.next.as_mut() {
+                if !self.current_lacks.contains(&block) {
+                    Self::credit(next, self.region_blocks, d.time, &mut self.progress);
+                    continue;
+                }
+                // The current pass needed it; the next one needs it too.
+                self.current_lacks.remove(block..block + 1);
+                ctl.register(block * bs, 1)?;
             }
-            if self.got == self.needed {
-                self.done.push(PassRecord { start_ns: self.pass_start, end_ns: d.time, blocks: self.needed });
+            if Self::credit(&mut self.current, self.region_blocks, d.time, &mut self.progress) {
+                let c = self.current;
+                self.done.push(PassRecord { start_ns: c.start, end_ns: d.time, blocks: c.needed });
+                if let Some(next) = self.next.take() {
+                    // The pass after starts, if it is time, once this batch is counted.
+                    self.current = next;
+                    self.current_lacks = RangeSet::new();
+                }
             }
         }
-        if self.got >= self.needed {
-            // A sampling pass leaves the rest of its blocks unread.
+        if self.current.got >= self.current.needed {
+            // A pass over with nothing overlapping it: a sampling pass leaves the rest of its
+            // blocks unread; the next pass starts where it ended.
             let region = self.region_lbns(ctl)?;
             ctl.abort(region)?;
-            if self.passes == 0 || (self.done.len() as u32) < self.passes {
+            if self.more_passes() {
                 let end = self.done.last().map_or(ctl.now(), |p| p.end_ns);
                 self.begin_pass(ctl)?;
-                self.pass_start = end;
+                self.current.start = end;
             }
         } else {
-            ctl.notify_after(self.batch.min(self.needed - self.got));
+            self.maybe_start_next(ctl)?;
+            self.ask_again(ctl);
         }
         Ok(())
     }

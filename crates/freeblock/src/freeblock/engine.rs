@@ -62,7 +62,23 @@ pub enum TaskSpec {
         /// Blocks in the region. Default: to the end of the disk.
         #[serde(default)]
         blocks: Option<u64>,
+        /// Overlap passes: start the next pass once this fraction of the current one has been
+        /// read (0 = at once), so the next pass's blocks fill the rotational latency the
+        /// current pass's sparse tail leaves unused. Full scans of more than one pass only.
+        /// Default: one pass at a time (paper 000).
+        #[serde(default)]
+        next_pass_at: Option<f64>,
     },
+}
+
+/// The default decision budget, in other tracks examined per decision. Late in a scan, when the
+/// wanted blocks are few and scattered, an unlimited search looks at thousands of tracks for one
+/// sector (milliseconds); 200 keeps every decision well under a millisecond and, on the Atlas 10K
+/// under OLTP, reads a whole-disk scan as fast as no limit does (within 0.5%).
+pub const DEFAULT_MAX_TRACKS: u32 = 200;
+
+fn default_max_tracks() -> u32 {
+    DEFAULT_MAX_TRACKS
 }
 
 /// The `[freeblock]` table of an experiment: turns freeblock scheduling on.
@@ -70,7 +86,7 @@ pub enum TaskSpec {
 /// ```toml
 /// [freeblock]
 /// planner = "two_track"      # or "single_track" (paper 000 §4)
-/// max_tracks = 0             # other tracks examined per decision, 0 = no limit
+/// max_tracks = 200           # other tracks examined per decision, 0 = no limit
 /// piggyback = true           # foreground transfers of wanted blocks count
 /// idle_after_ms = 50         # also use idle time after 50 ms without requests (not free)
 /// [[freeblock.tasks]]
@@ -84,8 +100,9 @@ pub struct FreeblockConfig {
     /// Which plans the planner may choose. Default `two_track`.
     #[serde(default)]
     pub planner: PlannerKind,
-    /// Decision budget: most other tracks examined per decision; 0 = no limit. Default 0.
-    #[serde(default)]
+    /// Decision budget: most other tracks examined per decision; 0 = no limit. Default
+    /// [`DEFAULT_MAX_TRACKS`].
+    #[serde(default = "default_max_tracks")]
     pub max_tracks: u32,
     /// Whether foreground transfers of wanted sectors deliver them (paper 000 §6). Default true.
     #[serde(default = "default_true")]
@@ -114,7 +131,7 @@ impl Default for FreeblockConfig {
     fn default() -> Self {
         Self {
             planner: PlannerKind::default(),
-            max_tracks: 0,
+            max_tracks: DEFAULT_MAX_TRACKS,
             piggyback: true,
             idle_after_ms: None,
             batch_blocks: default_batch(),
@@ -128,15 +145,24 @@ impl Default for FreeblockConfig {
 
 impl TaskSpec {
     /// Builds the application.
-    #[must_use]
-    pub fn build(&self, batch: u64) -> Box<dyn BackgroundApp> {
+    ///
+    /// # Errors
+    /// [`FreeblockError::Application`] for a fraction outside (0, 1] or a bad `next_pass_at`.
+    pub fn build(&self, batch: u64) -> Result<Box<dyn BackgroundApp>> {
         match self {
-            TaskSpec::Scan { block_bytes, passes, fraction, first_lbn, blocks } => {
+            TaskSpec::Scan { block_bytes, passes, fraction, first_lbn, blocks, next_pass_at } => {
+                if !(*fraction > 0.0 && *fraction <= 1.0) {
+                    return Err(FreeblockError::Application(format!("a scan's fraction must be in (0, 1], not {fraction}")));
+                }
                 let region = match (first_lbn, blocks) {
                     (None, None) => None,
                     (f, b) => Some((f.unwrap_or(0), b.unwrap_or(u64::MAX))),
                 };
-                Box::new(Scan::new(*block_bytes, *fraction, *passes, region, batch))
+                let scan = Scan::new(*block_bytes, *fraction, *passes, region, batch);
+                Ok(Box::new(match next_pass_at {
+                    Some(at) => scan.overlapping(*at)?,
+                    None => scan,
+                }))
             }
         }
     }
@@ -309,7 +335,7 @@ impl Freeblock {
             config: FreeblockConfig { tasks: Vec::new(), ..config.clone() },
         };
         for t in &config.tasks {
-            fb.add_app(t.build(config.batch_blocks))?;
+            fb.add_app(t.build(config.batch_blocks)?)?;
         }
         Ok(fb)
     }

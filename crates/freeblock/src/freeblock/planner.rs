@@ -397,6 +397,7 @@ impl Planner {
             queue.push(dst.0);
         }
         let mut heads: Vec<Option<(u32, SimTime)>> = vec![None; cursors.len()];
+        let split_adds = if two { near_wanted } else { 0 };
         loop {
             let c = if let Some(c) = queue.pop() {
                 c
@@ -408,14 +409,16 @@ impl Planner {
                     }
                     while (cur.step > 0 && cur.next < cur.stop) || (cur.step < 0 && cur.next > cur.stop) {
                         let c = cur.next as u32;
-                        if sets.group_wanted(c) == 0 {
+                        // A group or cylinder holding too few wanted sectors to beat the best
+                        // (with, for a split, the most the source or destination pass adds).
+                        if sets.group_wanted(c) + split_adds <= best.wanted {
                             // Jump to the edge of this group in the cursor's direction.
                             let edge = if cur.step > 0 { i64::from((c / GROUP + 1) * GROUP) } else { i64::from((c / GROUP) * GROUP) - 1 };
                             cur.next = if cur.step > 0 { edge.min(cur.stop) } else { edge.max(cur.stop) };
                             continue;
                         }
                         cur.next += cur.step;
-                        if sets.cylinder_wanted(c) > 0 {
+                        if u64::from(sets.cylinder_wanted(c)) + split_adds > best.wanted {
                             heads[i] = Some((c, extra(c)));
                             break;
                         }

@@ -435,6 +435,14 @@ impl BackgroundSets {
         (summary + ranges * 48) as u64
     }
 
+    /// `task`'s wanted sectors, as ascending disjoint LBN ranges.
+    ///
+    /// # Errors
+    /// [`FreeblockError::UnknownTask`].
+    pub fn wanted_ranges(&self, task: TaskId) -> Result<impl Iterator<Item = Range<u64>> + '_> {
+        Ok(self.task(task)?.wanted.iter().cloned())
+    }
+
     /// Number of disjoint wanted ranges over all tasks (how fragmented the sets are).
     #[must_use]
     pub fn ranges(&self) -> u64 {
