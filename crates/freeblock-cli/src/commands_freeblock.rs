@@ -11,7 +11,7 @@ use freeblock::freeblock::{Freeblock, FreeblockConfig, PlannerKind, TaskSpec};
 use freeblock::sched::SchedulerSpec;
 use freeblock::sim::{SimConfig, Simulation};
 use freeblock::workload::{OltpSpec, WorkloadSpec};
-use freeblock_disk::{library, Disk};
+use freeblock_disk::library;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::progress::Runs;
@@ -510,7 +510,7 @@ pub fn bench_text(b: &freeblock::bench::FreeblockBench, measured: bool) -> Strin
 /// scan ends when the scan does (or at `max_requests`); the run without it serves exactly as many
 /// requests, so the two can be compared request for request.
 pub fn demo_free_scan(max_requests: u64) -> CmdResult {
-    let disk = Arc::new(Disk::new(library::get("atlas10k")?.without_cache())?);
+    let disk = library::media("atlas10k")?;
     let (scheduler, mpl, think_ms) = (SchedulerSpec::Fcfs, 10, 30.0);
     let workload = || WorkloadSpec::Oltp(OltpSpec { think_time_ms: think_ms, ..OltpSpec::default() }).build(disk.capacity(), 42);
     let scan = TaskSpec::Scan { block_bytes: 4096, passes: 1, fraction: 1.0, first_lbn: None, blocks: None, next_pass_at: None };

@@ -8,7 +8,7 @@ use freeblock::repro::HeadUsageBar;
 use freeblock::sched::SchedulerSpec;
 use freeblock::sim::{SimConfig, Simulation};
 use freeblock::workload::{RandomSpec, WorkloadSpec};
-use freeblock_disk::{library, Disk};
+use freeblock_disk::library;
 
 use crate::progress::Runs;
 use crate::commands::{DemoArgs, ReproArgs};
@@ -99,7 +99,7 @@ fn write_bars_csv(bars: &[HeadUsageBar], path: &std::path::Path) -> CmdResult {
 
 pub fn demo(a: &DemoArgs) -> CmdResult {
     // The paper-000 setting: media behaviour only, so the on-disk cache is off.
-    let disk = Arc::new(Disk::new(library::get("atlas10k")?.without_cache())?);
+    let disk = library::media("atlas10k")?;
     println!(
         "freeblock demo: {} random 4 KB requests (2:1 reads) per scheduler on the {}, 20 outstanding, cache off\n",
         a.requests,

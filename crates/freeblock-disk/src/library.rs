@@ -17,6 +17,7 @@
 
 use std::sync::OnceLock;
 
+use crate::disk::Disk;
 use crate::error::SpecError;
 use crate::spec::DiskSpec;
 
@@ -62,6 +63,15 @@ pub fn get(name: &str) -> Result<DiskSpec, SpecError> {
         Some(i) => parsed()[i].clone(),
         None => Err(SpecError::UnknownDisk { name: name.into(), known: names().join(", ") }),
     }
+}
+
+/// A built-in disk by name with its on-disk cache off, ready to share: the media model that the
+/// paper reproductions, freeblock scheduling and the benchmarks plan and measure against.
+///
+/// # Errors
+/// As [`get`] and [`Disk::new`].
+pub fn media(name: &str) -> Result<std::sync::Arc<Disk>, SpecError> {
+    Ok(std::sync::Arc::new(Disk::new(get(name)?.without_cache())?))
 }
 
 /// Loads a disk named the way users name one: a DiskSim `.diskspecs` (or `.model`) file, a TOML

@@ -159,7 +159,7 @@ pub struct DecisionTimeRow {
 /// # Errors
 /// Setup errors.
 pub fn decision_times(disk_name: &str, planner: PlannerKind, mpl: u32, max_requests: u64, seed: u64, probe: Option<&dyn AllocationProbe>) -> Result<DecisionTimeRow> {
-    let disk = Arc::new(Disk::new(library::get(disk_name)?.without_cache())?);
+    let disk = library::media(disk_name)?;
     let scan = TaskSpec::Scan { block_bytes: 4096, passes: 1, fraction: 1.0, first_lbn: None, blocks: None, next_pass_at: None };
     let base = probe.map(|p| {
         p.reset_peak();
@@ -233,7 +233,7 @@ pub struct SetMemoryRow {
 /// # Errors
 /// Setup errors; a bad block size.
 pub fn registered_set_memory(disk_name: &str, block_bytes: u64, probe: Option<&dyn AllocationProbe>) -> Result<SetMemoryRow> {
-    let disk = Arc::new(Disk::new(library::get(disk_name)?.without_cache())?);
+    let disk = library::media(disk_name)?;
     let before = probe.map(|p| {
         p.reset_peak();
         p.current_bytes()

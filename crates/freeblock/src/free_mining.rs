@@ -23,8 +23,7 @@
 //! The paper's figures are the `PAPER_*` constants below, each with the sentence it comes from;
 //! every number of ours is computed by a simulation.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use freeblock_disk::{library, Disk};
 use serde::Serialize;
@@ -640,32 +639,13 @@ fn detail(c: &FreeMiningConfig, row: &MiningRun, fb: &FreeblockReport, needed_by
     }
 }
 
-/// Runs `jobs` on `threads` threads; results come back in job order whatever finishes first.
-fn run_parallel<T: Send, J: Sync>(jobs: &[J], threads: usize, work: impl Fn(&J) -> T + Sync, done: impl Fn(usize) + Sync) -> Vec<T> {
-    let next = AtomicUsize::new(0);
-    let finished = AtomicUsize::new(0);
-    let slots: Vec<Mutex<Option<T>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
-    std::thread::scope(|s| {
-        for _ in 0..threads.max(1).min(jobs.len().max(1)) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(job) = jobs.get(i) else { break };
-                let out = work(job);
-                *slots[i].lock().expect("result slot") = Some(out);
-                done(finished.fetch_add(1, Ordering::Relaxed) + 1);
-            });
-        }
-    });
-    slots.into_iter().map(|m| m.into_inner().expect("result slot").expect("every job ran")).collect()
-}
-
 /// Paper 000 §6 (Figs. 8–10) and the planner comparison. `progress` is called after each run
 /// with (runs done, runs in all), from whichever thread finished it.
 ///
 /// # Errors
 /// Setup errors (unknown disk, invalid workload) and any run's error.
 pub fn free_mining(c: &FreeMiningConfig, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FreeMiningReport> {
-    let disk = Arc::new(Disk::new(library::get(&c.disk)?.without_cache())?);
+    let disk = library::media(&c.disk)?;
     let media = media_mb_s(&disk);
     let capacity_bytes = disk.capacity() as f64 * f64::from(disk.spec().sector_bytes);
     let keys = plan_runs(c);
@@ -679,7 +659,7 @@ pub fn free_mining(c: &FreeMiningConfig, progress: &(dyn Fn(usize, usize) + Sync
     let ordered: Vec<RunKey> = order.iter().map(|&i| keys[i]).collect();
     // A run that fails (an error, or a panic in the engine) is reported and left out; the others
     // still make their figures.
-    let results = run_parallel(
+    let results = crate::parallel::map_in_order(
         &ordered,
         c.threads,
         |k| match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_one(&disk, c, *k, media))) {
@@ -927,12 +907,5 @@ mod tests {
         for (i, k) in keys.iter().enumerate() {
             assert!(!keys[i + 1..].contains(k));
         }
-    }
-
-    #[test]
-    fn parallel_results_keep_job_order() {
-        let jobs: Vec<u64> = (0..20).collect();
-        let out = run_parallel(&jobs, 3, |j| j * j, |_| {});
-        assert_eq!(out, jobs.iter().map(|j| j * j).collect::<Vec<_>>());
     }
 }

@@ -82,11 +82,6 @@ fn random(requests: u64, sectors: u32) -> WorkloadSpec {
     WorkloadSpec::Random(RandomSpec { count: Some(requests), size: SizeDist::Fixed { sectors }, ..RandomSpec::default() })
 }
 
-/// Disk with its cache off (the paper's experiments model media behaviour).
-fn disk(name: &str) -> Result<Arc<Disk>> {
-    Ok(Arc::new(Disk::new(library::get(name)?.without_cache())?))
-}
-
 /// Paper 000 Figures 2–6. `requests` per bar (the paper used 10,000); `tick` is called after each
 /// bar with (bars done, bars in all).
 ///
@@ -99,7 +94,7 @@ pub fn head_usage(requests: u64, mut tick: impl FnMut(usize, usize)) -> Result<V
 
     // Fig. 2: five disks, random 4 KB, one outstanding.
     for name in ["atlas10k", "cheetah4lp", "cheetah9lp", "cheetah18lp", "ibm18es"] {
-        let d = disk(name)?;
+        let d = library::media(name)?;
         let r = run(&d, &random(requests, 8), SchedulerSpec::Fcfs, 1)?;
         let mut b = bar(2, name.into(), &r);
         b.checks.push(PaperCheck::new("rotational latency share", "27–36%", 0.25, 0.38, b.rotational_latency));
@@ -108,7 +103,7 @@ pub fn head_usage(requests: u64, mut tick: impl FnMut(usize, usize)) -> Result<V
     }
 
     // Fig. 3: request size sweep on the Atlas 10K.
-    let atlas = disk("atlas10k")?;
+    let atlas = library::media("atlas10k")?;
     for kb in [4u32, 16, 32, 64, 128, 256] {
         let r = run(&atlas, &random(requests, kb * 2), SchedulerSpec::Fcfs, 1)?;
         let mut b = bar(3, format!("{kb} KB"), &r);

@@ -14,7 +14,7 @@ use freeblock_disk::{library, Disk, Op};
 use proptest::prelude::*;
 
 fn atlas() -> Arc<Disk> {
-    Arc::new(Disk::new(library::get("atlas10k").unwrap().without_cache()).unwrap())
+    library::media("atlas10k").unwrap()
 }
 
 fn oltp(disk: &Arc<Disk>, scheduler: SchedulerSpec, requests: u64, fb: Option<FreeblockConfig>) -> RunReport {

@@ -465,7 +465,7 @@ mod simulated {
     use rand_chacha::ChaCha8Rng;
 
     fn c2247a() -> Arc<Disk> {
-        Arc::new(Disk::new(library::get("hp_c2247a").unwrap().without_cache()).unwrap())
+        library::media("hp_c2247a").unwrap()
     }
 
     fn quick_workload() -> SmallFileConfig {

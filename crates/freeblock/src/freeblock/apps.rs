@@ -177,6 +177,15 @@ struct PassState {
     next_percent: u64,
 }
 
+/// The pass that overlaps the current one.
+#[derive(Debug, Clone)]
+struct NextPass {
+    pass: PassState,
+    /// The blocks (indices, LBN / block sectors) the current pass still lacks: a delivered block
+    /// in here is the current pass's, any other the next pass's.
+    current_lacks: RangeSet<u64>,
+}
+
 /// A scan of a region in application blocks: full (`fraction` 1) or sampling.
 ///
 /// A repeated full scan may *overlap* its passes (`next_pass_at`): once the current pass has
@@ -202,9 +211,7 @@ pub struct Scan {
     region_blocks: u64,
     started: u32,
     current: PassState,
-    next: Option<PassState>,
-    /// While `next` runs: the blocks (indices, LBN / block sectors) the current pass lacks.
-    current_lacks: RangeSet<u64>,
+    next: Option<NextPass>,
     done: Vec<PassRecord>,
     progress: Vec<ProgressPoint>,
     delivered: u64,
@@ -227,7 +234,6 @@ impl Scan {
             started: 0,
             current: PassState { index: 0, start: 0, needed: 0, got: 0, next_percent: 1 },
             next: None,
-            current_lacks: RangeSet::new(),
             done: Vec::new(),
             progress: Vec::new(),
             delivered: 0,
@@ -287,12 +293,12 @@ impl Scan {
         let bs = ctl.sets.block_sectors(ctl.task)?;
         let region = self.region_lbns(ctl)?;
         let (first, last) = (region.start / bs, region.end / bs);
-        self.current_lacks = ctl.sets.wanted_ranges(ctl.task)?.map(|r| r.start / bs..r.end.div_ceil(bs)).collect();
-        let gaps: Vec<_> = self.current_lacks.gaps(&(first..last)).collect();
+        let current_lacks: RangeSet<u64> = ctl.sets.wanted_ranges(ctl.task)?.map(|r| r.start / bs..r.end.div_ceil(bs)).collect();
+        let gaps: Vec<_> = current_lacks.gaps(&(first..last)).collect();
         for g in gaps {
             ctl.register(g.start * bs, g.end - g.start)?;
         }
-        self.next = Some(self.new_pass(ctl.now()));
+        self.next = Some(NextPass { pass: self.new_pass(ctl.now()), current_lacks });
         Ok(())
     }
 
@@ -345,12 +351,12 @@ impl BackgroundApp for Scan {
             }
             let block = d.lbn / bs;
             if let Some(next) = self.next.as_mut() {
-                if !self.current_lacks.contains(&block) {
-                    Self::credit(next, self.region_blocks, d.time, &mut self.progress);
+                if !next.current_lacks.contains(&block) {
+                    Self::credit(&mut next.pass, self.region_blocks, d.time, &mut self.progress);
                     continue;
                 }
                 // The current pass needed it; the next one needs it too.
-                self.current_lacks.remove(block..block + 1);
+                next.current_lacks.remove(block..block + 1);
                 ctl.register(block * bs, 1)?;
             }
             if Self::credit(&mut self.current, self.region_blocks, d.time, &mut self.progress) {
@@ -358,8 +364,7 @@ impl BackgroundApp for Scan {
                 self.done.push(PassRecord { start_ns: c.start, end_ns: d.time, blocks: c.needed });
                 if let Some(next) = self.next.take() {
                     // The pass after starts, if it is time, once this batch is counted.
-                    self.current = next;
-                    self.current_lacks = RangeSet::new();
+                    self.current = next.pass;
                 }
             }
         }

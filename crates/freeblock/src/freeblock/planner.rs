@@ -251,7 +251,7 @@ impl Planner {
 
     /// Best split of the time between track `a` (reached from `head` leaving at `leave`) and
     /// track `b`, reading on `b` until `until`.
-    #[allow(clippy::too_many_arguments)]
+    ///
     /// Plans that read nothing on `b` are left out: their timing assumed the move to `b`, which
     /// is not always longer than the move from `a` straight to the destination (seek curves need
     /// not be subadditive), and the single-track plan on `a` covers them anyway.
@@ -304,11 +304,8 @@ impl Planner {
             if total > best.wanted && b_sum > 0 {
                 // With nothing read on `a` the heads still go there first: the timing assumed it.
                 let seg_a = Segment { cylinder: a.0, surface: a.1, first: pa.first, sectors: k as u32, move_op: a.2 };
-                let mut segments = vec![seg_a];
-                if b_sum > 0 {
-                    segments.push(Segment { cylinder: b.0, surface: b.1, first: jb, sectors: b_count as u32, move_op: b.2 });
-                }
-                best = Plan { segments, wanted: total, examined: 0 };
+                let seg_b = Segment { cylinder: b.0, surface: b.1, first: jb, sectors: b_count as u32, move_op: b.2 };
+                best = Plan { segments: vec![seg_a, seg_b], wanted: total, examined: 0 };
             }
         }
         best
@@ -367,10 +364,12 @@ impl Planner {
             there.saturating_sub(direct)
         };
         let zone_reach = std::mem::take(&mut self.zone_reach);
+        // The zone holding cylinder `c`.
+        let zone_of = |c: u32| zone_reach.partition_point(|r| r.0 < c).min(zone_reach.len() - 1);
         // Most sectors a track at `c` or further along direction `step` could pass in the time
         // left after extra seek `e`.
         let bound = |e: SimTime, c: u32, step: i64| -> u64 {
-            let z = zone_reach.partition_point(|r| r.0 < c).min(zone_reach.len() - 1);
+            let z = zone_of(c);
             let spt = if step < 0 { zone_reach[z].1 } else { zone_reach[z].2 };
             (slack.saturating_sub(e) * u64::from(spt)).div_ceil(rev)
         };
@@ -437,7 +436,7 @@ impl Planner {
                 if own <= best.wanted {
                     // The rest of this zone has the same sectors per track and no less extra
                     // seek: nothing there can beat the best either. Jump to the zone's edge.
-                    let z = zone_reach.partition_point(|r| r.0 < c).min(zone_reach.len() - 1);
+                    let z = zone_of(c);
                     let edge = if cursors[i].step > 0 {
                         i64::from(zone_reach[z].0) + 1
                     } else {

@@ -54,12 +54,6 @@ fn ns_ms(ns: f64) -> f64 {
     ns / 1e6
 }
 
-/// The disk with its cache off: paper 004 measures media positioning, and the selection compares
-/// media accesses, which a cache hit or a write-back would bypass.
-fn load(name: &str) -> Result<Arc<Disk>> {
-    Ok(Arc::new(Disk::new(library::get(name)?.without_cache())?))
-}
-
 /// `(first cylinder, last cylinder, sectors per track, first LBN, LBN count)` of a zone.
 fn zone(disk: &Disk, zone: usize) -> Result<(u32, u32, u32, u64, u64)> {
     let table = disk.layout().zone_table();
@@ -227,7 +221,7 @@ fn zone_map(disk: &Disk, zone_index: usize) -> Result<BlockMap> {
 /// # Errors
 /// An unknown disk or zone, or parameters that do not fit the zone's tracks.
 pub fn theory_check_writes(cfg: &TheoryConfig) -> Result<Vec<TheoryRow>> {
-    let disk = load(&cfg.disk)?;
+    let disk = library::media(&cfg.disk)?; // media positioning: no cache hit or write-back may bypass it
     let mut map = zone_map(&disk, cfg.zone)?;
     let trials = trials(&disk, cfg, map.region().end())?;
     let mut scratch = Vec::new();
@@ -252,7 +246,7 @@ pub fn theory_check_writes(cfg: &TheoryConfig) -> Result<Vec<TheoryRow>> {
 /// # Errors
 /// As [`theory_check_writes`].
 pub fn theory_check_reads(cfg: &TheoryConfig) -> Result<Vec<TheoryRow>> {
-    let disk = load(&cfg.disk)?;
+    let disk = library::media(&cfg.disk)?;
     let mut map = zone_map(&disk, cfg.zone)?;
     let trials = trials(&disk, cfg, map.region().end())?;
     let mut scratch = Vec::new();
@@ -452,7 +446,7 @@ fn relative(mut o: Outcome, base: &Outcome) -> Outcome {
 /// # Errors
 /// An unknown disk or zone; offsets or writes that do not fit the zone; a non-positive interval.
 pub fn run_offsets(cfg: &OffsetExperiment) -> Result<OffsetReport> {
-    let disk = load(&cfg.disk)?;
+    let disk = library::media(&cfg.disk)?;
     let (_, _, spt, first, count) = zone(&disk, cfg.zone)?;
     if !(cfg.interarrival_ms > 0.0 && cfg.interarrival_ms.is_finite()) {
         return Err(RangeWriteError::Config {

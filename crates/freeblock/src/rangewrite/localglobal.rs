@@ -36,8 +36,7 @@
 //! the misses are FCFS with k = 2 (+11%), SPTF local at every k (+3% to +12%) and SPTF global with
 //! k = 2 (+15%).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use freeblock_disk::{library, Disk};
 use serde::{Deserialize, Serialize};
@@ -233,7 +232,7 @@ pub fn local_vs_global_with_progress(
     cfg: &LocalGlobalConfig,
     progress: impl Fn(usize, usize) + Sync,
 ) -> Result<LocalGlobalReport> {
-    let disk = Arc::new(Disk::new(library::get(&cfg.disk)?.without_cache())?);
+    let disk = library::media(&cfg.disk)?;
     if cfg.candidates.iter().any(|&k| k < 2) {
         return Err(RangeWriteError::Config { field: "candidates", message: "each k must be at least 2".into() });
     }
@@ -256,26 +255,8 @@ pub fn local_vs_global_with_progress(
         n => n,
     }
     .clamp(1, jobs.len().max(1));
-    let results: Mutex<Vec<Option<Result<RangeSimReport>>>> = Mutex::new(vec![None; jobs.len()]);
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(job) = jobs.get(i) else { break };
-                let r = run(job);
-                results.lock().expect("no worker panicked")[i] = Some(r);
-                progress(done.fetch_add(1, Ordering::Relaxed) + 1, jobs.len());
-            });
-        }
-    });
-    let reports: Vec<RangeSimReport> = results
-        .into_inner()
-        .expect("no worker panicked")
-        .into_iter()
-        .map(|r| r.expect("every job ran"))
-        .collect::<Result<_>>()?;
+    let reports: Vec<RangeSimReport> =
+        crate::parallel::map_in_order(&jobs, threads, run, |n| progress(n, jobs.len())).into_iter().collect::<Result<_>>()?;
     let mut rows: Vec<LocalGlobalRow> = Vec::with_capacity(jobs.len());
     let mut baseline_tps = 0.0;
     for (&(scheduler, variant, k), report) in jobs.iter().zip(reports) {

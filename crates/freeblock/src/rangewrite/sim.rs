@@ -497,7 +497,7 @@ mod tests {
     use freeblock_disk::library;
 
     fn disk() -> Arc<Disk> {
-        Arc::new(Disk::new(library::get("hp_c2247a").unwrap().without_cache()).unwrap())
+        library::media("hp_c2247a").unwrap()
     }
 
     fn write(logical: u64, blocks: u64, candidates: Candidates) -> StreamIo {

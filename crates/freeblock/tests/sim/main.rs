@@ -16,7 +16,7 @@ use freeblock_disk::{library, Disk};
 
 /// The Atlas 10K with its cache off.
 pub fn atlas() -> Arc<Disk> {
-    Arc::new(Disk::new(library::get("atlas10k").unwrap().without_cache()).unwrap())
+    library::media("atlas10k").unwrap()
 }
 
 /// Random requests of `sectors` sectors with the given read fraction.
