@@ -17,7 +17,7 @@
 //! the heads, so the rotational position at time `t` is `t mod revolution`.
 
 use crate::error::{AccessError, SpecError};
-use crate::layout::{Layout, RotPos, TrackRun};
+use crate::layout::{Layout, RotPos, TrackAngles, TrackRun};
 use crate::seek::SeekCurve;
 use crate::spec::DiskSpec;
 use crate::time::{ms_to_ns, SimTime};
@@ -245,14 +245,44 @@ impl Disk {
         (t * 1000) % self.rev_ps
     }
 
-    /// Nanoseconds from `t` until rotational position `target` is under the head (0 if it is
-    /// exactly there; rounded up so the head is never early).
+    /// Nanoseconds from `t` until rotational position `target` is under the head, rounded up so
+    /// the head is never early.
+    ///
+    /// Instants are whole nanoseconds rounded up from exact (picosecond) ones, so a head less than
+    /// a nanosecond past `target` may have reached it exactly on time: it waits 0. This is what
+    /// lets one transfer follow another on the next sector without losing a revolution (see
+    /// [`Disk::transfer_ns`]).
     #[inline]
     #[must_use]
     pub fn wait_for(&self, t: SimTime, target: RotPos) -> SimTime {
         let now = self.rot_pos(t);
         let ps = (target + self.rev_ps - now) % self.rev_ps;
+        if self.rev_ps - ps < 1000 {
+            return 0;
+        }
         ps.div_ceil(1000)
+    }
+
+    /// Time for `sectors` sectors from physical sector `first` of a track to pass under the head
+    /// when the first of them starts at `media_start` (as [`Disk::wait_for`] gives it), ns.
+    ///
+    /// It ends as the next sector starts, rounded up to a whole nanosecond — never more than a
+    /// nanosecond past it — so a following transfer from that sector begins at once. (Adding
+    /// [`Disk::sectors_ns`] to an instant already rounded up could end up to 2 ns past it and miss
+    /// the sector by a revolution.) When `media_start` is not at `first`'s start, the plain
+    /// [`Disk::sectors_ns`].
+    #[must_use]
+    pub fn transfer_ns(&self, angles: &TrackAngles, media_start: SimTime, first: u32, sectors: u64) -> SimTime {
+        let spt = u64::from(angles.spt);
+        let start = angles.sector_start(first);
+        let past = (self.rot_pos(media_start) + self.rev_ps - start) % self.rev_ps;
+        if past >= 1000 || sectors == 0 {
+            return self.sectors_ns(sectors, angles.spt);
+        }
+        let last = ((u64::from(first) + sectors) % spt) as u32;
+        let within = (angles.sector_start(last) + self.rev_ps - start) % self.rev_ps;
+        let span = (sectors / spt) * self.rev_ps + within;
+        span.saturating_sub(past).div_ceil(1000)
     }
 
     /// Time for `sectors` sectors to pass under the head on a track of `spt` sectors, ns.
@@ -365,8 +395,12 @@ impl Disk {
             let mv = self.move_ns(pos, run.cylinder, run.surface, op);
             b.seek += mv;
             t += mv;
-            let first = self.layout.sector_start(run.cylinder, run.surface, run.first_sector);
-            let xfer = self.sectors_ns(u64::from(run.sectors), run.sectors_per_track);
+            let angles = self.layout.track_angles(run.cylinder, run.surface);
+            let first = angles.map_or(0, |a| a.sector_start(run.first_sector));
+            let xfer = match angles {
+                Some(a) if !self.zero_latency => self.transfer_ns(&a, t + self.wait_for(t, first), run.first_sector, u64::from(run.sectors)),
+                _ => self.sectors_ns(u64::from(run.sectors), run.sectors_per_track),
+            };
             let (wait, busy) = self.track_time(t, first, run, xfer);
             media_start.get_or_insert(t + wait);
             b.rotational_latency += busy - xfer;
@@ -395,9 +429,12 @@ impl Disk {
     #[allow(clippy::too_many_arguments)]
     pub fn arc(&self, head: HeadState, t: SimTime, cylinder: u32, surface: u32, first: u32, sectors: u32, op: Op) -> ArcAccess {
         let mv = self.move_ns(head, cylinder, surface, op);
-        let spt = self.layout.sectors_per_track(cylinder);
-        let wait = self.wait_for(t + mv, self.layout.sector_start(cylinder, surface, first));
-        let transfer = self.sectors_ns(u64::from(sectors), spt);
+        let angles = self.layout.track_angles(cylinder, surface);
+        let wait = self.wait_for(t + mv, angles.map_or(0, |a| a.sector_start(first)));
+        let transfer = match angles {
+            Some(a) => self.transfer_ns(&a, t + mv + wait, first, u64::from(sectors)),
+            None => self.sectors_ns(u64::from(sectors), self.layout.sectors_per_track(cylinder)),
+        };
         let media_start = t + mv + wait;
         ArcAccess { move_ns: mv, wait_ns: wait, transfer_ns: transfer, media_start, end: media_start + transfer, head: HeadState { cylinder, surface } }
     }

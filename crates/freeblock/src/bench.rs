@@ -267,7 +267,7 @@ pub struct FreeblockBench {
     pub sets: Vec<SetMemoryRow>,
 }
 
-/// Decision times on the Atlas 10K and the Ultrastar He8 for both planners over `requests`
+/// Decision times on the Atlas 10K and the Ultrastar He8 for every planner over `requests`
 /// foreground requests (OLTP, MPL 20, FCFS), then on the Atlas 10K over a complete scan (at
 /// most `complete_cap` requests), and the registered set of a whole-disk scan of each disk in
 /// 4 KB blocks. `tick` is called with a label before each measurement.
@@ -275,7 +275,7 @@ pub struct FreeblockBench {
 /// # Errors
 /// Setup errors.
 pub fn freeblock_rows(requests: u64, complete_cap: u64, probe: Option<&dyn AllocationProbe>, mut tick: impl FnMut(&str)) -> Result<FreeblockBench> {
-    let planners = [PlannerKind::SingleTrack, PlannerKind::TwoTrack];
+    let planners = [PlannerKind::SingleTrack, PlannerKind::TwoTrack, PlannerKind::MultiTrack];
     let mut sets = Vec::new();
     for disk in ["ultrastar_he8", "atlas10k"] {
         tick(&format!("registered set, {disk}"));

@@ -2,6 +2,7 @@
 //! every built-in disk, the DiskSim importer and spec validation. One binary (see the nexosim
 //! note in STYLE.md); files are named by behaviour.
 
+mod back_to_back;
 mod buffer;
 mod builtins;
 mod disksim_import;

@@ -34,8 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use super::sets::{BackgroundSets, GROUP};
 
-/// How much earlier than the foreground sector's start background work must be over, ns.
-pub const GUARD_NS: SimTime = 4;
+mod chain;
 
 /// Which plans the planner may choose from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -48,6 +47,10 @@ pub enum PlannerKind {
     /// the destination track, and between either and a third track.
     #[default]
     TwoTrack,
+    /// Ours, further: the two-track plans, and chains that hop between the runs of wanted
+    /// sectors on several tracks (the surfaces of the source and destination cylinders, and of
+    /// the best plan's other track) in one window. See [`chain`].
+    MultiTrack,
 }
 
 impl std::fmt::Display for PlannerKind {
@@ -55,6 +58,7 @@ impl std::fmt::Display for PlannerKind {
         f.write_str(match self {
             PlannerKind::SingleTrack => "single_track",
             PlannerKind::TwoTrack => "two_track",
+            PlannerKind::MultiTrack => "multi_track",
         })
     }
 }
@@ -116,6 +120,7 @@ struct Pass {
     cylinder: u32,
     surface: u32,
     spt: u32,
+    angles: TrackAngles,
     /// First sector to start at or after `from`.
     first: u32,
     /// When it starts.
@@ -139,6 +144,9 @@ pub struct Planner {
     /// Per zone `(last cylinder, most sectors per track in this and all outer zones, in this and
     /// all inner zones)`: how good the tracks further along a cursor can be.
     zone_reach: Vec<(u32, u32, u32)>,
+    /// Tracks a chain may use, and the chain search's own scratch space.
+    chain_tracks: Vec<(u32, u32)>,
+    chain: chain::ChainScratch,
 }
 
 /// A cursor walking cylinders in one direction from a start, up to a stop.
@@ -176,6 +184,8 @@ impl Planner {
             weights_b: Vec::new(),
             max_spt,
             zone_reach,
+            chain_tracks: Vec::new(),
+            chain: chain::ChainScratch::default(),
         }
     }
 
@@ -196,17 +206,20 @@ impl Planner {
         (best.0, t + best.1)
     }
 
-    /// Most sectors, from one starting at `start`, that pass completely by `until`.
-    fn sectors_by(disk: &Disk, spt: u32, start: SimTime, until: SimTime) -> u32 {
+    /// Most sectors, from `first` starting at `start`, that pass completely by `until` (timed
+    /// exactly as [`Disk::arc`] will: see [`Disk::transfer_ns`]).
+    fn sectors_by(disk: &Disk, angles: &TrackAngles, first: u32, start: SimTime, until: SimTime) -> u32 {
         if until <= start {
             return 0;
         }
+        let spt = angles.spt;
         let span_ps = u128::from(until - start) * 1000;
         let mut k = ((span_ps * u128::from(spt)) / u128::from(disk.revolution_ps())).min(u128::from(spt)) as u32;
-        while k < spt && start + disk.sectors_ns(u64::from(k) + 1, spt) <= until {
+        let end = |k: u32| start + disk.transfer_ns(angles, start, first, u64::from(k));
+        while k < spt && end(k + 1) <= until {
             k += 1;
         }
-        while k > 0 && start + disk.sectors_ns(u64::from(k), spt) > until {
+        while k > 0 && end(k) > until {
             k -= 1;
         }
         k
@@ -215,7 +228,12 @@ impl Planner {
     fn pass(disk: &Disk, angles: &TrackAngles, c: u32, s: u32, from: SimTime, until: SimTime) -> Pass {
         let spt = angles.spt;
         let (first, start) = Self::first_sector_after(disk, angles, from);
-        Pass { cylinder: c, surface: s, spt, first, start, count: Self::sectors_by(disk, spt, start, until) }
+        Pass { cylinder: c, surface: s, spt, angles: *angles, first, start, count: Self::sectors_by(disk, angles, first, start, until) }
+    }
+
+    /// When `pass` has gone on for `k` sectors.
+    fn after(disk: &Disk, pass: &Pass, k: u32) -> SimTime {
+        pass.start + disk.transfer_ns(&pass.angles, pass.start, pass.first, u64::from(k))
     }
 
     fn angles(disk: &Disk, c: u32, s: u32) -> TrackAngles {
@@ -244,6 +262,9 @@ impl Planner {
         let arrive = leave + disk.move_ns(head, c, s, move_op);
         let pass = Self::pass(disk, &Self::angles(disk, c, s), c, s, arrive, until);
         self.weigh(sets, &pass, false);
+        if self.kind == PlannerKind::MultiTrack {
+            self.chain.remember(&pass, &self.weights_a);
+        }
         let wanted: u64 = self.weights_a.iter().map(|&x| u64::from(x)).sum();
         let seg = Segment { cylinder: c, surface: s, first: pass.first, sectors: pass.count, move_op };
         Plan { segments: if wanted > 0 { vec![seg] } else { Vec::new() }, wanted, examined: 0 }
@@ -291,13 +312,13 @@ impl Planner {
             if !run_end {
                 continue;
             }
-            let depart = if k == 0 { a_arrive } else { pa.start + disk.sectors_ns(k as u64, pa.spt) };
+            let depart = if k == 0 { a_arrive } else { Self::after(disk, &pa, k as u32) };
             let (jb, sb) = Self::first_sector_after(disk, &b_angles, depart + move_ab);
             let offset = ((jb + pb.spt - pb.first) % pb.spt) as usize;
             let (b_count, b_sum) = if offset >= pb.count as usize {
                 (0, 0)
             } else {
-                let n = (Self::sectors_by(disk, pb.spt, sb, until) as usize).min(pb.count as usize - offset);
+                let n = (Self::sectors_by(disk, &b_angles, jb, sb, until) as usize).min(pb.count as usize - offset);
                 (n, u64::from(self.prefix_b[offset + n] - self.prefix_b[offset]))
             };
             let total = a_sum + b_sum;
@@ -313,13 +334,10 @@ impl Planner {
 
     /// The best plan for `w` against the wanted sets. An empty plan when nothing fits.
     pub fn plan(&mut self, sets: &BackgroundSets, w: &Window) -> Plan {
-        if sets.total_wanted() == 0 || w.deadline < w.free_at + GUARD_NS {
+        if sets.total_wanted() == 0 || w.deadline <= w.free_at {
             return Plan::default();
         }
-        // Times are whole nanoseconds rounded up from picosecond angles: a transfer planned to end
-        // exactly as the foreground sector starts could end a nanosecond after it and miss it by
-        // a revolution. End a few nanoseconds early instead.
-        let w = &Window { deadline: w.deadline - GUARD_NS, ..*w };
+        self.chain.forget();
         let disk = sets.disk();
         let bg_op = if sets.any_writes() { Op::Write } else { Op::Read };
         let (src, dst) = ((w.head.cylinder, w.head.surface), (w.dst.cylinder, w.dst.surface));
@@ -329,7 +347,7 @@ impl Planner {
         if slack * u64::from(self.max_spt) < rev {
             return Plan::default(); // not even one sector's time
         }
-        let two = self.kind == PlannerKind::TwoTrack;
+        let two = self.kind != PlannerKind::SingleTrack;
         let mut best = Plan::default();
         let consider = |best: &mut Plan, p: Plan| {
             if p.wanted > best.wanted {
@@ -495,6 +513,36 @@ impl Planner {
             }
         }
         self.zone_reach = zone_reach;
+        // Chains: only when the best plan leaves room. A chain that is not one of the plans above
+        // moves the heads at least once more, so it reads for at most the slack less a head switch.
+        let chain_room = |c: u32| (slack.saturating_sub(head_switch) * u64::from(disk.layout().sectors_per_track(c))).div_ceil(rev);
+        if self.kind == PlannerKind::MultiTrack && best.wanted < chain_room(src.0).max(chain_room(dst.0)) {
+            let mut tracks = std::mem::take(&mut self.chain_tracks);
+            tracks.clear();
+            // The best plan's other track, then the richest tracks on the source's, the
+            // destination's and that track's cylinders (the chain takes the first few).
+            let other = best.segments.iter().map(|g| (g.cylinder, g.surface)).find(|&t| t != src && t != dst);
+            let cylinders = [Some(src.0), Some(dst.0), other.map(|t| t.0)];
+            for (i, &c) in cylinders.iter().enumerate() {
+                let Some(c) = c else { continue };
+                if cylinders[..i].contains(&Some(c)) || sets.cylinder_wanted(c) == 0 {
+                    continue;
+                }
+                tracks.extend((0..surfaces).map(|sf| (c, sf)).filter(|&t| sets.track_wanted(t.0, t.1) > 0 && t != src && t != dst && Some(t) != other));
+            }
+            tracks.sort_by_key(|&(c, sf)| (std::cmp::Reverse(sets.track_wanted(c, sf)), c, sf));
+            if let Some(t) = other {
+                tracks.insert(0, t);
+            }
+            // Nor can it read more than the lanes hold.
+            let held: u64 = tracks.iter().chain([&src, &dst]).map(|&(c, sf)| u64::from(sets.track_wanted(c, sf))).sum();
+            if held > best.wanted {
+                if let Some(p) = self.chain(sets, w, &tracks, best.wanted) {
+                    best = p;
+                }
+            }
+            self.chain_tracks = tracks;
+        }
         best.examined = examined;
         best
     }
