@@ -107,7 +107,11 @@ fn free_mining_text(r: &FreeMiningReport) -> String {
         c.block_bytes / 1024,
         c.max_requests
     );
-    let _ = writeln!(s, "Planners: single_track = paper 000's greedy (§4); two_track = ours. Figs. 8–10 use {} unless a row says otherwise.", c.paper_planner);
+    let _ = writeln!(
+        s,
+        "Planners: single_track = paper 000's greedy (§4); {} = ours (two_track also splits between two tracks; multi_track also chains runs on up to 6 tracks). Figs. 8–10 use {} unless a row says otherwise.",
+        c.ours_planner, c.paper_planner
+    );
 
     // Fig. 8.
     let _ = writeln!(s, "\nFig. 8: free bandwidth against the multiprogramming level, every foreground scheduler ({} planner, whole-disk scan)", c.paper_planner);
@@ -196,7 +200,7 @@ fn free_mining_text(r: &FreeMiningReport) -> String {
     s.push_str(&checks_text(r, "Fig. 10"));
 
     // Beyond the paper.
-    let _ = writeln!(s, "\nBeyond the paper: paper 000's single-track greedy and our two-track planner on the same runs (same foreground workload and seed)");
+    let _ = writeln!(s, "\nBeyond the paper: paper 000's single-track greedy and ours ({}) on the same runs (same foreground workload and seed)", c.ours_planner);
     let mut t = Table::new([
         "scheduler",
         "MPL",
