@@ -204,12 +204,14 @@ fn bench_freeblock_rows_measure_decisions_and_the_registered_set() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert!(v["speed"].as_array().unwrap().is_empty());
     let rows = v["freeblock"]["decisions"].as_array().unwrap();
-    assert_eq!(rows.len(), 6);
+    assert_eq!(rows.len(), 9); // three planners × (Atlas 10K, Ultrastar He8, a complete Atlas scan)
     for r in rows {
         assert!(r["decisions"].as_u64().unwrap() > 0, "{r}");
         assert!(r["median_us"].as_f64().unwrap() > 0.0 && r["p99_us"].as_f64().unwrap() >= r["median_us"].as_f64().unwrap(), "{r}");
     }
-    assert!(rows.iter().any(|r| r["disk"] == "ultrastar_he8" && r["planner"] == "two_track"));
+    for planner in ["single_track", "two_track", "multi_track"] {
+        assert!(rows.iter().any(|r| r["disk"] == "ultrastar_he8" && r["planner"] == planner), "{planner}");
+    }
     let sets = v["freeblock"]["sets"].as_array().unwrap();
     let he8 = sets.iter().find(|r| r["disk"] == "ultrastar_he8").unwrap();
     // The binary's counting allocator measured the set.
