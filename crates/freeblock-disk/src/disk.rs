@@ -95,6 +95,11 @@ pub struct MediaAccess {
     pub end_head: HeadState,
 }
 
+/// How far past a sector's start (ps) the head may be and still be on time for it: instants are
+/// whole nanoseconds rounded up, so anything under a nanosecond may be exactly on time
+/// (see [`Disk::wait_for`]).
+pub const ON_TIME_PS: u64 = 1000;
+
 /// Timing of one background transfer on one track ([`Disk::arc`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ArcAccess {
@@ -257,7 +262,7 @@ impl Disk {
     pub fn wait_for(&self, t: SimTime, target: RotPos) -> SimTime {
         let now = self.rot_pos(t);
         let ps = (target + self.rev_ps - now) % self.rev_ps;
-        if self.rev_ps - ps < 1000 {
+        if self.rev_ps - ps < ON_TIME_PS {
             return 0;
         }
         ps.div_ceil(1000)
@@ -276,7 +281,7 @@ impl Disk {
         let spt = u64::from(angles.spt);
         let start = angles.sector_start(first);
         let past = (self.rot_pos(media_start) + self.rev_ps - start) % self.rev_ps;
-        if past >= 1000 || sectors == 0 {
+        if past >= ON_TIME_PS || sectors == 0 {
             return self.sectors_ns(sectors, angles.spt);
         }
         let last = ((u64::from(first) + sectors) % spt) as u32;
@@ -397,11 +402,12 @@ impl Disk {
             t += mv;
             let angles = self.layout.track_angles(run.cylinder, run.surface);
             let first = angles.map_or(0, |a| a.sector_start(run.first_sector));
+            let wait = self.wait_for(t, first);
             let xfer = match angles {
-                Some(a) if !self.zero_latency => self.transfer_ns(&a, t + self.wait_for(t, first), run.first_sector, u64::from(run.sectors)),
+                Some(a) if !self.zero_latency => self.transfer_ns(&a, t + wait, run.first_sector, u64::from(run.sectors)),
                 _ => self.sectors_ns(u64::from(run.sectors), run.sectors_per_track),
             };
-            let (wait, busy) = self.track_time(t, first, run, xfer);
+            let (wait, busy) = self.track_time(t, wait, first, run, xfer);
             media_start.get_or_insert(t + wait);
             b.rotational_latency += busy - xfer;
             b.transfer += xfer;
@@ -439,10 +445,10 @@ impl Disk {
         ArcAccess { move_ns: mv, wait_ns: wait, transfer_ns: transfer, media_start, end: media_start + transfer, head: HeadState { cylinder, surface } }
     }
 
-    /// For a run whose first sector starts at `first`, arriving at `t`: returns (wait before the
-    /// first sector, total time on the track including transfer).
-    fn track_time(&self, t: SimTime, first: RotPos, run: &TrackRun, xfer: SimTime) -> (SimTime, SimTime) {
-        let wait = self.wait_for(t, first);
+    /// For a run whose first sector starts at `first`, arriving at `t` with `wait` =
+    /// [`Disk::wait_for`] until it: returns (wait before the first sector, total time on the track
+    /// including transfer).
+    fn track_time(&self, t: SimTime, wait: SimTime, first: RotPos, run: &TrackRun, xfer: SimTime) -> (SimTime, SimTime) {
         if !self.zero_latency || wait == 0 {
             return (wait, wait + xfer);
         }

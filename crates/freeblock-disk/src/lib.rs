@@ -39,7 +39,7 @@ pub mod spec;
 pub mod summary;
 pub mod time;
 
-pub use disk::{ArcAccess, Breakdown, Disk, HeadState, MediaAccess, Op, Target};
+pub use disk::{ArcAccess, Breakdown, Disk, HeadState, MediaAccess, Op, Target, ON_TIME_PS};
 pub use drive::{Drive, Service};
 pub use error::{AccessError, SpecError};
 pub use layout::{Layout, Pbn, RotPos, TrackAngles, TrackRun};

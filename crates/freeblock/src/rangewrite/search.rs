@@ -48,7 +48,7 @@
 //! exhaustive [`best_exhaustive`] returns (same choice, same tie-breaking: the oldest request,
 //! then the earliest candidate), which the unit tests below and `tests/rangewrite.rs` check.
 
-use freeblock_disk::{Disk, HeadState, Op, RotPos, SimTime, Target};
+use freeblock_disk::{Disk, HeadState, Op, RotPos, SimTime, Target, ON_TIME_PS};
 use serde::{Deserialize, Serialize};
 
 use super::error::{RangeWriteError, Result};
@@ -306,9 +306,17 @@ pub fn best_seek_pruned(
         let op = requests[r].op;
         let arrive = now + disk.overhead_ns(op) + mv;
         let angle = disk.rot_pos(arrive);
-        // The first candidate whose sector starts at or after the head's angle; else wrap round.
-        let i = g.by_angle.partition_point(|&(pos, _)| pos < angle);
-        let (pos, c) = g.by_angle.get(i).copied().unwrap_or(g.by_angle[0]);
+        // The first candidate the head is in time for: its sector starts at or after the head's
+        // angle, or less than a nanosecond before it (`Disk::wait_for`'s rounding); else wrap round.
+        let i = g.by_angle.partition_point(|&(pos, _)| pos + ON_TIME_PS <= angle);
+        let mut pick = g.by_angle.get(i).copied().unwrap_or(g.by_angle[0]);
+        // Just after the index, the last sectors of the revolution can still be on time.
+        if let Some(&last) = g.by_angle.last().filter(|_| angle < ON_TIME_PS) {
+            if disk.wait_for(arrive, last.0) == 0 {
+                pick = last;
+            }
+        }
+        let (pos, c) = pick;
         let wait = disk.wait_for(arrive, pos);
         let cand = (key(rank, mv, wait), r, c as usize, mv, wait);
         if better(&cand, best.as_ref()) {

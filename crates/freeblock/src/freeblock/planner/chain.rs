@@ -27,7 +27,7 @@
 //! as the engine will carry it out, and kept only if the foreground sector is still reached in
 //! time (otherwise the two-track plan stands).
 
-use freeblock_disk::{HeadState, Op, SimTime, TrackAngles};
+use freeblock_disk::{HeadState, Op, SimTime};
 
 use super::{Pass, Plan, Planner, Segment, Window};
 use crate::freeblock::sets::BackgroundSets;
@@ -43,15 +43,9 @@ const START: u32 = u32::MAX;
 /// One candidate track and its pass over the window.
 #[derive(Debug, Clone)]
 struct Lane {
-    cylinder: u32,
-    surface: u32,
-    spt: u32,
-    angles: TrackAngles,
+    pass: Pass,
     /// The settle a move onto this track needs.
     op: Op,
-    /// First sector of the pass, and when it starts.
-    first: u32,
-    start: SimTime,
     /// Where its prefix sums start in the scratch space: `prefix[base + i]` is the wanted
     /// weight of pass sectors `0..i`.
     base: usize,
@@ -116,11 +110,11 @@ impl Lane {
     /// When pass sector `i` starts.
     #[inline]
     fn at(&self, disk: &freeblock_disk::Disk, i: u32) -> SimTime {
-        self.start + disk.transfer_ns(&self.angles, self.start, self.first, u64::from(i))
+        Planner::after(disk, &self.pass, i)
     }
 
     fn head(&self) -> HeadState {
-        HeadState { cylinder: self.cylinder, surface: self.surface }
+        HeadState { cylinder: self.pass.cylinder, surface: self.pass.surface }
     }
 }
 
@@ -167,7 +161,6 @@ impl Planner {
                 }
                 pass
             };
-            let angles = pass.angles;
             let base = scratch.prefix.len();
             scratch.prefix.push(0u32);
             let mut acc = 0u32;
@@ -194,7 +187,7 @@ impl Planner {
             }
             let can_end = (c, s) == dst || w.fg_ready + to_dst <= w.deadline;
             let end_node = scratch.nodes.len();
-            scratch.lanes.push(Lane { cylinder: c, surface: s, spt: pass.spt, angles, op, first: pass.first, start: pass.start, base, is_source, can_end, first_node, end_node });
+            scratch.lanes.push(Lane { pass, op, base, is_source, can_end, first_node, end_node });
         }
         let result = if upper <= beat || scratch.nodes.is_empty() { None } else { Self::longest_chain(disk, w, &mut scratch, beat) };
         self.chain = scratch;
@@ -208,7 +201,7 @@ impl Planner {
         sc.moves.clear();
         for a in &sc.lanes {
             for b in &sc.lanes {
-                sc.moves.push(if std::ptr::eq(a, b) { 0 } else { disk.move_ns(a.head(), b.cylinder, b.surface, b.op) });
+                sc.moves.push(if std::ptr::eq(a, b) { 0 } else { disk.move_ns(a.head(), b.pass.cylinder, b.pass.surface, b.op) });
             }
         }
         sc.order.clear();
@@ -283,7 +276,8 @@ impl Planner {
             }
             let lane = &sc.lanes[last.lane as usize];
             // Staying on carries the segment's entry forward.
-            segments.push(Segment { cylinder: lane.cylinder, surface: lane.surface, first: (lane.first + last.entry) % lane.spt, sectors: last.hi - last.entry, move_op: lane.op });
+            let p = &lane.pass;
+            segments.push(Segment { cylinder: p.cylinder, surface: p.surface, first: (p.first + last.entry) % p.spt, sectors: last.hi - last.entry, move_op: lane.op });
             at = n.pred;
         }
         segments.reverse();
