@@ -73,6 +73,9 @@ class TaskControl:
         """Registers every whole application block of the disk."""
     def abort(self, start: int, end: int) -> None:
         """Drops the wanted sectors in LBNs ``[start, end)`` without delivering them."""
+    def mark_urgent(self, start: int, end: int) -> None:
+        """Marks the wanted sectors in LBNs ``[start, end)`` urgent: the planner weighs each as
+        several ordinary ones until it is transferred."""
     def promote(self, start: int, end: int, op: str | None = None) -> None:
         """Makes the wanted sectors in LBNs ``[start, end)`` foreground requests (``op``:
         ``"read"`` or ``"write"``, default the task's)."""

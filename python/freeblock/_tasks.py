@@ -88,7 +88,8 @@ class BackgroundTask:
             foreground workload ends.
 
     Both methods receive a :class:`TaskControl` ``ctl``: ``ctl.register(lbn, blocks)``,
-    ``ctl.register_whole_disk()``, ``ctl.abort(start, end)``, ``ctl.promote(start, end, op=None)``,
+    ``ctl.register_whole_disk()``, ``ctl.abort(start, end)``, ``ctl.mark_urgent(start, end)``,
+    ``ctl.promote(start, end, op=None)``,
     ``ctl.notify_after(blocks)``; and values ``ctl.now_ns``, ``ctl.wanted_sectors``,
     ``ctl.block_sectors``, ``ctl.capacity_sectors``, ``ctl.sector_bytes``, ``ctl.task``. The
     calls take effect, in order, when the method returns; the first one the disk cannot honour

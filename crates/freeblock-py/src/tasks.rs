@@ -66,6 +66,7 @@ enum Call {
     Register { lbn: u64, blocks: u64 },
     RegisterWholeDisk,
     Abort { start: u64, end: u64 },
+    MarkUrgent { start: u64, end: u64 },
     Promote { start: u64, end: u64, op: Op },
     NotifyAfter { blocks: u64 },
 }
@@ -76,6 +77,7 @@ impl std::fmt::Display for Call {
             Call::Register { lbn, blocks } => write!(f, "register(lbn={lbn}, blocks={blocks})"),
             Call::RegisterWholeDisk => write!(f, "register_whole_disk()"),
             Call::Abort { start, end } => write!(f, "abort(start={start}, end={end})"),
+            Call::MarkUrgent { start, end } => write!(f, "mark_urgent(start={start}, end={end})"),
             Call::Promote { start, end, op } => write!(
                 f,
                 "promote(start={start}, end={end}, op={:?})",
@@ -92,6 +94,7 @@ impl Call {
             Call::Register { lbn, blocks } => ctl.register(lbn, blocks).map(drop),
             Call::RegisterWholeDisk => ctl.register_whole_disk().map(drop),
             Call::Abort { start, end } => ctl.abort(start..end).map(drop),
+            Call::MarkUrgent { start, end } => ctl.mark_urgent(start..end).map(drop),
             Call::Promote { start, end, op } => ctl.promote(start..end, op).map(drop),
             Call::NotifyAfter { blocks } => {
                 ctl.notify_after(blocks);
@@ -160,6 +163,13 @@ impl PyTaskControl {
     /// Drops the wanted sectors in LBNs ``[start, end)``: they are never delivered.
     fn abort(&mut self, start: u64, end: u64) -> PyResult<()> {
         self.record(Call::Abort { start, end })
+    }
+
+    /// Marks the wanted sectors in LBNs ``[start, end)`` urgent: the planner weighs each as
+    /// several ordinary ones (``URGENT_WEIGHT``) until it is transferred, so blocks that have
+    /// waited long are not passed over for a few more that have not.
+    fn mark_urgent(&mut self, start: u64, end: u64) -> PyResult<()> {
+        self.record(Call::MarkUrgent { start, end })
     }
 
     /// Makes the wanted sectors in LBNs ``[start, end)`` foreground requests (contiguous ones

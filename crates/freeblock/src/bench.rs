@@ -160,7 +160,7 @@ pub struct DecisionTimeRow {
 /// Setup errors.
 pub fn decision_times(disk_name: &str, planner: PlannerKind, mpl: u32, max_requests: u64, seed: u64, probe: Option<&dyn AllocationProbe>) -> Result<DecisionTimeRow> {
     let disk = library::media(disk_name)?;
-    let scan = TaskSpec::Scan { block_bytes: 4096, passes: 1, fraction: 1.0, first_lbn: None, blocks: None, next_pass_at: None };
+    let scan = TaskSpec::Scan { block_bytes: 4096, passes: 1, fraction: 1.0, first_lbn: None, blocks: None, next_pass_at: None, passes_in_flight: None };
     let base = probe.map(|p| {
         p.reset_peak();
         p.current_bytes()

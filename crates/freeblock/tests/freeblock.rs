@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use freeblock::freeblock::{
     BackgroundApp, BackgroundSets, Delivery, Freeblock, FreeblockConfig, FreeblockError, PlannerKind, Route, TaskControl,
-    TaskReport, TaskSpec,
+    TaskReport, TaskSpec, URGENT_WEIGHT,
 };
 use freeblock::report::RunReport;
 use freeblock::sched::SchedulerSpec;
@@ -31,7 +31,7 @@ fn oltp(disk: &Arc<Disk>, scheduler: SchedulerSpec, requests: u64, fb: Option<Fr
 fn scan_config(planner: PlannerKind) -> FreeblockConfig {
     FreeblockConfig {
         planner,
-        tasks: vec![TaskSpec::Scan { block_bytes: 4096, passes: 0, fraction: 1.0, first_lbn: None, blocks: None, next_pass_at: None }],
+        tasks: vec![TaskSpec::Scan { block_bytes: 4096, passes: 0, fraction: 1.0, first_lbn: None, blocks: None, next_pass_at: None, passes_in_flight: None }],
         ..FreeblockConfig::default()
     }
 }
@@ -83,7 +83,7 @@ fn multi_track_chains_move_more_once_the_sets_are_scattered() {
     let region = disk.capacity() / 10 / 8;
     let config = |planner| FreeblockConfig {
         planner,
-        tasks: vec![TaskSpec::Scan { block_bytes: 4096, passes: 0, fraction: 1.0, first_lbn: Some(0), blocks: Some(region), next_pass_at: None }],
+        tasks: vec![TaskSpec::Scan { block_bytes: 4096, passes: 0, fraction: 1.0, first_lbn: Some(0), blocks: Some(region), next_pass_at: None, passes_in_flight: None }],
         ..FreeblockConfig::default()
     };
     let two = oltp(&disk, SchedulerSpec::Fcfs, 20_000, Some(config(PlannerKind::TwoTrack))).freeblock.unwrap();
@@ -131,6 +131,33 @@ fn abort_removes_blocks_without_deliveries() {
     assert_eq!(got.len(), 50);
     assert!(got.iter().all(|d| d.lbn >= 400 && d.lbn % 8 == 0));
     assert_eq!(s.total_wanted(), 0);
+}
+
+#[test]
+fn urgent_sectors_weigh_more_until_transferred() {
+    let mut s = sets();
+    let t = s.add_task(Op::Read, 4096).unwrap();
+    s.register(t, 0, 4).unwrap(); // LBNs 0..32, on the first track
+    let track = |s: &BackgroundSets| s.track_wanted(0, 0);
+    assert_eq!((track(&s), s.max_sector_weight()), (32, 1));
+    // Urgent only where wanted: LBNs 32..40 are not registered.
+    assert_eq!(s.mark_urgent(t, 8..40).unwrap(), 24);
+    assert_eq!(s.mark_urgent(t, 8..16).unwrap(), 0, "already urgent");
+    let w = u64::from(URGENT_WEIGHT);
+    assert_eq!((u64::from(track(&s)), s.max_sector_weight()), (8 + 24 * w, w));
+    let mut weights = vec![0u16; 40];
+    s.mark_wanted(&[(0..40, 0)], &mut weights);
+    assert_eq!((weights[7], weights[8], weights[31], weights[32]), (1, URGENT_WEIGHT as u16, URGENT_WEIGHT as u16, 0));
+    // Transferred or aborted sectors lose their urgency with their wantedness; registered again,
+    // they are ordinary.
+    s.transferred(8..16, 5, Route::Free, None);
+    assert_eq!(s.abort(t, 16..24).unwrap(), 8);
+    assert_eq!(u64::from(track(&s)), 8 + 8 * w);
+    s.register(t, 8, 2).unwrap();
+    assert_eq!(u64::from(track(&s)), 24 + 8 * w);
+    s.transferred(0..32, 6, Route::Free, None);
+    assert_eq!((track(&s), s.max_sector_weight(), s.total_wanted()), (0, 1, 0));
+    assert!(matches!(s.mark_urgent(freeblock::freeblock::TaskId(9), 0..8), Err(FreeblockError::UnknownTask(9))));
 }
 
 #[test]
@@ -228,7 +255,7 @@ fn applications_get_each_block_once_in_batches() {
     let mut fb = Freeblock::new(disk.clone(), FreeblockConfig { batch_blocks: 1000, ..FreeblockConfig::default() }).unwrap();
     fb.add_app(Box::new(Recorder { batches: batches.clone() })).unwrap();
     // A second task at the same time, over part of the same blocks.
-    fb.add_app(TaskSpec::Scan { block_bytes: 4096, passes: 1, fraction: 1.0, first_lbn: Some(0), blocks: Some(1000), next_pass_at: None }.build(64).unwrap()).unwrap();
+    fb.add_app(TaskSpec::Scan { block_bytes: 4096, passes: 1, fraction: 1.0, first_lbn: Some(0), blocks: Some(1000), next_pass_at: None, passes_in_flight: None }.build(64).unwrap()).unwrap();
     let spec: WorkloadSpec = toml::from_str("type = \"random\"\ncount = 20000\nlocality = 0.0").unwrap_or_else(|_| WorkloadSpec::random_4k(20_000));
     let workload = spec.build(disk.capacity(), 3).unwrap();
     let config = SimConfig { scheduler: SchedulerSpec::Sptf, mpl: 8, ..SimConfig::default() };
@@ -250,8 +277,8 @@ fn applications_get_each_block_once_in_batches() {
     assert!(fbr.tasks[1].blocks_delivered > 0, "the second task got blocks too");
 }
 
-fn region_scan(passes: u32, next_pass_at: Option<f64>) -> FreeblockConfig {
-    let scan = TaskSpec::Scan { block_bytes: 4096, passes, fraction: 1.0, first_lbn: Some(800_000), blocks: Some(3000), next_pass_at };
+fn region_scan(passes: u32, next_pass_at: Option<f64>, passes_in_flight: Option<u32>) -> FreeblockConfig {
+    let scan = TaskSpec::Scan { block_bytes: 4096, passes, fraction: 1.0, first_lbn: Some(800_000), blocks: Some(3000), next_pass_at, passes_in_flight };
     // Small batches: the next pass starts close to its threshold.
     FreeblockConfig { tasks: vec![scan], batch_blocks: 16, ..FreeblockConfig::default() }
 }
@@ -266,8 +293,9 @@ fn overlapping_passes_read_each_block_once_per_pass() {
         let report = Simulation::new(disk.clone(), workload, config).with_freeblock(Freeblock::new(disk.clone(), fb).unwrap()).run(None).unwrap();
         report.freeblock.unwrap()
     };
-    for at in [0.0, 0.5, 0.9] {
-        let fb = run(region_scan(4, Some(at)));
+    for (threshold, in_flight) in [(0.0, None), (0.5, None), (0.9, None), (0.0, Some(3)), (0.5, Some(4))] {
+        let fb = run(region_scan(4, Some(threshold), in_flight));
+        let at = format!("{threshold} with {in_flight:?} in flight");
         assert_eq!(fb.delayed_foreground, 0);
         let task = &fb.tasks[0];
         assert_eq!(task.passes.len(), 4, "at {at}: every pass completes");
@@ -283,7 +311,7 @@ fn overlapping_passes_read_each_block_once_per_pass() {
         }
     }
     // Without overlap the passes follow one another.
-    let fb = run(region_scan(4, None));
+    let fb = run(region_scan(4, None, None));
     let task = &fb.tasks[0];
     assert_eq!((task.passes.len(), task.blocks_delivered), (4, 4 * 3000));
     for w in task.passes.windows(2) {
@@ -299,9 +327,12 @@ fn overlapping_passes_reject_what_they_cannot_do() {
         Err(e) => panic!("wrong error: {e}"),
         Ok(_) => panic!("accepted"),
     };
-    let scan = |passes, fraction, at| TaskSpec::Scan { block_bytes: 4096, passes, fraction, first_lbn: None, blocks: None, next_pass_at: Some(at) };
+    let scan = |passes, fraction, at| TaskSpec::Scan { block_bytes: 4096, passes, fraction, first_lbn: None, blocks: None, next_pass_at: Some(at), passes_in_flight: None };
     assert!(bad(scan(1, 1.0, 0.5)).contains("more than one pass"));
     assert!(bad(scan(3, 0.8, 0.5)).contains("fraction = 1"));
     assert!(bad(scan(3, 1.0, 1.5)).contains("between 0 and 1, not 1.5"));
-    assert!(bad(TaskSpec::Scan { block_bytes: 4096, passes: 1, fraction: 0.0, first_lbn: None, blocks: None, next_pass_at: None }).contains("(0, 1], not 0"));
+    let in_flight = |at: Option<f64>, n| TaskSpec::Scan { block_bytes: 4096, passes: 0, fraction: 1.0, first_lbn: None, blocks: None, next_pass_at: at, passes_in_flight: Some(n) };
+    assert!(bad(in_flight(Some(0.5), 1)).contains("at least 2"));
+    assert!(bad(in_flight(None, 4)).contains("needs next_pass_at"));
+    assert!(bad(TaskSpec::Scan { block_bytes: 4096, passes: 1, fraction: 0.0, first_lbn: None, blocks: None, next_pass_at: None, passes_in_flight: None }).contains("(0, 1], not 0"));
 }

@@ -10,7 +10,7 @@
 use freeblock_disk::{Op, SimTime};
 use serde::{Deserialize, Serialize};
 
-use rangemap::RangeSet;
+use rangemap::RangeMap;
 
 use super::error::{FreeblockError, Result};
 use super::sets::{BackgroundSets, Delivery, TaskId};
@@ -73,6 +73,16 @@ impl TaskControl<'_> {
     /// As [`BackgroundSets::abort`].
     pub fn abort(&mut self, lbns: std::ops::Range<u64>) -> Result<u64> {
         self.sets.abort(self.task, lbns)
+    }
+
+    /// Marks the wanted sectors in `lbns` urgent: the planner weighs each as
+    /// [`super::sets::URGENT_WEIGHT`] ordinary ones until it is transferred. Returns the sectors
+    /// newly marked.
+    ///
+    /// # Errors
+    /// As [`BackgroundSets::mark_urgent`].
+    pub fn mark_urgent(&mut self, lbns: std::ops::Range<u64>) -> Result<u64> {
+        self.sets.mark_urgent(self.task, lbns)
     }
 
     /// Makes the wanted sectors in `lbns` foreground requests (contiguous ones merged); their
@@ -177,24 +187,18 @@ struct PassState {
     next_percent: u64,
 }
 
-/// The pass that overlaps the current one.
-#[derive(Debug, Clone)]
-struct NextPass {
-    pass: PassState,
-    /// The blocks (indices, LBN / block sectors) the current pass still lacks: a delivered block
-    /// in here is the current pass's, any other the next pass's.
-    current_lacks: RangeSet<u64>,
-}
-
 /// A scan of a region in application blocks: full (`fraction` 1) or sampling.
 ///
-/// A repeated full scan may *overlap* its passes (`next_pass_at`): once the current pass has
-/// read that fraction of the region, the blocks it has already read are registered again for
-/// the next pass. From then on a delivered block goes to the current pass if it still needs it
-/// (and is registered once more, for the next pass), otherwise to the next pass. Each block is
-/// thus read once per pass and every read serves a pass, but the sparse tail of one pass no
-/// longer leaves the rotational latency unused: the next pass's blocks fill it. At most two
-/// passes are in flight.
+/// A repeated full scan may *overlap* its passes (`next_pass_at`, `passes_in_flight`): once the
+/// newest pass has read that fraction of the region, a further pass starts and the blocks the
+/// newest pass has already read are registered again, for it. A delivered block goes to the
+/// oldest pass that still lacks it (and stays registered if a younger pass lacks it too). Each
+/// block is thus read once per pass and every read serves a pass, but the sparse tail of the
+/// oldest pass no longer leaves the rotational latency unused: the younger passes' blocks fill
+/// it. Because a block goes to the oldest pass lacking it, a block read `n` times has exactly
+/// passes `0..n`, so one count per block (kept as ranges of equal counts) says which passes
+/// lack it, and the task's wanted set is what the newest pass lacks. The blocks the oldest pass
+/// lacks are marked urgent, so the planner reaches for them first.
 #[derive(Debug, Clone)]
 pub struct Scan {
     block_bytes: u64,
@@ -205,17 +209,25 @@ pub struct Scan {
     /// `(first LBN, blocks)`; `None` = the whole disk.
     region: Option<(u64, u64)>,
     batch: u64,
-    /// Fraction of the current pass after which the next one starts (`None`: one at a time).
+    /// Fraction of the newest pass after which another starts (`None`: one at a time).
     next_pass_at: Option<f64>,
+    /// Most passes in flight at once when overlapping.
+    max_in_flight: usize,
     // State.
     region_blocks: u64,
     started: u32,
-    current: PassState,
-    next: Option<NextPass>,
+    /// The passes in flight, oldest first (never empty once started).
+    in_flight: Vec<PassState>,
+    /// When overlapping: how many times each block (index, LBN / block sectors) of the region
+    /// has been read, i.e. the index of the oldest pass lacking it.
+    reads: RangeMap<u64, u32>,
     done: Vec<PassRecord>,
     progress: Vec<ProgressPoint>,
     delivered: u64,
 }
+
+/// Passes in flight when overlapping and no number is given (paper-era two-pass overlap).
+pub const DEFAULT_PASSES_IN_FLIGHT: u32 = 2;
 
 impl Scan {
     /// A scan of `region` (or the whole disk) in blocks of `block_bytes`, making `passes`
@@ -230,24 +242,29 @@ impl Scan {
             region,
             batch: batch.max(1),
             next_pass_at: None,
+            max_in_flight: 1,
             region_blocks: 0,
             started: 0,
-            current: PassState { index: 0, start: 0, needed: 0, got: 0, next_percent: 1 },
-            next: None,
+            in_flight: Vec::new(),
+            reads: RangeMap::new(),
             done: Vec::new(),
             progress: Vec::new(),
             delivered: 0,
         }
     }
 
-    /// Overlaps passes: the next one starts once the current one has read `at` of the region
-    /// (0 = right away). Full repeated scans only.
+    /// Overlaps passes: another starts once the newest has read `at` of the region (0 = right
+    /// away), with at most `in_flight` passes (at least 2) under way. Full repeated scans only.
     ///
     /// # Errors
-    /// [`FreeblockError::Application`] for a sampling scan, a single pass, or `at` outside 0..=1.
-    pub fn overlapping(mut self, at: f64) -> Result<Self> {
+    /// [`FreeblockError::Application`] for a sampling scan, a single pass, `at` outside 0..=1
+    /// or fewer than two passes in flight.
+    pub fn overlapping(mut self, at: f64, in_flight: u32) -> Result<Self> {
         if !(0.0..=1.0).contains(&at) {
             return Err(FreeblockError::Application(format!("next_pass_at must be between 0 and 1, not {at}")));
+        }
+        if in_flight < 2 {
+            return Err(FreeblockError::Application(format!("passes_in_flight must be at least 2 to overlap passes, not {in_flight}")));
         }
         if self.fraction < 1.0 || self.passes == 1 {
             return Err(FreeblockError::Application(
@@ -255,6 +272,7 @@ impl Scan {
             ));
         }
         self.next_pass_at = Some(at);
+        self.max_in_flight = in_flight as usize;
         Ok(self)
     }
 
@@ -276,35 +294,63 @@ impl Scan {
             }
             None => ctl.register_whole_disk()?,
         };
-        self.current = self.new_pass(ctl.now());
+        let pass = self.new_pass(ctl.now());
+        self.in_flight = vec![pass];
+        if self.next_pass_at.is_some() {
+            let bs = ctl.sets.block_sectors(ctl.task)?;
+            let region = self.region_lbns(ctl)?;
+            self.reads = RangeMap::new();
+            self.reads.insert(region.start / bs..region.end / bs, pass.index);
+        }
         self.maybe_start_next(ctl)?;
         self.ask_again(ctl);
         Ok(())
     }
 
-    /// Starts the next pass if the current one has gone far enough: what the current pass has
-    /// read is wanted again, for the next. Called only between batches, when every block read
-    /// so far has been counted, so the task's wanted set is exactly what the current pass lacks.
+    /// Starts further passes while the newest has gone far enough and fewer than the most are
+    /// in flight: what the newest pass has read is wanted again, for the one after. Called only
+    /// between batches, when every block read so far has been counted, so the task's wanted
+    /// set is exactly what the newest pass lacks.
     fn maybe_start_next(&mut self, ctl: &mut TaskControl<'_>) -> Result<()> {
         let Some(at) = self.next_pass_at else { return Ok(()) };
-        if self.next.is_some() || !self.more_passes() || (self.current.got as f64) < at * self.region_blocks as f64 {
-            return Ok(());
+        while self.in_flight.len() < self.max_in_flight && self.more_passes() {
+            let newest = self.in_flight.last().expect("a pass is in flight");
+            if (newest.got as f64) < at * self.region_blocks as f64 {
+                break;
+            }
+            let bs = ctl.sets.block_sectors(ctl.task)?;
+            let region = self.region_lbns(ctl)?;
+            let (first, last) = (region.start / bs, region.end / bs);
+            let newest_lacks: rangemap::RangeSet<u64> = ctl.sets.wanted_ranges(ctl.task)?.map(|r| r.start / bs..r.end.div_ceil(bs)).collect();
+            let gaps: Vec<_> = newest_lacks.gaps(&(first..last)).collect();
+            for g in gaps {
+                ctl.register(g.start * bs, g.end - g.start)?;
+            }
+            let pass = self.new_pass(ctl.now());
+            self.in_flight.push(pass);
+            if self.in_flight.len() == 2 {
+                self.mark_oldest_urgent(ctl)?;
+            }
         }
+        Ok(())
+    }
+
+    /// Marks what the oldest pass in flight lacks urgent, so the planner does not starve the
+    /// blocks hardest to reach while younger passes' blocks are plentiful (each pass would
+    /// otherwise wait ever longer for its last few blocks).
+    fn mark_oldest_urgent(&self, ctl: &mut TaskControl<'_>) -> Result<()> {
+        let oldest = self.in_flight[0].index;
         let bs = ctl.sets.block_sectors(ctl.task)?;
-        let region = self.region_lbns(ctl)?;
-        let (first, last) = (region.start / bs, region.end / bs);
-        let current_lacks: RangeSet<u64> = ctl.sets.wanted_ranges(ctl.task)?.map(|r| r.start / bs..r.end.div_ceil(bs)).collect();
-        let gaps: Vec<_> = current_lacks.gaps(&(first..last)).collect();
-        for g in gaps {
-            ctl.register(g.start * bs, g.end - g.start)?;
+        for (r, _) in self.reads.iter().filter(|(_, &n)| n == oldest) {
+            ctl.mark_urgent(r.start * bs..r.end * bs)?;
         }
-        self.next = Some(NextPass { pass: self.new_pass(ctl.now()), current_lacks });
         Ok(())
     }
 
     fn ask_again(&mut self, ctl: &mut TaskControl<'_>) {
-        let left = self.current.needed - self.current.got.min(self.current.needed);
-        ctl.notify_after(if self.next.is_some() { self.batch } else { self.batch.min(left.max(1)) });
+        let current = self.in_flight[0];
+        let left = current.needed - current.got.min(current.needed);
+        ctl.notify_after(if self.in_flight.len() > 1 { self.batch } else { self.batch.min(left.max(1)) });
     }
 
     /// Counts one block for `pass`, recording progress; true when that completes it.
@@ -346,29 +392,33 @@ impl BackgroundApp for Scan {
         self.delivered += blocks.len() as u64;
         let bs = ctl.sets.block_sectors(ctl.task)?;
         for d in blocks {
-            if self.current.got >= self.current.needed {
+            if self.in_flight[0].got >= self.in_flight[0].needed {
                 break; // surplus of the batch that finished a sampling pass
             }
             let block = d.lbn / bs;
-            if let Some(next) = self.next.as_mut() {
-                if !next.current_lacks.contains(&block) {
-                    Self::credit(&mut next.pass, self.region_blocks, d.time, &mut self.progress);
-                    continue;
+            // The oldest pass lacking it (the newest lacks every block delivered).
+            let mut owner = 0;
+            if self.next_pass_at.is_some() {
+                let reads = self.reads.get(&block).copied().unwrap_or(self.in_flight[0].index);
+                self.reads.insert(block..block + 1, reads + 1);
+                owner = (reads.saturating_sub(self.in_flight[0].index) as usize).min(self.in_flight.len() - 1);
+                if owner + 1 < self.in_flight.len() {
+                    // A younger pass lacks it too: wanted again.
+                    ctl.register(block * bs, 1)?;
                 }
-                // The current pass needed it; the next one needs it too.
-                next.current_lacks.remove(block..block + 1);
-                ctl.register(block * bs, 1)?;
             }
-            if Self::credit(&mut self.current, self.region_blocks, d.time, &mut self.progress) {
-                let c = self.current;
+            if Self::credit(&mut self.in_flight[owner], self.region_blocks, d.time, &mut self.progress) {
+                // Passes end oldest first: a younger one lacks all the older one lacks.
+                let c = self.in_flight[0];
                 self.done.push(PassRecord { start_ns: c.start, end_ns: d.time, blocks: c.needed });
-                if let Some(next) = self.next.take() {
-                    // The pass after starts, if it is time, once this batch is counted.
-                    self.current = next.pass;
+                if self.in_flight.len() > 1 {
+                    self.in_flight.remove(0);
+                    self.mark_oldest_urgent(ctl)?;
                 }
             }
         }
-        if self.current.got >= self.current.needed {
+        let current = self.in_flight[0];
+        if current.got >= current.needed {
             // A pass over with nothing overlapping it: a sampling pass leaves the rest of its
             // blocks unread; the next pass starts where it ended.
             let region = self.region_lbns(ctl)?;
@@ -376,7 +426,7 @@ impl BackgroundApp for Scan {
             if self.more_passes() {
                 let end = self.done.last().map_or(ctl.now(), |p| p.end_ns);
                 self.begin_pass(ctl)?;
-                self.current.start = end;
+                self.in_flight[0].start = end;
             }
         } else {
             self.maybe_start_next(ctl)?;

@@ -14,7 +14,7 @@ use std::time::Instant;
 use freeblock_disk::{AccessError, Disk, Drive, MediaAccess, Op, SimTime, TrackRun};
 use serde::{Deserialize, Serialize};
 
-use super::apps::{BackgroundApp, Promoted, Scan, TaskControl, TaskReport};
+use super::apps::{BackgroundApp, Promoted, Scan, TaskControl, TaskReport, DEFAULT_PASSES_IN_FLIGHT};
 use super::error::{FreeblockError, Result};
 use super::planner::{Planner, PlannerKind, Segment, Window};
 use super::sets::{BackgroundSets, Route, TaskId};
@@ -68,6 +68,11 @@ pub enum TaskSpec {
         /// Default: one pass at a time (paper 000).
         #[serde(default)]
         next_pass_at: Option<f64>,
+        /// With `next_pass_at`: the most passes under way at once (at least 2). A block goes
+        /// to the oldest pass lacking it, so more passes in flight keep more blocks wanted while
+        /// the oldest pass's tail is read. Default 2.
+        #[serde(default)]
+        passes_in_flight: Option<u32>,
     },
 }
 
@@ -150,7 +155,7 @@ impl TaskSpec {
     /// [`FreeblockError::Application`] for a fraction outside (0, 1] or a bad `next_pass_at`.
     pub fn build(&self, batch: u64) -> Result<Box<dyn BackgroundApp>> {
         match self {
-            TaskSpec::Scan { block_bytes, passes, fraction, first_lbn, blocks, next_pass_at } => {
+            TaskSpec::Scan { block_bytes, passes, fraction, first_lbn, blocks, next_pass_at, passes_in_flight } => {
                 if !(*fraction > 0.0 && *fraction <= 1.0) {
                     return Err(FreeblockError::Application(format!("a scan's fraction must be in (0, 1], not {fraction}")));
                 }
@@ -159,9 +164,10 @@ impl TaskSpec {
                     (f, b) => Some((f.unwrap_or(0), b.unwrap_or(u64::MAX))),
                 };
                 let scan = Scan::new(*block_bytes, *fraction, *passes, region, batch);
-                Ok(Box::new(match next_pass_at {
-                    Some(at) => scan.overlapping(*at)?,
-                    None => scan,
+                Ok(Box::new(match (next_pass_at, passes_in_flight) {
+                    (Some(at), n) => scan.overlapping(*at, n.unwrap_or(DEFAULT_PASSES_IN_FLIGHT))?,
+                    (None, Some(_)) => return Err(FreeblockError::Application("passes_in_flight needs next_pass_at (when the next pass starts)".into())),
+                    (None, None) => scan,
                 }))
             }
         }

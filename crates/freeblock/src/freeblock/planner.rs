@@ -344,6 +344,8 @@ impl Planner {
         let direct = disk.move_ns(w.head, dst.0, dst.1, w.fg_op);
         let slack = w.deadline.saturating_sub(w.free_at + direct);
         let rev = disk.revolution_ns();
+        // Time bounds count sectors; a plan's worth weighs urgent ones more.
+        let weight = sets.max_sector_weight();
         if slack * u64::from(self.max_spt) < rev {
             return Plan::default(); // not even one sector's time
         }
@@ -389,7 +391,7 @@ impl Planner {
         let bound = |e: SimTime, c: u32, step: i64| -> u64 {
             let z = zone_of(c);
             let spt = if step < 0 { zone_reach[z].1 } else { zone_reach[z].2 };
-            (slack.saturating_sub(e) * u64::from(spt)).div_ceil(rev)
+            (slack.saturating_sub(e) * u64::from(spt)).div_ceil(rev) * weight
         };
         let head_switch = disk.head_switch_ns();
         let (s, d) = (i64::from(src.0), i64::from(dst.0));
@@ -450,7 +452,7 @@ impl Planner {
                     continue;
                 }
                 // This cylinder's own tracks (the estimate counts a head switch some may not need).
-                let own = (slack.saturating_sub(e.saturating_sub(head_switch)) * u64::from(disk.layout().sectors_per_track(c))).div_ceil(rev);
+                let own = (slack.saturating_sub(e.saturating_sub(head_switch)) * u64::from(disk.layout().sectors_per_track(c))).div_ceil(rev) * weight;
                 if own <= best.wanted {
                     // The rest of this zone has the same sectors per track and no less extra
                     // seek: nothing there can beat the best either. Jump to the zone's edge.
@@ -480,7 +482,7 @@ impl Planner {
                 let x_head = HeadState { cylinder: c, surface: sf };
                 let to_dst = disk.move_ns(x_head, dst.0, dst.1, w.fg_op);
                 let e = (disk.move_ns(w.head, c, sf, bg_op) + to_dst).saturating_sub(direct);
-                if e >= slack || (slack - e) * u64::from(disk.layout().sectors_per_track(c)) / rev < best.wanted {
+                if e >= slack || (slack - e) * u64::from(disk.layout().sectors_per_track(c)) / rev * weight < best.wanted {
                     continue;
                 }
                 if examined >= budget {
@@ -515,7 +517,7 @@ impl Planner {
         self.zone_reach = zone_reach;
         // Chains: only when the best plan leaves room. A chain that is not one of the plans above
         // moves the heads at least once more, so it reads for at most the slack less a head switch.
-        let chain_room = |c: u32| (slack.saturating_sub(head_switch) * u64::from(disk.layout().sectors_per_track(c))).div_ceil(rev);
+        let chain_room = |c: u32| (slack.saturating_sub(head_switch) * u64::from(disk.layout().sectors_per_track(c))).div_ceil(rev) * weight;
         if self.kind == PlannerKind::MultiTrack && best.wanted < chain_room(src.0).max(chain_room(dst.0)) {
             let mut tracks = std::mem::take(&mut self.chain_tracks);
             tracks.clear();

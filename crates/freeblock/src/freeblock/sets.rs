@@ -7,10 +7,15 @@
 //! their size from LBN 0; a block is delivered once, when the last of its sectors has been
 //! transferred, by whatever route (free arc, foreground transfer, idle time, promotion).
 //!
-//! For the planner the sets also keep, summed over tasks, the wanted sectors of every track, of
-//! every cylinder and of every group of [`GROUP`] cylinders: enough to skip empty tracks and to jump
-//! over empty stretches of the disk without touching the range sets. On a 14-surface 8 TB drive
-//! that is 4 bytes per track, about 24 MB, whatever the sets look like.
+//! A task may mark some of its wanted sectors *urgent* (a repeated scan marks the blocks its oldest
+//! pass still lacks): the planner then weighs each such sector as [`URGENT_WEIGHT`] ordinary ones,
+//! so a sector that has waited long is not passed over for a few more that have not.
+//!
+//! For the planner the sets also keep, summed over tasks, the weight of the wanted sectors of every
+//! track, of every cylinder and of every group of [`GROUP`] cylinders (one per sector, more for an
+//! urgent one): enough to skip empty tracks and to jump over empty stretches of the disk without
+//! touching the range sets. On a 14-surface 8 TB drive that is 4 bytes per track, about 24 MB,
+//! whatever the sets look like.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -22,6 +27,9 @@ use super::error::{FreeblockError, Result};
 
 /// Cylinders per summary group.
 pub const GROUP: u32 = 64;
+
+/// What an urgent wanted sector weighs in the planner's choice, in ordinary wanted sectors.
+pub const URGENT_WEIGHT: u32 = 4;
 
 /// Identifies a registered task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
@@ -62,6 +70,8 @@ struct TaskSet {
     promoted: RangeSet<u64>,
     wanted_sectors: u64,
     promoted_sectors: u64,
+    /// The wanted sectors marked urgent (a subset of `wanted`).
+    urgent: RangeSet<u64>,
     /// Delivered and not yet handed to the task.
     pending: Vec<Delivery>,
     delivered_blocks: u64,
@@ -78,6 +88,8 @@ pub struct BackgroundSets {
     cylinder_wanted: Vec<u32>,
     group_wanted: Vec<u64>,
     total_wanted: u64,
+    /// Urgent sectors over all tasks.
+    total_urgent: u64,
     write_tasks: u32,
 }
 
@@ -96,6 +108,7 @@ impl BackgroundSets {
             surfaces,
             tasks: Vec::new(),
             total_wanted: 0,
+            total_urgent: 0,
             write_tasks: 0,
         }
     }
@@ -122,6 +135,7 @@ impl BackgroundSets {
             promoted: RangeSet::new(),
             wanted_sectors: 0,
             promoted_sectors: 0,
+            urgent: RangeSet::new(),
             pending: Vec::new(),
             delivered_blocks: 0,
         }));
@@ -186,7 +200,7 @@ impl BackgroundSets {
         let mut added = 0;
         for r in new {
             added += r.end - r.start;
-            self.count(&r, true);
+            self.count(&r, 1, true);
             let t = self.task_mut(task)?;
             t.wanted.insert(r);
         }
@@ -206,14 +220,39 @@ impl BackgroundSets {
         Ok(blocks)
     }
 
-    /// Adds (or takes away) the sectors of `r` to the per-track summary.
-    fn count(&mut self, r: &Range<u64>, add: bool) {
+    /// Marks `task`'s wanted sectors in `range` urgent (see [`URGENT_WEIGHT`]); they stay urgent
+    /// until transferred, aborted or promoted. Returns the sectors newly marked.
+    ///
+    /// # Errors
+    /// [`FreeblockError::UnknownTask`].
+    pub fn mark_urgent(&mut self, task: TaskId, range: Range<u64>) -> Result<u64> {
+        let t = self.task(task)?;
+        let wanted: Vec<Range<u64>> = t.wanted.overlapping(&range).map(|r| r.start.max(range.start)..r.end.min(range.end)).collect();
+        let new: Vec<Range<u64>> = wanted.iter().flat_map(|w| t.urgent.gaps(w).collect::<Vec<_>>()).collect();
+        let mut added = 0;
+        for r in new {
+            added += r.end - r.start;
+            self.count(&r, URGENT_WEIGHT - 1, true);
+            self.task_mut(task)?.urgent.insert(r);
+        }
+        self.total_urgent += added;
+        Ok(added)
+    }
+
+    /// The most one wanted sector can weigh for one task (for bounds on a plan's weight).
+    #[must_use]
+    pub fn max_sector_weight(&self) -> u64 {
+        if self.total_urgent > 0 { u64::from(URGENT_WEIGHT) } else { 1 }
+    }
+
+    /// Adds (or takes away) `weight` per sector of `r` to the per-track summary.
+    fn count(&mut self, r: &Range<u64>, weight: u32, add: bool) {
         let surfaces = self.surfaces;
         let (tracks, cyls, groups) = (&mut self.track_wanted, &mut self.cylinder_wanted, &mut self.group_wanted);
         self.disk
             .layout()
             .for_each_track_run(r.start, r.end - r.start, |run| {
-                let n = run.lbns;
+                let n = run.lbns * u64::from(weight);
                 let track = run.cylinder as usize * surfaces as usize + run.surface as usize;
                 let (c, g) = (run.cylinder as usize, (run.cylinder / GROUP) as usize);
                 if add {
@@ -279,7 +318,8 @@ impl BackgroundSets {
         Ok(())
     }
 
-    /// Takes `range` out of `task`'s wanted set and the summary; returns the pieces taken.
+    /// Takes `range` out of `task`'s wanted set (and urgent set) and the summary; returns the
+    /// pieces taken.
     fn take(&mut self, task: TaskId, range: &Range<u64>) -> Result<Vec<Range<u64>>> {
         let t = self.task_mut(task)?;
         let taken: Vec<Range<u64>> = t.wanted.overlapping(range).map(|r| r.start.max(range.start)..r.end.min(range.end)).collect();
@@ -288,9 +328,18 @@ impl BackgroundSets {
             t.wanted.remove(r.clone());
         }
         t.wanted_sectors -= n;
+        let urgent: Vec<Range<u64>> =
+            if t.urgent.is_empty() { Vec::new() } else { t.urgent.overlapping(range).map(|r| r.start.max(range.start)..r.end.min(range.end)).collect() };
+        for r in &urgent {
+            t.urgent.remove(r.clone());
+        }
         self.total_wanted -= n;
         for r in &taken {
-            self.count(r, false);
+            self.count(r, 1, false);
+        }
+        for r in &urgent {
+            self.total_urgent -= r.end - r.start;
+            self.count(r, URGENT_WEIGHT - 1, false);
         }
         Ok(taken)
     }
@@ -386,42 +435,50 @@ impl BackgroundSets {
         self.write_tasks > 0
     }
 
-    /// Wanted sectors on track `(cylinder, surface)`, summed over tasks.
+    /// Weight of the wanted sectors on track `(cylinder, surface)` (one per sector, more if
+    /// urgent), summed over tasks.
     #[inline]
     #[must_use]
     pub fn track_wanted(&self, cylinder: u32, surface: u32) -> u32 {
         self.track_wanted[cylinder as usize * self.surfaces as usize + surface as usize]
     }
 
-    /// Wanted sectors on a cylinder, summed over tasks.
+    /// Weight of the wanted sectors on a cylinder, summed over tasks.
     #[inline]
     #[must_use]
     pub fn cylinder_wanted(&self, cylinder: u32) -> u32 {
         self.cylinder_wanted[cylinder as usize]
     }
 
-    /// Wanted sectors in the group of [`GROUP`] cylinders holding `cylinder`.
+    /// Weight of the wanted sectors in the group of [`GROUP`] cylinders holding `cylinder`.
     #[inline]
     #[must_use]
     pub fn group_wanted(&self, cylinder: u32) -> u64 {
         self.group_wanted[(cylinder / GROUP) as usize]
     }
 
-    /// Adds, for each sector of an arc, how many tasks want it: `pieces` are `(lbns, position)`
-    /// as [`freeblock_disk::Layout::arc_lbns`] gives them; `weights[position]` is incremented.
+    /// Adds, for each sector of an arc, its weight summed over the tasks wanting it (one per
+    /// task, [`URGENT_WEIGHT`] where urgent): `pieces` are `(lbns, position)` as
+    /// [`freeblock_disk::Layout::arc_lbns`] gives them; `weights[position]` is incremented.
     pub fn mark_wanted(&self, pieces: &[(Range<u64>, u32)], weights: &mut [u16]) {
+        fn add(set: &RangeSet<u64>, pieces: &[(Range<u64>, u32)], weights: &mut [u16], weight: u16) {
+            for (r, position) in pieces {
+                for w in set.overlapping(r) {
+                    let (a, b) = (w.start.max(r.start), w.end.min(r.end));
+                    let p0 = *position as usize + (a - r.start) as usize;
+                    for x in &mut weights[p0..p0 + (b - a) as usize] {
+                        *x += weight;
+                    }
+                }
+            }
+        }
         for t in self.tasks.iter().flatten() {
             if t.wanted_sectors == 0 {
                 continue;
             }
-            for (r, position) in pieces {
-                for w in t.wanted.overlapping(r) {
-                    let (a, b) = (w.start.max(r.start), w.end.min(r.end));
-                    let p0 = *position as usize + (a - r.start) as usize;
-                    for x in &mut weights[p0..p0 + (b - a) as usize] {
-                        *x += 1;
-                    }
-                }
+            add(&t.wanted, pieces, weights, 1);
+            if !t.urgent.is_empty() {
+                add(&t.urgent, pieces, weights, (URGENT_WEIGHT - 1) as u16);
             }
         }
     }
@@ -431,7 +488,7 @@ impl BackgroundSets {
     #[must_use]
     pub fn memory_bytes(&self) -> u64 {
         let summary = self.track_wanted.capacity() * 4 + self.cylinder_wanted.capacity() * 4 + self.group_wanted.capacity() * 8;
-        let ranges: usize = self.tasks.iter().flatten().map(|t| t.wanted.iter().count() + t.promoted.iter().count()).sum();
+        let ranges: usize = self.tasks.iter().flatten().map(|t| t.wanted.iter().count() + t.promoted.iter().count() + t.urgent.iter().count()).sum();
         (summary + ranges * 48) as u64
     }
 
