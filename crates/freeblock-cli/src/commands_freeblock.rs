@@ -425,12 +425,12 @@ fn free_mining_plots(r: &FreeMiningReport, out: &Path) -> Result<Vec<String>, Bo
 fn free_mining_csvs(r: &FreeMiningReport, out: &Path) -> Result<Vec<String>, Box<dyn std::error::Error>> {
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.6}"));
     let mut s = String::from(
-        "scheduler,mpl,planner,sample_percent,requests,simulated_s,hit_cap,pass_s,pass_done,free_mb_s,piggyback_mb_s,potential_mb_s,media_share,efficiency,pass_efficiency,free_transfer_fraction,extra_seek_fraction,unused_fraction,passes_per_day,passes_per_day_extrapolated,response_mean_ms,fg_seek,fg_rotational_latency,fg_transfer,fg_idle,useful_with_mining,last_5pct_time_share,delayed_foreground,decisions\n",
+        "scheduler,mpl,planner,sample_percent,requests,simulated_s,hit_cap,pass_s,pass_done,free_mb_s,piggyback_mb_s,potential_mb_s,media_share,efficiency,pass_efficiency,free_transfer_fraction,extra_seek_fraction,unused_fraction,passes_per_day,passes_per_day_extrapolated,response_mean_ms,fg_seek,fg_rotational_latency,fg_transfer,fg_idle,useful_with_mining,last_5pct_time_share,delayed_foreground,decisions,repeated_passes_ended,repeated_interval_s,repeated_share\n",
     );
     for x in &r.runs {
         writeln!(
             s,
-            "{},{},{},{},{},{:.6},{},{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{},{},{}",
+            "{},{},{},{},{},{:.6},{},{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{},{},{},{},{},{}",
             x.scheduler,
             x.mpl,
             x.planner,
@@ -459,7 +459,10 @@ fn free_mining_csvs(r: &FreeMiningReport, out: &Path) -> Result<Vec<String>, Box
             x.useful_with_mining,
             opt(x.last_5pct_time_share),
             x.delayed_foreground,
-            x.decisions
+            x.decisions,
+            x.steady.map_or(String::new(), |st| st.passes.to_string()),
+            opt(x.steady.and_then(|st| st.interval_s)),
+            opt(x.steady.and_then(|st| st.share))
         )?;
     }
     let runs = out.join("free-mining.csv");

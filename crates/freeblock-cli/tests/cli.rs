@@ -170,8 +170,10 @@ fn repro_free_mining_quick_prints_every_figure_and_writes_its_files() {
     }
     assert!(text.contains("within") || text.contains("MISSES"));
     let csv = std::fs::read_to_string(dir.join("free-mining.csv")).unwrap();
-    // Quick: 2 schedulers × 2 MPLs, two-track at FCFS MPL 10, 5% and 10% samples for both planners.
-    assert_eq!(csv.lines().count(), 1 + 9, "{csv}");
+    // Quick: 2 schedulers × 2 MPLs, ours at FCFS MPL 10 (one pass and repeated), 5% and 10%
+    // samples for both planners.
+    assert_eq!(csv.lines().count(), 1 + 10, "{csv}");
+    assert!(text.contains("Repeated scans, steady state"), "{text}");
     for plot in ["paper000-fig8.svg", "paper000-fig8c.svg", "paper000-fig9.svg", "paper000-fig9c-single_track.svg", "paper000-fig10.svg"] {
         assert!(dir.join(plot).exists(), "{plot}");
     }
@@ -187,7 +189,8 @@ fn repro_free_mining_quick_prints_every_figure_and_writes_its_files() {
     let (a, b) = (json_run(), json_run());
     assert_eq!(a, b, "two runs differ");
     let runs = a["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 9);
+    assert_eq!(runs.len(), 10);
+    assert_eq!(runs.iter().filter(|r| r["steady"].is_object()).count(), 1);
     assert!(runs.iter().all(|r| r["delayed_foreground"] == 0));
     assert!(runs.iter().all(|r| r["free_mb_s"].as_f64().unwrap() > 0.0));
     // The 5% samples finish within the cap: a real pass time, not an extrapolation.

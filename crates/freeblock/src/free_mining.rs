@@ -971,6 +971,21 @@ mod tests {
     }
 
     #[test]
+    fn steady_state_counts_only_complete_passes() {
+        let pass = |start_s: u64, end_s: u64| PassRecord { start_ns: start_s * 1_000_000_000, end_ns: end_s * 1_000_000_000, blocks: 10 };
+        // Passes end at 100, 300 and 500 s: one every 200 s; 1000 MB per pass at a potential of
+        // 10 MB/s is half the potential.
+        let s = steady_state(&[pass(0, 100), pass(50, 300), pass(100, 500)], 1e9, 10.0);
+        assert_eq!((s.passes, s.interval_s), (3, Some(200.0)));
+        assert!((s.share.unwrap() - 0.5).abs() < 1e-12);
+        assert!((s.mean_pass_s.unwrap() - 250.0).abs() < 1e-9);
+        // One pass has no interval, none has no mean either.
+        let one = steady_state(&[pass(0, 100)], 1e9, 10.0);
+        assert_eq!((one.interval_s, one.share), (None, None));
+        assert_eq!(steady_state(&[], 1e9, 10.0).mean_pass_s, None);
+    }
+
+    #[test]
     fn media_bandwidth_of_the_atlas_is_near_the_papers() {
         let disk = Disk::new(library::get("atlas10k").unwrap().without_cache()).unwrap();
         let mb_s = media_mb_s(&disk);
@@ -981,9 +996,10 @@ mod tests {
     fn each_run_is_planned_once() {
         let c = FreeMiningConfig::default();
         let keys = plan_runs(&c);
-        // 40 grid runs; the comparison adds two-track for FCFS and SPTF at MPL 10 and 20; the
-        // samples add 10 + 10 (both full scans at FCFS MPL 20 are already there).
-        assert_eq!(keys.len(), 40 + 4 + 10 + 10);
+        // 40 grid runs; the comparison adds ours for FCFS and SPTF at MPL 10 and 20, one pass
+        // and repeated; the samples add 10 + 10 (both full scans at FCFS MPL 20 are already there).
+        assert_eq!(keys.len(), 40 + 4 + 4 + 10 + 10);
+        assert_eq!(keys.iter().filter(|k| k.overlap).count(), 4);
         for (i, k) in keys.iter().enumerate() {
             assert!(!keys[i + 1..].contains(k));
         }
