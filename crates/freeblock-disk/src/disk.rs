@@ -437,11 +437,11 @@ impl Disk {
         let mv = self.move_ns(head, cylinder, surface, op);
         let angles = self.layout.track_angles(cylinder, surface);
         let wait = self.wait_for(t + mv, angles.map_or(0, |a| a.sector_start(first)));
+        let media_start = t + mv + wait;
         let transfer = match angles {
-            Some(a) => self.transfer_ns(&a, t + mv + wait, first, u64::from(sectors)),
+            Some(a) => self.transfer_ns(&a, media_start, first, u64::from(sectors)),
             None => self.sectors_ns(u64::from(sectors), self.layout.sectors_per_track(cylinder)),
         };
-        let media_start = t + mv + wait;
         ArcAccess { move_ns: mv, wait_ns: wait, transfer_ns: transfer, media_start, end: media_start + transfer, head: HeadState { cylinder, surface } }
     }
 

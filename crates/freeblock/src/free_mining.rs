@@ -587,18 +587,15 @@ struct Outcome {
 
 fn run_one(disk: &Arc<Disk>, c: &FreeMiningConfig, key: RunKey, media: f64) -> Result<Outcome> {
     let workload = WorkloadSpec::Oltp(OltpSpec { think_time_ms: c.think_ms, ..OltpSpec::default() }).build(disk.capacity(), c.seed)?;
-    let scan = if key.overlap {
-        TaskSpec::Scan {
-            block_bytes: c.block_bytes,
-            passes: 0,
-            fraction: 1.0,
-            first_lbn: None,
-            blocks: None,
-            next_pass_at: Some(c.steady_next_pass_at),
-            passes_in_flight: Some(c.steady_passes_in_flight),
-        }
-    } else {
-        TaskSpec::Scan { block_bytes: c.block_bytes, passes: 1, fraction: key.sample_percent / 100.0, first_lbn: None, blocks: None, next_pass_at: None, passes_in_flight: None }
+    // One pass, or (overlap) passes until the run ends.
+    let scan = TaskSpec::Scan {
+        block_bytes: c.block_bytes,
+        passes: u32::from(!key.overlap),
+        fraction: key.sample_percent / 100.0,
+        first_lbn: None,
+        blocks: None,
+        next_pass_at: key.overlap.then_some(c.steady_next_pass_at),
+        passes_in_flight: key.overlap.then_some(c.steady_passes_in_flight),
     };
     let fb = Freeblock::new(
         Arc::clone(disk),
@@ -665,6 +662,12 @@ fn summarise(disk: &Disk, c: &FreeMiningConfig, key: RunKey, r: &RunReport, fb: 
     }
 }
 
+/// `pass_bytes` read every `seconds` as a share of `potential_mb_s` (`None` without time or
+/// potential).
+fn share_of_potential(pass_bytes: f64, seconds: f64, potential_mb_s: f64) -> Option<f64> {
+    (seconds > 0.0 && potential_mb_s > 0.0).then(|| pass_bytes / 1e6 / seconds / potential_mb_s)
+}
+
 /// The steady state of a repeated scan from its completed passes (`pass_bytes` each).
 #[must_use]
 pub fn steady_state(passes: &[PassRecord], pass_bytes: f64, potential_mb_s: f64) -> SteadyState {
@@ -672,7 +675,7 @@ pub fn steady_state(passes: &[PassRecord], pass_bytes: f64, potential_mb_s: f64)
         [first, .., last] => Some((last.end_ns - first.end_ns) as f64 / 1e9 / (passes.len() - 1) as f64),
         _ => None,
     };
-    let share = interval_s.filter(|&i| i > 0.0 && potential_mb_s > 0.0).map(|i| pass_bytes / 1e6 / i / potential_mb_s);
+    let share = interval_s.and_then(|i| share_of_potential(pass_bytes, i, potential_mb_s));
     let mean_pass_s = (!passes.is_empty()).then(|| passes.iter().map(|p| (p.end_ns - p.start_ns) as f64 / 1e9).sum::<f64>() / passes.len() as f64);
     SteadyState { passes: passes.len(), interval_s, share, mean_pass_s }
 }
@@ -837,7 +840,7 @@ pub fn free_mining(c: &FreeMiningConfig, progress: &(dyn Fn(usize, usize) + Sync
         let repeated = find_run(s, mpl, c.ours_planner, 100.0, true).map(|o| &o.row);
         let pass_bytes = capacity_bytes - capacity_bytes % c.block_bytes as f64;
         comparison.push(PlannerComparison {
-            paper_repeated_share: a.pass_s.filter(|&p| p > 0.0 && a.potential_mb_s > 0.0).map(|p| pass_bytes / 1e6 / p / a.potential_mb_s),
+            paper_repeated_share: a.pass_s.and_then(|p| share_of_potential(pass_bytes, p, a.potential_mb_s)),
             ours_repeated: repeated.and_then(|r| r.steady),
             ours_repeated_delayed: repeated.map_or(0, |r| r.delayed_foreground),
             scheduler: s.to_string(),

@@ -226,7 +226,7 @@ pub struct Scan {
     delivered: u64,
 }
 
-/// Passes in flight when overlapping and no number is given (paper-era two-pass overlap).
+/// Passes in flight when overlapping and no number is given.
 pub const DEFAULT_PASSES_IN_FLIGHT: u32 = 2;
 
 impl Scan {
@@ -308,9 +308,8 @@ impl Scan {
     }
 
     /// Starts further passes while the newest has gone far enough and fewer than the most are
-    /// in flight: what the newest pass has read is wanted again, for the one after. Called only
-    /// between batches, when every block read so far has been counted, so the task's wanted
-    /// set is exactly what the newest pass lacks.
+    /// in flight: what the newest pass has read (read more times than its index) is wanted
+    /// again, for the one after.
     fn maybe_start_next(&mut self, ctl: &mut TaskControl<'_>) -> Result<()> {
         let Some(at) = self.next_pass_at else { return Ok(()) };
         while self.in_flight.len() < self.max_in_flight && self.more_passes() {
@@ -319,12 +318,8 @@ impl Scan {
                 break;
             }
             let bs = ctl.sets.block_sectors(ctl.task)?;
-            let region = self.region_lbns(ctl)?;
-            let (first, last) = (region.start / bs, region.end / bs);
-            let newest_lacks: rangemap::RangeSet<u64> = ctl.sets.wanted_ranges(ctl.task)?.map(|r| r.start / bs..r.end.div_ceil(bs)).collect();
-            let gaps: Vec<_> = newest_lacks.gaps(&(first..last)).collect();
-            for g in gaps {
-                ctl.register(g.start * bs, g.end - g.start)?;
+            for (r, _) in self.reads.iter().filter(|(_, &n)| n > newest.index) {
+                ctl.register(r.start * bs, r.end - r.start)?;
             }
             let pass = self.new_pass(ctl.now());
             self.in_flight.push(pass);

@@ -62,9 +62,9 @@ pub enum TaskSpec {
         /// Blocks in the region. Default: to the end of the disk.
         #[serde(default)]
         blocks: Option<u64>,
-        /// Overlap passes: start the next pass once this fraction of the current one has been
-        /// read (0 = at once), so the next pass's blocks fill the rotational latency the
-        /// current pass's sparse tail leaves unused. Full scans of more than one pass only.
+        /// Overlap passes: start another pass once the newest has read this fraction of the
+        /// blocks (0 = at once), so younger passes' blocks fill the rotational latency the
+        /// oldest pass's sparse tail leaves unused. Full scans of more than one pass only.
         /// Default: one pass at a time (paper 000).
         #[serde(default)]
         next_pass_at: Option<f64>,
@@ -90,8 +90,8 @@ fn default_max_tracks() -> u32 {
 ///
 /// ```toml
 /// [freeblock]
-/// planner = "two_track"      # or "single_track" (paper 000 §4)
-/// max_tracks = 200           # other tracks examined per decision, 0 = no limit
+/// planner = "two_track"      # or "single_track" (paper 000 §4), or "multi_track"
+/// max_tracks = 100           # other tracks examined per decision, 0 = no limit
 /// piggyback = true           # foreground transfers of wanted blocks count
 /// idle_after_ms = 50         # also use idle time after 50 ms without requests (not free)
 /// [[freeblock.tasks]]

@@ -31,6 +31,20 @@ pub const GROUP: u32 = 64;
 /// What an urgent wanted sector weighs in the planner's choice, in ordinary wanted sectors.
 pub const URGENT_WEIGHT: u32 = 4;
 
+/// The parts of `set` inside `range`.
+fn clipped(set: &RangeSet<u64>, range: &Range<u64>) -> Vec<Range<u64>> {
+    set.overlapping(range).map(|r| r.start.max(range.start)..r.end.min(range.end)).collect()
+}
+
+/// The parts of `set` inside `range`, taken out of it.
+fn cut(set: &mut RangeSet<u64>, range: &Range<u64>) -> Vec<Range<u64>> {
+    let inside = clipped(set, range);
+    if !inside.is_empty() {
+        set.remove(range.clone());
+    }
+    inside
+}
+
 /// Identifies a registered task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct TaskId(pub u32);
@@ -227,8 +241,7 @@ impl BackgroundSets {
     /// [`FreeblockError::UnknownTask`].
     pub fn mark_urgent(&mut self, task: TaskId, range: Range<u64>) -> Result<u64> {
         let t = self.task(task)?;
-        let wanted: Vec<Range<u64>> = t.wanted.overlapping(&range).map(|r| r.start.max(range.start)..r.end.min(range.end)).collect();
-        let new: Vec<Range<u64>> = wanted.iter().flat_map(|w| t.urgent.gaps(w).collect::<Vec<_>>()).collect();
+        let new: Vec<Range<u64>> = clipped(&t.wanted, &range).iter().flat_map(|w| t.urgent.gaps(w).collect::<Vec<_>>()).collect();
         let mut added = 0;
         for r in new {
             added += r.end - r.start;
@@ -308,12 +321,8 @@ impl BackgroundSets {
     /// [`FreeblockError::UnknownTask`].
     pub fn complete_promoted(&mut self, task: TaskId, lbn: u64, sectors: u64, time: SimTime) -> Result<()> {
         let t = self.task_mut(task)?;
-        let range = lbn..lbn + sectors;
-        let done: Vec<Range<u64>> = t.promoted.overlapping(&range).map(|r| r.start.max(lbn)..r.end.min(range.end)).collect();
-        for r in &done {
-            t.promoted.remove(r.clone());
-            t.promoted_sectors -= r.end - r.start;
-        }
+        let done = cut(&mut t.promoted, &(lbn..lbn + sectors));
+        t.promoted_sectors -= done.iter().map(|r| r.end - r.start).sum::<u64>();
         Self::deliver(t, &done, time, Route::Promoted);
         Ok(())
     }
@@ -322,17 +331,10 @@ impl BackgroundSets {
     /// pieces taken.
     fn take(&mut self, task: TaskId, range: &Range<u64>) -> Result<Vec<Range<u64>>> {
         let t = self.task_mut(task)?;
-        let taken: Vec<Range<u64>> = t.wanted.overlapping(range).map(|r| r.start.max(range.start)..r.end.min(range.end)).collect();
+        let taken = cut(&mut t.wanted, range);
         let n: u64 = taken.iter().map(|r| r.end - r.start).sum();
-        for r in &taken {
-            t.wanted.remove(r.clone());
-        }
         t.wanted_sectors -= n;
-        let urgent: Vec<Range<u64>> =
-            if t.urgent.is_empty() { Vec::new() } else { t.urgent.overlapping(range).map(|r| r.start.max(range.start)..r.end.min(range.end)).collect() };
-        for r in &urgent {
-            t.urgent.remove(r.clone());
-        }
+        let urgent = cut(&mut t.urgent, range);
         self.total_wanted -= n;
         for r in &taken {
             self.count(r, 1, false);
@@ -490,14 +492,6 @@ impl BackgroundSets {
         let summary = self.track_wanted.capacity() * 4 + self.cylinder_wanted.capacity() * 4 + self.group_wanted.capacity() * 8;
         let ranges: usize = self.tasks.iter().flatten().map(|t| t.wanted.iter().count() + t.promoted.iter().count() + t.urgent.iter().count()).sum();
         (summary + ranges * 48) as u64
-    }
-
-    /// `task`'s wanted sectors, as ascending disjoint LBN ranges.
-    ///
-    /// # Errors
-    /// [`FreeblockError::UnknownTask`].
-    pub fn wanted_ranges(&self, task: TaskId) -> Result<impl Iterator<Item = Range<u64>> + '_> {
-        Ok(self.task(task)?.wanted.iter().cloned())
     }
 
     /// Number of disjoint wanted ranges over all tasks (how fragmented the sets are).
