@@ -66,12 +66,72 @@ fn free_means_free_for_every_foreground_scheduler() {
 fn two_track_planner_moves_at_least_as_much_as_single_track() {
     let disk = atlas();
     let one = oltp(&disk, SchedulerSpec::Fcfs, 20_000, Some(scan_config(PlannerKind::SingleTrack))).freeblock.unwrap();
-    let two = oltp(&disk, SchedulerSpec::Fcfs, 20_000, Some(scan_config(PlannerKind::TwoTrack))).freeblock.unwrap();
+    // Without balancing both take the most sectors each window, and two-track plans include
+    // every single-track plan.
+    let unbalanced = FreeblockConfig { balance: Some(false), ..scan_config(PlannerKind::TwoTrack) };
+    let two = oltp(&disk, SchedulerSpec::Fcfs, 20_000, Some(unbalanced)).freeblock.unwrap();
     assert!(two.totals.free_bytes >= one.totals.free_bytes, "two-track {} < single-track {}", two.totals.free_bytes, one.totals.free_bytes);
     // Early in a scan nearly every sector is wanted: the rotational latency is nearly all used.
     assert!(two.free_transfer_fraction > 0.8, "{}", two.free_transfer_fraction);
     let split = two.free_transfer_fraction + two.extra_seek_fraction + two.unused_fraction;
     assert!((split - 1.0).abs() < 1e-9, "the split covers the whole opportunity: {split}");
+}
+
+/// Counts the blocks of a whole-disk scan delivered in each tenth of the LBNs.
+struct TenthCounter {
+    capacity: u64,
+    counts: Arc<Mutex<[u64; 10]>>,
+}
+
+impl BackgroundApp for TenthCounter {
+    fn name(&self) -> String {
+        "tenths".into()
+    }
+    fn block_bytes(&self) -> u64 {
+        4096
+    }
+    fn start(&mut self, ctl: &mut TaskControl<'_>) -> freeblock::freeblock::error::Result<()> {
+        ctl.register_whole_disk()?;
+        Ok(())
+    }
+    fn on_blocks(&mut self, _ctl: &mut TaskControl<'_>, blocks: &[Delivery]) -> freeblock::freeblock::error::Result<()> {
+        let mut counts = self.counts.lock().unwrap();
+        for d in blocks {
+            counts[(d.lbn * 10 / self.capacity) as usize] += 1;
+        }
+        Ok(())
+    }
+    fn is_done(&self) -> bool {
+        false
+    }
+    fn report(&self) -> TaskReport {
+        TaskReport { name: self.name(), blocks_delivered: 0, block_bytes: 4096, passes: vec![], progress: vec![] }
+    }
+}
+
+/// A greedy planner leaves the inner zones (fewer sectors per track, fewer foreground visits
+/// per cylinder) behind; balancing keeps every part of the disk draining at the same pace.
+#[test]
+fn balancing_keeps_the_inner_zones_from_falling_behind() {
+    let disk = atlas();
+    let tenths = |balance: bool| {
+        let counts = Arc::new(Mutex::new([0u64; 10]));
+        let config = FreeblockConfig { planner: PlannerKind::MultiTrack, balance: Some(balance), ..FreeblockConfig::default() };
+        let mut fb = Freeblock::new(disk.clone(), config).unwrap();
+        fb.add_app(Box::new(TenthCounter { capacity: disk.capacity(), counts: counts.clone() })).unwrap();
+        let spec: WorkloadSpec = toml::from_str("type = \"oltp\"").unwrap();
+        let workload = spec.build(disk.capacity(), 7).unwrap();
+        let sim = SimConfig { scheduler: SchedulerSpec::Fcfs, mpl: 10, think_ms: 30.0, max_requests: 60_000, ..SimConfig::default() };
+        let report = Simulation::new(disk.clone(), workload, sim).with_freeblock(fb).run(None).unwrap();
+        assert_eq!(report.freeblock.unwrap().delayed_foreground, 0);
+        let counts = *counts.lock().unwrap();
+        counts
+    };
+    // Share of each tenth read, innermost over outermost: how far the inside lags.
+    let lag = |c: [u64; 10]| c[9] as f64 / c[0] as f64;
+    let (greedy, balanced) = (lag(tenths(false)), lag(tenths(true)));
+    assert!(greedy < 0.4, "without balancing the innermost tenth lags: {greedy:.3}");
+    assert!(balanced > 0.5 && balanced > 2.0 * greedy, "balanced {balanced:.3}, greedy {greedy:.3}");
 }
 
 /// Late in a pass the wanted sectors are scattered over the surfaces: chains through several

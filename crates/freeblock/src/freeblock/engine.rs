@@ -92,6 +92,7 @@ fn default_max_tracks() -> u32 {
 /// [freeblock]
 /// planner = "two_track"      # or "single_track" (paper 000 §4), or "multi_track"
 /// max_tracks = 100           # other tracks examined per decision, 0 = no limit
+/// balance = true             # weigh lagging parts of the disk more (default: not for single_track)
 /// piggyback = true           # foreground transfers of wanted blocks count
 /// idle_after_ms = 50         # also use idle time after 50 ms without requests (not free)
 /// [[freeblock.tasks]]
@@ -109,6 +110,11 @@ pub struct FreeblockConfig {
     /// [`DEFAULT_MAX_TRACKS`].
     #[serde(default = "default_max_tracks")]
     pub max_tracks: u32,
+    /// Whether the planner weighs the wanted sectors of the parts of the disk left behind more,
+    /// so the whole set drains evenly (see `planner::balance`). Default: on, except for
+    /// `single_track`, which stays paper 000's greedy.
+    #[serde(default)]
+    pub balance: Option<bool>,
     /// Whether foreground transfers of wanted sectors deliver them (paper 000 §6). Default true.
     #[serde(default = "default_true")]
     pub piggyback: bool,
@@ -132,11 +138,20 @@ pub struct FreeblockConfig {
     pub tasks: Vec<TaskSpec>,
 }
 
+impl FreeblockConfig {
+    /// Whether the planner balances: as configured, else for every planner but paper 000's.
+    #[must_use]
+    pub fn balances(&self) -> bool {
+        self.balance.unwrap_or(self.planner != PlannerKind::SingleTrack)
+    }
+}
+
 impl Default for FreeblockConfig {
     fn default() -> Self {
         Self {
             planner: PlannerKind::default(),
             max_tracks: DEFAULT_MAX_TRACKS,
+            balance: None,
             piggyback: true,
             idle_after_ms: None,
             batch_blocks: default_batch(),
@@ -238,6 +253,8 @@ pub struct FreeblockReport {
     pub planner: String,
     /// Decision budget (0 = none).
     pub max_tracks: u32,
+    /// Whether the planner balanced the wanted set across the disk.
+    pub balance: bool,
     /// Totals over the run.
     pub totals: Accounts,
     /// Simulated seconds covered.
@@ -323,7 +340,7 @@ impl Freeblock {
         let max_tracks = (config.max_tracks > 0).then_some(config.max_tracks);
         let mut fb = Self {
             sets: BackgroundSets::new(disk.clone()),
-            planner: Planner::new(&disk, config.planner, max_tracks),
+            planner: Planner::new(&disk, config.planner, max_tracks, config.balances()),
             timeline_ns: (config.timeline_s * 1e9) as u64,
             disk,
             apps: Vec::new(),
@@ -589,6 +606,7 @@ impl Freeblock {
         FreeblockReport {
             planner: self.planner.kind.to_string(),
             max_tracks: self.config.max_tracks,
+            balance: self.config.balances(),
             totals: *t,
             duration_s: secs,
             free_mb_s: mb_s(free),

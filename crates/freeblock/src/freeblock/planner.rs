@@ -34,7 +34,10 @@ use serde::{Deserialize, Serialize};
 
 use super::sets::{BackgroundSets, GROUP};
 
+mod balance;
 mod chain;
+
+pub use balance::{MAX_WEIGHT as BALANCE_MAX_WEIGHT, REFRESH_DECISIONS as BALANCE_REFRESH_DECISIONS, UNIT as BALANCE_UNIT};
 
 /// Which plans the planner may choose from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -147,6 +150,9 @@ pub struct Planner {
     /// Tracks a chain may use, and the chain search's own scratch space.
     chain_tracks: Vec<(u32, u32)>,
     chain: chain::ChainScratch,
+    /// Per-group weights that keep the wanted set draining evenly (`None`: every sector weighs
+    /// the same, as in paper 000). See [`balance`].
+    balance: Option<balance::Balance>,
 }
 
 /// A cursor walking cylinders in one direction from a start, up to a stop.
@@ -159,9 +165,9 @@ struct Cursor {
 }
 
 impl Planner {
-    /// A planner of `kind` for `disk`.
+    /// A planner of `kind` for `disk`, balancing the wanted set across the disk if `balance`.
     #[must_use]
-    pub fn new(disk: &Disk, kind: PlannerKind, max_tracks: Option<u32>) -> Self {
+    pub fn new(disk: &Disk, kind: PlannerKind, max_tracks: Option<u32>, balance: bool) -> Self {
         let zones = disk.layout().zone_table();
         let max_spt = zones.iter().map(|z| z.2).max().unwrap_or(1);
         let mut zone_reach: Vec<(u32, u32, u32)> = Vec::with_capacity(zones.len());
@@ -186,6 +192,28 @@ impl Planner {
             zone_reach,
             chain_tracks: Vec::new(),
             chain: chain::ChainScratch::default(),
+            balance: balance.then(|| balance::Balance::new(disk.layout())),
+        }
+    }
+
+    /// What one wanted sector on cylinder `c` weighs for balancing (1 without it).
+    #[inline]
+    fn balance_weight(&self, c: u32) -> u64 {
+        self.balance.as_ref().map_or(1, |b| b.weight(c))
+    }
+
+    /// The heaviest balance weight at cylinder `c` or further along direction `step`.
+    fn heaviest_along(&self, c: u32, step: i64) -> u64 {
+        self.balance.as_ref().map_or(1, |b| b.heaviest_along(c, step))
+    }
+
+    /// Multiplies the wanted weights of a pass on cylinder `c` by its group's balance weight.
+    fn balance_weights(&self, c: u32, weights: &mut [u16]) {
+        let m = self.balance_weight(c);
+        if m != 1 {
+            for x in weights {
+                *x = (u64::from(*x) * m).min(u64::from(u16::MAX)) as u16;
+            }
         }
     }
 
@@ -250,8 +278,10 @@ impl Planner {
         }
         self.pieces.clear();
         sets.disk().layout().arc_lbns(pass.cylinder, pass.surface, pass.first, pass.count, &mut self.pieces);
-        let w = if second { &mut self.weights_b } else { &mut self.weights_a };
-        sets.mark_wanted(&self.pieces, w);
+        let mut w = std::mem::take(if second { &mut self.weights_b } else { &mut self.weights_a });
+        sets.mark_wanted(&self.pieces, &mut w);
+        self.balance_weights(pass.cylinder, &mut w);
+        *(if second { &mut self.weights_b } else { &mut self.weights_a }) = w;
     }
 
     /// Best single-track plan on `(c, s)` reached by a move for `move_op` leaving at `leave`,
@@ -338,13 +368,17 @@ impl Planner {
             return Plan::default();
         }
         self.chain.forget();
+        if let Some(b) = self.balance.as_mut() {
+            b.refresh(sets);
+        }
         let disk = sets.disk();
         let bg_op = if sets.any_writes() { Op::Write } else { Op::Read };
         let (src, dst) = ((w.head.cylinder, w.head.surface), (w.dst.cylinder, w.dst.surface));
         let direct = disk.move_ns(w.head, dst.0, dst.1, w.fg_op);
         let slack = w.deadline.saturating_sub(w.free_at + direct);
         let rev = disk.revolution_ns();
-        // Time bounds count sectors; a plan's worth weighs urgent ones more.
+        // Time bounds count sectors; a plan's worth weighs urgent ones more, and balancing weighs
+        // each group's sectors by how far behind it is.
         let weight = sets.max_sector_weight();
         if slack * u64::from(self.max_spt) < rev {
             return Plan::default(); // not even one sector's time
@@ -430,14 +464,14 @@ impl Planner {
                         let c = cur.next as u32;
                         // A group or cylinder holding too few wanted sectors to beat the best
                         // (with, for a split, the most the source or destination pass adds).
-                        if sets.group_wanted(c) + split_adds <= best.wanted {
+                        if sets.group_wanted(c) * self.balance_weight(c) + split_adds <= best.wanted {
                             // Jump to the edge of this group in the cursor's direction.
                             let edge = if cur.step > 0 { i64::from((c / GROUP + 1) * GROUP) } else { i64::from((c / GROUP) * GROUP) - 1 };
                             cur.next = if cur.step > 0 { edge.min(cur.stop) } else { edge.max(cur.stop) };
                             continue;
                         }
                         cur.next += cur.step;
-                        if u64::from(sets.cylinder_wanted(c)) + split_adds > best.wanted {
+                        if u64::from(sets.cylinder_wanted(c)) * self.balance_weight(c) + split_adds > best.wanted {
                             heads[i] = Some((c, extra(c)));
                             break;
                         }
@@ -446,21 +480,28 @@ impl Planner {
                 let pick = heads.iter().enumerate().filter_map(|(i, h)| h.map(|(c, e)| (e, c, i))).min();
                 let Some((e, c, i)) = pick else { break };
                 heads[i] = None;
-                if e >= slack || bound(e, c, cursors[i].step) <= best.wanted {
+                if e >= slack || bound(e, c, cursors[i].step) * self.heaviest_along(c, cursors[i].step) <= best.wanted {
                     // Extra seek only grows along a cursor: it has nothing better left.
                     cursors[i].next = cursors[i].stop;
                     continue;
                 }
                 // This cylinder's own tracks (the estimate counts a head switch some may not need).
-                let own = (slack.saturating_sub(e.saturating_sub(head_switch)) * u64::from(disk.layout().sectors_per_track(c))).div_ceil(rev) * weight;
+                let own = (slack.saturating_sub(e.saturating_sub(head_switch)) * u64::from(disk.layout().sectors_per_track(c))).div_ceil(rev) * weight * self.balance_weight(c);
                 if own <= best.wanted {
                     // The rest of this zone has the same sectors per track and no less extra
-                    // seek: nothing there can beat the best either. Jump to the zone's edge.
+                    // seek: nothing there can beat the best either, up to a group that weighs
+                    // more. Jump to the zone's edge or that group, whichever comes first.
                     let z = zone_of(c);
-                    let edge = if cursors[i].step > 0 {
+                    let step = cursors[i].step;
+                    let edge = if step > 0 {
                         i64::from(zone_reach[z].0) + 1
                     } else {
                         z.checked_sub(1).map_or(-1, |p| i64::from(zone_reach[p].0))
+                    };
+                    let edge = match self.balance.as_ref().map(|b| b.heavier_from(c, step)) {
+                        Some(h) if step > 0 => edge.min(h),
+                        Some(h) => edge.max(h),
+                        None => edge,
                     };
                     let cur = &mut cursors[i];
                     cur.next = if cur.step > 0 { edge.min(cur.stop).max(cur.next) } else { edge.max(cur.stop).min(cur.next) };
@@ -472,7 +513,7 @@ impl Planner {
                 if (c, sf) == src || (c, sf) == dst {
                     continue;
                 }
-                let n = u64::from(sets.track_wanted(c, sf));
+                let n = u64::from(sets.track_wanted(c, sf)) * self.balance_weight(c);
                 // Pruning: neither the sectors there (plus, for a split, the most the source or
                 // destination pass holds) nor the time left after the extra seek can beat the best.
                 let reachable = if two { n + near_wanted } else { n };
@@ -482,7 +523,7 @@ impl Planner {
                 let x_head = HeadState { cylinder: c, surface: sf };
                 let to_dst = disk.move_ns(x_head, dst.0, dst.1, w.fg_op);
                 let e = (disk.move_ns(w.head, c, sf, bg_op) + to_dst).saturating_sub(direct);
-                if e >= slack || (slack - e) * u64::from(disk.layout().sectors_per_track(c)) / rev * weight < best.wanted {
+                if e >= slack || (slack - e) * u64::from(disk.layout().sectors_per_track(c)) / rev * weight * self.balance_weight(c) < best.wanted {
                     continue;
                 }
                 if examined >= budget {
@@ -517,13 +558,14 @@ impl Planner {
         self.zone_reach = zone_reach;
         // Chains: only when the best plan leaves room. A chain that is not one of the plans above
         // moves the heads at least once more, so it reads for at most the slack less a head switch.
-        let chain_room = |c: u32| (slack.saturating_sub(head_switch) * u64::from(disk.layout().sectors_per_track(c))).div_ceil(rev) * weight;
-        if self.kind == PlannerKind::MultiTrack && best.wanted < chain_room(src.0).max(chain_room(dst.0)) {
+        let chain_room = |c: u32| (slack.saturating_sub(head_switch) * u64::from(disk.layout().sectors_per_track(c))).div_ceil(rev) * weight * self.balance_weight(c);
+        let other = best.segments.iter().map(|g| (g.cylinder, g.surface)).find(|&t| t != src && t != dst);
+        let room = chain_room(src.0).max(chain_room(dst.0)).max(other.map_or(0, |t| chain_room(t.0)));
+        if self.kind == PlannerKind::MultiTrack && best.wanted < room {
             let mut tracks = std::mem::take(&mut self.chain_tracks);
             tracks.clear();
             // The best plan's other track, then the richest tracks on the source's, the
             // destination's and that track's cylinders (the chain takes the first few).
-            let other = best.segments.iter().map(|g| (g.cylinder, g.surface)).find(|&t| t != src && t != dst);
             let cylinders = [Some(src.0), Some(dst.0), other.map(|t| t.0)];
             for (i, &c) in cylinders.iter().enumerate() {
                 let Some(c) = c else { continue };
@@ -532,12 +574,12 @@ impl Planner {
                 }
                 tracks.extend((0..surfaces).map(|sf| (c, sf)).filter(|&t| sets.track_wanted(t.0, t.1) > 0 && t != src && t != dst && Some(t) != other));
             }
-            tracks.sort_by_key(|&(c, sf)| (std::cmp::Reverse(sets.track_wanted(c, sf)), c, sf));
+            tracks.sort_by_key(|&(c, sf)| (std::cmp::Reverse(u64::from(sets.track_wanted(c, sf)) * self.balance_weight(c)), c, sf));
             if let Some(t) = other {
                 tracks.insert(0, t);
             }
             // Nor can it read more than the lanes hold.
-            let held: u64 = tracks.iter().chain([&src, &dst]).map(|&(c, sf)| u64::from(sets.track_wanted(c, sf))).sum();
+            let held: u64 = tracks.iter().chain([&src, &dst]).map(|&(c, sf)| u64::from(sets.track_wanted(c, sf)) * self.balance_weight(c)).sum();
             if held > best.wanted {
                 if let Some(p) = self.chain(sets, w, &tracks, best.wanted) {
                     best = p;
