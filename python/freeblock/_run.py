@@ -212,7 +212,7 @@ class Result:
     @property
     def freeblock(self) -> dict[str, Any] | None:
         """Freeblock scheduling's results, or ``None`` when it was off: ``planner``,
-        ``max_tracks``, ``duration_s``, ``free_mb_s`` (free bandwidth: background transfers in
+        ``max_tracks``, ``balance``, ``duration_s``, ``free_mb_s`` (free bandwidth: background transfers in
         rotational latency plus piggybacked foreground reads), ``free_background_mb_s``,
         ``piggyback_mb_s``, ``potential_mb_s`` (rotational latency times media rate),
         ``efficiency`` (free / potential), the split of the potential time into

@@ -208,6 +208,7 @@ fn free_mining_text(r: &FreeMiningReport) -> String {
         "free transfer",
         "free MB/s",
         "scans/day",
+        "ours unbalanced",
         "ours: realised",
         "free transfer",
         "free MB/s",
@@ -223,6 +224,7 @@ fn free_mining_text(r: &FreeMiningReport) -> String {
             pct(x.paper_free_transfer),
             format!("{:.2}", x.paper_free_mb_s),
             format!("{:.1}", x.paper_scans_per_day),
+            x.ours_unbalanced_efficiency.map_or("-".into(), pct),
             pct(x.ours_efficiency),
             pct(x.ours_free_transfer),
             format!("{:.2}", x.ours_free_mb_s),
@@ -232,7 +234,7 @@ fn free_mining_text(r: &FreeMiningReport) -> String {
         ]);
     }
     s.push_str(&t.render());
-    let _ = writeln!(s, "(realised = free bandwidth ÷ potential free bandwidth over one whole pass; the paper's planner realised about half)");
+    let _ = writeln!(s, "(realised = free bandwidth ÷ potential free bandwidth over one whole pass; the paper's planner realised about half; \"ours unbalanced\" = ours with balance = false)");
     if r.comparison.iter().any(|x| x.ours_repeated.is_some()) {
         let _ = writeln!(
             s,
@@ -425,15 +427,16 @@ fn free_mining_plots(r: &FreeMiningReport, out: &Path) -> Result<Vec<String>, Bo
 fn free_mining_csvs(r: &FreeMiningReport, out: &Path) -> Result<Vec<String>, Box<dyn std::error::Error>> {
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.6}"));
     let mut s = String::from(
-        "scheduler,mpl,planner,sample_percent,requests,simulated_s,hit_cap,pass_s,pass_done,free_mb_s,piggyback_mb_s,potential_mb_s,media_share,efficiency,pass_efficiency,free_transfer_fraction,extra_seek_fraction,unused_fraction,passes_per_day,passes_per_day_extrapolated,response_mean_ms,fg_seek,fg_rotational_latency,fg_transfer,fg_idle,useful_with_mining,last_5pct_time_share,delayed_foreground,decisions,repeated_passes_ended,repeated_interval_s,repeated_share\n",
+        "scheduler,mpl,planner,balance,sample_percent,requests,simulated_s,hit_cap,pass_s,pass_done,free_mb_s,piggyback_mb_s,potential_mb_s,media_share,efficiency,pass_efficiency,free_transfer_fraction,extra_seek_fraction,unused_fraction,passes_per_day,passes_per_day_extrapolated,response_mean_ms,fg_seek,fg_rotational_latency,fg_transfer,fg_idle,useful_with_mining,last_5pct_time_share,delayed_foreground,decisions,repeated_passes_ended,repeated_interval_s,repeated_share\n",
     );
     for x in &r.runs {
         writeln!(
             s,
-            "{},{},{},{},{},{:.6},{},{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{:.6},{},{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{},{},{},{},{},{}",
             x.scheduler,
             x.mpl,
             x.planner,
+            x.balance,
             x.sample_percent,
             x.requests,
             x.simulated_s,

@@ -170,9 +170,10 @@ fn repro_free_mining_quick_prints_every_figure_and_writes_its_files() {
     }
     assert!(text.contains("within") || text.contains("MISSES"));
     let csv = std::fs::read_to_string(dir.join("free-mining.csv")).unwrap();
-    // Quick: 2 schedulers × 2 MPLs, ours at FCFS MPL 10 (one pass and repeated), 5% and 10%
-    // samples for both planners.
-    assert_eq!(csv.lines().count(), 1 + 10, "{csv}");
+    // Quick: 2 schedulers × 2 MPLs, ours at FCFS MPL 10 (one pass with and without balancing,
+    // and repeated), 5% and 10% samples for both planners.
+    assert_eq!(csv.lines().count(), 1 + 11, "{csv}");
+    assert!(text.contains("ours unbalanced"), "{text}");
     assert!(text.contains("Repeated scans, steady state"), "{text}");
     for plot in ["paper000-fig8.svg", "paper000-fig8c.svg", "paper000-fig9.svg", "paper000-fig9c-single_track.svg", "paper000-fig10.svg"] {
         assert!(dir.join(plot).exists(), "{plot}");

@@ -176,6 +176,18 @@ pub struct RunKey {
     /// A repeated full scan with overlapping passes, run for [`FreeMiningConfig::steady_requests`]
     /// (otherwise one pass).
     pub overlap: bool,
+    /// Whether the planner balances the wanted set across the disk (the planner's default,
+    /// except for the runs that show what balancing adds).
+    pub balance: bool,
+}
+
+impl RunKey {
+    /// A run with the planner's default balancing.
+    #[must_use]
+    pub fn new(scheduler: SchedulerSpec, mpl: u32, planner: PlannerKind, sample_percent: f64, overlap: bool) -> Self {
+        let balance = FreeblockConfig { planner, ..FreeblockConfig::default() }.balances();
+        Self { scheduler, mpl, planner, sample_percent, overlap, balance }
+    }
 }
 
 /// What one run achieved.
@@ -187,6 +199,8 @@ pub struct MiningRun {
     pub mpl: u32,
     /// Planner (`single_track` = paper 000's greedy; `two_track` and `multi_track` = ours).
     pub planner: String,
+    /// Whether the planner balanced the wanted set across the disk.
+    pub balance: bool,
     /// Share of the blocks the pass needed, %.
     pub sample_percent: f64,
     /// Foreground requests served.
@@ -342,6 +356,8 @@ pub struct PlannerComparison {
     pub paper_efficiency: f64,
     /// Ours (two-track).
     pub ours_efficiency: f64,
+    /// Ours without balancing (what balancing adds is the difference).
+    pub ours_unbalanced_efficiency: Option<f64>,
     /// Free-transfer share of the potential time, paper's planner.
     pub paper_free_transfer: f64,
     /// The same, ours.
@@ -405,11 +421,12 @@ pub struct FreeMiningReport {
 }
 
 impl FreeMiningReport {
-    /// The run for `key`, if it was made.
+    /// The one-pass run with `planner` at its default balancing, if it was made.
     #[must_use]
     pub fn run(&self, scheduler: SchedulerSpec, mpl: u32, planner: PlannerKind, sample_percent: f64) -> Option<&MiningRun> {
         let (s, p) = (scheduler.to_string(), planner.to_string());
-        self.runs.iter().find(|r| r.scheduler == s && r.mpl == mpl && r.planner == p && r.sample_percent == sample_percent)
+        let balance = RunKey::new(scheduler, mpl, planner, sample_percent, false).balance;
+        self.runs.iter().find(|r| r.scheduler == s && r.mpl == mpl && r.planner == p && r.sample_percent == sample_percent && r.balance == balance && r.steady.is_none())
     }
 }
 
@@ -555,20 +572,21 @@ pub fn plan_runs(c: &FreeMiningConfig) -> Vec<RunKey> {
     };
     for &scheduler in &c.schedulers {
         for &mpl in &c.mpls {
-            add(RunKey { scheduler, mpl, planner: c.paper_planner, sample_percent: 100.0, overlap: false });
+            add(RunKey::new(scheduler, mpl, c.paper_planner, 100.0, false));
         }
     }
     for &scheduler in &c.compare_schedulers {
         for &mpl in &c.compare_mpls {
             for planner in [PlannerKind::SingleTrack, c.ours_planner] {
-                add(RunKey { scheduler, mpl, planner, sample_percent: 100.0, overlap: false });
+                add(RunKey::new(scheduler, mpl, planner, 100.0, false));
             }
-            add(RunKey { scheduler, mpl, planner: c.ours_planner, sample_percent: 100.0, overlap: true });
+            add(RunKey { balance: false, ..RunKey::new(scheduler, mpl, c.ours_planner, 100.0, false) });
+            add(RunKey::new(scheduler, mpl, c.ours_planner, 100.0, true));
         }
     }
     for &planner in &c.sample_planners {
         for &p in &c.sample_percents {
-            add(RunKey { scheduler: c.detail_scheduler, mpl: c.detail_mpl, planner, sample_percent: p, overlap: false });
+            add(RunKey::new(c.detail_scheduler, c.detail_mpl, planner, p, false));
         }
     }
     keys
@@ -599,7 +617,7 @@ fn run_one(disk: &Arc<Disk>, c: &FreeMiningConfig, key: RunKey, media: f64) -> R
     };
     let fb = Freeblock::new(
         Arc::clone(disk),
-        FreeblockConfig { planner: key.planner, timeline_s: c.timeline_s, tasks: vec![scan], ..FreeblockConfig::default() },
+        FreeblockConfig { planner: key.planner, balance: Some(key.balance), timeline_s: c.timeline_s, tasks: vec![scan], ..FreeblockConfig::default() },
     )?;
     let max_requests = if key.overlap { c.steady_requests } else { c.max_requests };
     let sim = SimConfig { scheduler: key.scheduler, mpl: key.mpl, think_ms: c.think_ms, max_requests, ..SimConfig::default() };
@@ -631,6 +649,7 @@ fn summarise(disk: &Disk, c: &FreeMiningConfig, key: RunKey, r: &RunReport, fb: 
         scheduler: key.scheduler.to_string(),
         mpl: key.mpl,
         planner: key.planner.to_string(),
+        balance: key.balance,
         sample_percent: key.sample_percent,
         requests: r.requests,
         simulated_s: fb.duration_s,
@@ -756,9 +775,8 @@ pub fn free_mining(c: &FreeMiningConfig, progress: &(dyn Fn(usize, usize) + Sync
     }
     failed.sort();
     let failed_runs: Vec<String> = failed.into_iter().map(|(_, e)| e).collect();
-    let find_run = |s: SchedulerSpec, mpl: u32, p: PlannerKind, pct: f64, overlap: bool| {
-        keys.iter().position(|k| *k == RunKey { scheduler: s, mpl, planner: p, sample_percent: pct, overlap }).and_then(|i| outcomes[i].as_ref())
-    };
+    let find_key = |key: RunKey| keys.iter().position(|k| *k == key).and_then(|i| outcomes[i].as_ref());
+    let find_run = |s: SchedulerSpec, mpl: u32, p: PlannerKind, pct: f64, overlap: bool| find_key(RunKey::new(s, mpl, p, pct, overlap));
     let find = |s: SchedulerSpec, mpl: u32, p: PlannerKind, pct: f64| find_run(s, mpl, p, pct, false);
 
     let mut checks = Vec::new();
@@ -838,6 +856,7 @@ pub fn free_mining(c: &FreeMiningConfig, progress: &(dyn Fn(usize, usize) + Sync
         let (Some(a), Some(b)) = (find(s, mpl, PlannerKind::SingleTrack, 100.0), find(s, mpl, c.ours_planner, 100.0)) else { continue };
         let (a, b) = (&a.row, &b.row);
         let repeated = find_run(s, mpl, c.ours_planner, 100.0, true).map(|o| &o.row);
+        let unbalanced = find_key(RunKey { balance: false, ..RunKey::new(s, mpl, c.ours_planner, 100.0, false) }).map(|o| &o.row);
         let pass_bytes = capacity_bytes - capacity_bytes % c.block_bytes as f64;
         comparison.push(PlannerComparison {
             paper_repeated_share: a.pass_s.and_then(|p| share_of_potential(pass_bytes, p, a.potential_mb_s)),
@@ -847,6 +866,7 @@ pub fn free_mining(c: &FreeMiningConfig, progress: &(dyn Fn(usize, usize) + Sync
             mpl,
             paper_efficiency: a.efficiency,
             ours_efficiency: b.efficiency,
+            ours_unbalanced_efficiency: unbalanced.filter(|u| u.balance != b.balance).map(|u| u.efficiency),
             paper_free_transfer: a.free_transfer_fraction,
             ours_free_transfer: b.free_transfer_fraction,
             paper_free_mb_s: a.free_mb_s,
@@ -999,9 +1019,11 @@ mod tests {
     fn each_run_is_planned_once() {
         let c = FreeMiningConfig::default();
         let keys = plan_runs(&c);
-        // 40 grid runs; the comparison adds ours for FCFS and SPTF at MPL 10 and 20, one pass
-        // and repeated; the samples add 10 + 10 (both full scans at FCFS MPL 20 are already there).
-        assert_eq!(keys.len(), 40 + 4 + 4 + 10 + 10);
+        // 40 grid runs; the comparison adds ours for FCFS and SPTF at MPL 10 and 20: one pass
+        // with and without balancing, and repeated; the samples add 10 + 10 (both full scans at
+        // FCFS MPL 20 are already there).
+        assert_eq!(keys.len(), 40 + 4 + 4 + 4 + 10 + 10);
+        assert_eq!(keys.iter().filter(|k| k.planner == c.ours_planner && !k.balance).count(), 4);
         assert_eq!(keys.iter().filter(|k| k.overlap).count(), 4);
         for (i, k) in keys.iter().enumerate() {
             assert!(!keys[i + 1..].contains(k));
