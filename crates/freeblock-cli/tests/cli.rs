@@ -190,7 +190,7 @@ fn repro_free_mining_quick_prints_every_figure_and_writes_its_files() {
     let (a, b) = (json_run(), json_run());
     assert_eq!(a, b, "two runs differ");
     let runs = a["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 10);
+    assert_eq!(runs.len(), 11);
     assert_eq!(runs.iter().filter(|r| r["steady"].is_object()).count(), 1);
     assert!(runs.iter().all(|r| r["delayed_foreground"] == 0));
     assert!(runs.iter().all(|r| r["free_mb_s"].as_f64().unwrap() > 0.0));
