@@ -50,8 +50,8 @@ pub(super) struct Balance {
     heavier_up: Vec<i64>,
     /// Decisions left before the next refresh.
     countdown: u32,
-    /// The wanted total at the last refresh: when it grows, something was registered.
-    refreshed_at_total: u64,
+    /// The wanted total at the last decision: when it grows, something was registered.
+    last_total: u64,
 }
 
 impl Balance {
@@ -72,7 +72,7 @@ impl Balance {
             heavier_down: Vec::new(),
             heavier_up: Vec::new(),
             countdown: 0,
-            refreshed_at_total: 0,
+            last_total: 0,
         };
         b.summarise();
         b
@@ -81,13 +81,13 @@ impl Balance {
     /// Called once per decision: recomputes the weights from the wanted set when due.
     pub(super) fn refresh(&mut self, sets: &BackgroundSets) {
         let total = sets.total_wanted();
-        if self.countdown > 0 && total <= self.refreshed_at_total {
+        if self.countdown > 0 && total <= self.last_total {
             self.countdown -= 1;
-            self.refreshed_at_total = total;
+            self.last_total = total;
             return;
         }
         self.countdown = REFRESH_DECISIONS;
-        self.refreshed_at_total = total;
+        self.last_total = total;
         let wanted = |g: usize| sets.group_wanted(g as u32 * GROUP);
         let all: u64 = (0..self.weight.len()).map(wanted).sum();
         if all == 0 {
@@ -172,7 +172,7 @@ mod tests {
             heavier_down: Vec::new(),
             heavier_up: Vec::new(),
             countdown: 0,
-            refreshed_at_total: 0,
+            last_total: 0,
         };
         b.summarise();
         b
