@@ -185,8 +185,7 @@ impl RunKey {
     /// A run with the planner's default balancing.
     #[must_use]
     pub fn new(scheduler: SchedulerSpec, mpl: u32, planner: PlannerKind, sample_percent: f64, overlap: bool) -> Self {
-        let balance = FreeblockConfig { planner, ..FreeblockConfig::default() }.balances();
-        Self { scheduler, mpl, planner, sample_percent, overlap, balance }
+        Self { scheduler, mpl, planner, sample_percent, overlap, balance: planner.balances_by_default() }
     }
 }
 
@@ -425,7 +424,7 @@ impl FreeMiningReport {
     #[must_use]
     pub fn run(&self, scheduler: SchedulerSpec, mpl: u32, planner: PlannerKind, sample_percent: f64) -> Option<&MiningRun> {
         let (s, p) = (scheduler.to_string(), planner.to_string());
-        let balance = RunKey::new(scheduler, mpl, planner, sample_percent, false).balance;
+        let balance = planner.balances_by_default();
         self.runs.iter().find(|r| r.scheduler == s && r.mpl == mpl && r.planner == p && r.sample_percent == sample_percent && r.balance == balance && r.steady.is_none())
     }
 }

@@ -18,12 +18,17 @@ fn atlas() -> Arc<Disk> {
 }
 
 fn oltp(disk: &Arc<Disk>, scheduler: SchedulerSpec, requests: u64, fb: Option<FreeblockConfig>) -> RunReport {
+    oltp_with(disk, scheduler, requests, fb.map(|cfg| Freeblock::new(disk.clone(), cfg).unwrap()))
+}
+
+/// The same OLTP run with freeblock scheduling already set up (applications added).
+fn oltp_with(disk: &Arc<Disk>, scheduler: SchedulerSpec, requests: u64, fb: Option<Freeblock>) -> RunReport {
     let spec: WorkloadSpec = toml::from_str("type = \"oltp\"").unwrap();
     let workload = spec.build(disk.capacity(), 7).unwrap();
     let config = SimConfig { scheduler, mpl: 10, think_ms: 30.0, max_requests: requests, keep_records: true, ..SimConfig::default() };
     let mut sim = Simulation::new(disk.clone(), workload, config);
-    if let Some(cfg) = fb {
-        sim = sim.with_freeblock(Freeblock::new(disk.clone(), cfg).unwrap());
+    if let Some(fb) = fb {
+        sim = sim.with_freeblock(fb);
     }
     sim.run(None).unwrap()
 }
@@ -77,54 +82,23 @@ fn two_track_planner_moves_at_least_as_much_as_single_track() {
     assert!((split - 1.0).abs() < 1e-9, "the split covers the whole opportunity: {split}");
 }
 
-/// Counts the blocks of a whole-disk scan delivered in each tenth of the LBNs.
-struct TenthCounter {
-    capacity: u64,
-    counts: Arc<Mutex<[u64; 10]>>,
-}
-
-impl BackgroundApp for TenthCounter {
-    fn name(&self) -> String {
-        "tenths".into()
-    }
-    fn block_bytes(&self) -> u64 {
-        4096
-    }
-    fn start(&mut self, ctl: &mut TaskControl<'_>) -> freeblock::freeblock::error::Result<()> {
-        ctl.register_whole_disk()?;
-        Ok(())
-    }
-    fn on_blocks(&mut self, _ctl: &mut TaskControl<'_>, blocks: &[Delivery]) -> freeblock::freeblock::error::Result<()> {
-        let mut counts = self.counts.lock().unwrap();
-        for d in blocks {
-            counts[(d.lbn * 10 / self.capacity) as usize] += 1;
-        }
-        Ok(())
-    }
-    fn is_done(&self) -> bool {
-        false
-    }
-    fn report(&self) -> TaskReport {
-        TaskReport { name: self.name(), blocks_delivered: 0, block_bytes: 4096, passes: vec![], progress: vec![] }
-    }
-}
-
 /// A greedy planner leaves the inner zones (fewer sectors per track, fewer foreground visits
 /// per cylinder) behind; balancing keeps every part of the disk draining at the same pace.
 #[test]
 fn balancing_keeps_the_inner_zones_from_falling_behind() {
     let disk = atlas();
+    // Blocks of a whole-disk scan delivered in each tenth of the LBNs.
     let tenths = |balance: bool| {
-        let counts = Arc::new(Mutex::new([0u64; 10]));
+        let batches = Arc::new(Mutex::new(Vec::new()));
         let config = FreeblockConfig { planner: PlannerKind::MultiTrack, balance: Some(balance), ..FreeblockConfig::default() };
         let mut fb = Freeblock::new(disk.clone(), config).unwrap();
-        fb.add_app(Box::new(TenthCounter { capacity: disk.capacity(), counts: counts.clone() })).unwrap();
-        let spec: WorkloadSpec = toml::from_str("type = \"oltp\"").unwrap();
-        let workload = spec.build(disk.capacity(), 7).unwrap();
-        let sim = SimConfig { scheduler: SchedulerSpec::Fcfs, mpl: 10, think_ms: 30.0, max_requests: 60_000, ..SimConfig::default() };
-        let report = Simulation::new(disk.clone(), workload, sim).with_freeblock(fb).run(None).unwrap();
+        fb.add_app(Box::new(Recorder { batches: batches.clone(), block_bytes: 4096, regions: None })).unwrap();
+        let report = oltp_with(&disk, SchedulerSpec::Fcfs, 60_000, Some(fb));
         assert_eq!(report.freeblock.unwrap().delayed_foreground, 0);
-        let counts = *counts.lock().unwrap();
+        let mut counts = [0u64; 10];
+        for d in batches.lock().unwrap().iter().flatten() {
+            counts[(d.lbn * 10 / disk.capacity()) as usize] += 1;
+        }
         counts
     };
     // Share of each tenth read, innermost over outermost: how far the inside lags.
@@ -278,9 +252,13 @@ proptest! {
     }
 }
 
-/// A task written against the Rust API: registers two regions, records every batch.
+/// A task written against the Rust API: registers its regions (or the whole disk), records
+/// every batch.
 struct Recorder {
     batches: Arc<Mutex<Vec<Vec<Delivery>>>>,
+    block_bytes: u64,
+    /// `(first LBN, blocks)` to register; `None`: the whole disk.
+    regions: Option<Vec<(u64, u64)>>,
 }
 
 impl BackgroundApp for Recorder {
@@ -288,11 +266,19 @@ impl BackgroundApp for Recorder {
         "recorder".into()
     }
     fn block_bytes(&self) -> u64 {
-        8192
+        self.block_bytes
     }
     fn start(&mut self, ctl: &mut TaskControl<'_>) -> freeblock::freeblock::error::Result<()> {
-        ctl.register(0, 20_000)?;
-        ctl.register(1_000_000, 20_000)?;
+        match &self.regions {
+            Some(regions) => {
+                for &(lbn, blocks) in regions {
+                    ctl.register(lbn, blocks)?;
+                }
+            }
+            None => {
+                ctl.register_whole_disk()?;
+            }
+        }
         Ok(())
     }
     fn on_blocks(&mut self, ctl: &mut TaskControl<'_>, blocks: &[Delivery]) -> freeblock::freeblock::error::Result<()> {
@@ -304,7 +290,7 @@ impl BackgroundApp for Recorder {
         false
     }
     fn report(&self) -> TaskReport {
-        TaskReport { name: self.name(), blocks_delivered: 0, block_bytes: 8192, passes: vec![], progress: vec![] }
+        TaskReport { name: self.name(), blocks_delivered: 0, block_bytes: self.block_bytes, passes: vec![], progress: vec![] }
     }
 }
 
@@ -313,7 +299,7 @@ fn applications_get_each_block_once_in_batches() {
     let disk = atlas();
     let batches = Arc::new(Mutex::new(Vec::new()));
     let mut fb = Freeblock::new(disk.clone(), FreeblockConfig { batch_blocks: 1000, ..FreeblockConfig::default() }).unwrap();
-    fb.add_app(Box::new(Recorder { batches: batches.clone() })).unwrap();
+    fb.add_app(Box::new(Recorder { batches: batches.clone(), block_bytes: 8192, regions: Some(vec![(0, 20_000), (1_000_000, 20_000)]) })).unwrap();
     // A second task at the same time, over part of the same blocks.
     fb.add_app(TaskSpec::Scan { block_bytes: 4096, passes: 1, fraction: 1.0, first_lbn: Some(0), blocks: Some(1000), next_pass_at: None, passes_in_flight: None }.build(64).unwrap()).unwrap();
     let spec: WorkloadSpec = toml::from_str("type = \"random\"\ncount = 20000\nlocality = 0.0").unwrap_or_else(|_| WorkloadSpec::random_4k(20_000));

@@ -142,7 +142,7 @@ impl FreeblockConfig {
     /// Whether the planner balances: as configured, else for every planner but paper 000's.
     #[must_use]
     pub fn balances(&self) -> bool {
-        self.balance.unwrap_or(self.planner != PlannerKind::SingleTrack)
+        self.balance.unwrap_or(self.planner.balances_by_default())
     }
 }
 

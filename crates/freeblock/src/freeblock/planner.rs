@@ -56,6 +56,15 @@ pub enum PlannerKind {
     MultiTrack,
 }
 
+impl PlannerKind {
+    /// Whether this planner balances the wanted set unless told otherwise: ours do, paper
+    /// 000's greedy does not.
+    #[must_use]
+    pub fn balances_by_default(self) -> bool {
+        self != PlannerKind::SingleTrack
+    }
+}
+
 impl std::fmt::Display for PlannerKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -207,9 +216,8 @@ impl Planner {
         self.balance.as_ref().map_or(1, |b| b.heaviest_along(c, step))
     }
 
-    /// Multiplies the wanted weights of a pass on cylinder `c` by its group's balance weight.
-    fn balance_weights(&self, c: u32, weights: &mut [u16]) {
-        let m = self.balance_weight(c);
+    /// Multiplies a pass's wanted weights by its group's balance weight `m`.
+    fn scale_weights(weights: &mut [u16], m: u64) {
         if m != 1 {
             for x in weights {
                 *x = (u64::from(*x) * m).min(u64::from(u16::MAX)) as u16;
@@ -278,10 +286,10 @@ impl Planner {
         }
         self.pieces.clear();
         sets.disk().layout().arc_lbns(pass.cylinder, pass.surface, pass.first, pass.count, &mut self.pieces);
-        let mut w = std::mem::take(if second { &mut self.weights_b } else { &mut self.weights_a });
-        sets.mark_wanted(&self.pieces, &mut w);
-        self.balance_weights(pass.cylinder, &mut w);
-        *(if second { &mut self.weights_b } else { &mut self.weights_a }) = w;
+        let m = self.balance_weight(pass.cylinder);
+        let w = if second { &mut self.weights_b } else { &mut self.weights_a };
+        sets.mark_wanted(&self.pieces, w);
+        Self::scale_weights(w, m);
     }
 
     /// Best single-track plan on `(c, s)` reached by a move for `move_op` leaving at `leave`,
@@ -560,8 +568,7 @@ impl Planner {
         // moves the heads at least once more, so it reads for at most the slack less a head switch.
         let chain_room = |c: u32| (slack.saturating_sub(head_switch) * u64::from(disk.layout().sectors_per_track(c))).div_ceil(rev) * weight * self.balance_weight(c);
         let other = best.segments.iter().map(|g| (g.cylinder, g.surface)).find(|&t| t != src && t != dst);
-        let room = chain_room(src.0).max(chain_room(dst.0)).max(other.map_or(0, |t| chain_room(t.0)));
-        if self.kind == PlannerKind::MultiTrack && best.wanted < room {
+        if self.kind == PlannerKind::MultiTrack && best.wanted < chain_room(src.0).max(chain_room(dst.0)).max(other.map_or(0, |t| chain_room(t.0))) {
             let mut tracks = std::mem::take(&mut self.chain_tracks);
             tracks.clear();
             // The best plan's other track, then the richest tracks on the source's, the

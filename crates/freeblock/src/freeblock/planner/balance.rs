@@ -40,7 +40,6 @@ pub const REFRESH_DECISIONS: u32 = 1000;
 pub(super) struct Balance {
     /// Sectors in each group (its capacity).
     group_sectors: Vec<u64>,
-    disk_sectors: u64,
     weight: Vec<u16>,
     /// Per group: the heaviest weight of this and all lower / all higher groups.
     heaviest_down: Vec<u16>,
@@ -62,11 +61,14 @@ impl Balance {
         for c in 0..layout.cylinders() {
             group_sectors[(c / GROUP) as usize] += u64::from(layout.sectors_per_track(c)) * u64::from(layout.surfaces());
         }
-        let disk_sectors = group_sectors.iter().sum();
+        Self::with_weights(group_sectors, vec![UNIT; groups])
+    }
+
+    /// Groups of the given sizes and weights, summarised.
+    fn with_weights(group_sectors: Vec<u64>, weight: Vec<u16>) -> Self {
         let mut b = Self {
             group_sectors,
-            disk_sectors,
-            weight: vec![UNIT; groups],
+            weight,
             heaviest_down: Vec::new(),
             heaviest_up: Vec::new(),
             heavier_down: Vec::new(),
@@ -88,14 +90,17 @@ impl Balance {
         }
         self.countdown = REFRESH_DECISIONS;
         self.last_total = total;
-        let wanted = |g: usize| sets.group_wanted(g as u32 * GROUP);
-        let all: u64 = (0..self.weight.len()).map(wanted).sum();
+        let (mut all, mut disk_sectors) = (0u64, 0u64);
+        for (g, &sectors) in self.group_sectors.iter().enumerate() {
+            all += sets.group_wanted(g as u32 * GROUP);
+            disk_sectors += sectors;
+        }
         if all == 0 {
             return;
         }
-        let mean = all as f64 / self.disk_sectors as f64;
+        let mean = all as f64 / disk_sectors as f64;
         for (g, w) in self.weight.iter_mut().enumerate() {
-            let density = wanted(g) as f64 / self.group_sectors[g] as f64;
+            let density = sets.group_wanted(g as u32 * GROUP) as f64 / self.group_sectors[g] as f64;
             *w = (f64::from(UNIT) * density / mean).round().clamp(1.0, f64::from(MAX_WEIGHT)) as u16;
         }
         self.summarise();
@@ -161,26 +166,9 @@ impl Balance {
 mod tests {
     use super::*;
 
-    fn balance_with(weights: &[u16]) -> Balance {
-        let n = weights.len();
-        let mut b = Balance {
-            group_sectors: vec![1; n],
-            disk_sectors: n as u64,
-            weight: weights.to_vec(),
-            heaviest_down: Vec::new(),
-            heaviest_up: Vec::new(),
-            heavier_down: Vec::new(),
-            heavier_up: Vec::new(),
-            countdown: 0,
-            last_total: 0,
-        };
-        b.summarise();
-        b
-    }
-
     #[test]
     fn summaries_bound_and_stop_cursors() {
-        let b = balance_with(&[8, 3, 20, 8, 8, 2]);
+        let b = Balance::with_weights(vec![1; 6], vec![8, 3, 20, 8, 8, 2]);
         let g = |i: u32| i * GROUP;
         assert_eq!(b.heaviest_along(g(1), -1), 8);
         assert_eq!(b.heaviest_along(g(3), -1), 20);

@@ -158,7 +158,7 @@ impl Planner {
                     self.pieces.clear();
                     disk.layout().arc_lbns(c, s, pass.first, pass.count, &mut self.pieces);
                     sets.mark_wanted(&self.pieces, &mut scratch.weights);
-                    self.balance_weights(c, &mut scratch.weights);
+                    Self::scale_weights(&mut scratch.weights, self.balance_weight(c));
                 }
                 pass
             };
