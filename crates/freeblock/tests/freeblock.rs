@@ -180,8 +180,12 @@ fn urgent_sectors_weigh_more_until_transferred() {
     let w = u64::from(URGENT_WEIGHT);
     assert_eq!((u64::from(track(&s)), s.max_sector_weight()), (8 + 24 * w, w));
     let mut weights = vec![0u16; 40];
-    s.mark_wanted(&[(0..40, 0)], &mut weights);
+    s.mark_wanted(&[(0..40, 0)], &mut weights, 1);
     assert_eq!((weights[7], weights[8], weights[31], weights[32]), (1, URGENT_WEIGHT as u16, URGENT_WEIGHT as u16, 0));
+    // Scaled (balancing): every weight times the scale.
+    let mut scaled = vec![0u16; 40];
+    s.mark_wanted(&[(0..40, 0)], &mut scaled, 8);
+    assert_eq!((scaled[7], scaled[8], scaled[32]), (8, 8 * URGENT_WEIGHT as u16, 0));
     // Transferred or aborted sectors lose their urgency with their wantedness; registered again,
     // they are ordinary.
     s.transferred(8..16, 5, Route::Free, None);

@@ -208,21 +208,17 @@ impl Planner {
     /// What one wanted sector on cylinder `c` weighs for balancing (1 without it).
     #[inline]
     fn balance_weight(&self, c: u32) -> u64 {
+        u64::from(self.balance_scale(c))
+    }
+
+    /// [`Self::balance_weight`] as the per-sector scale of [`BackgroundSets::mark_wanted`].
+    fn balance_scale(&self, c: u32) -> u16 {
         self.balance.as_ref().map_or(1, |b| b.weight(c))
     }
 
     /// The heaviest balance weight at cylinder `c` or further along direction `step`.
     fn heaviest_along(&self, c: u32, step: i64) -> u64 {
         self.balance.as_ref().map_or(1, |b| b.heaviest_along(c, step))
-    }
-
-    /// Multiplies a pass's wanted weights by its group's balance weight `m`.
-    fn scale_weights(weights: &mut [u16], m: u64) {
-        if m != 1 {
-            for x in weights {
-                *x = (u64::from(*x) * m).min(u64::from(u16::MAX)) as u16;
-            }
-        }
     }
 
     /// The first sector of a track to start at or after `t`, and when it starts.
@@ -286,10 +282,9 @@ impl Planner {
         }
         self.pieces.clear();
         sets.disk().layout().arc_lbns(pass.cylinder, pass.surface, pass.first, pass.count, &mut self.pieces);
-        let m = self.balance_weight(pass.cylinder);
+        let scale = self.balance_scale(pass.cylinder);
         let w = if second { &mut self.weights_b } else { &mut self.weights_a };
-        sets.mark_wanted(&self.pieces, w);
-        Self::scale_weights(w, m);
+        sets.mark_wanted(&self.pieces, w, scale);
     }
 
     /// Best single-track plan on `(c, s)` reached by a move for `move_op` leaving at `leave`,

@@ -461,15 +461,17 @@ impl BackgroundSets {
 
     /// Adds, for each sector of an arc, its weight summed over the tasks wanting it (one per
     /// task, [`URGENT_WEIGHT`] where urgent): `pieces` are `(lbns, position)` as
-    /// [`freeblock_disk::Layout::arc_lbns`] gives them; `weights[position]` is incremented.
-    pub fn mark_wanted(&self, pieces: &[(Range<u64>, u32)], weights: &mut [u16]) {
+    /// [`freeblock_disk::Layout::arc_lbns`] gives them; `weights[position]` is incremented. Each
+    /// weight is multiplied by `scale` on the way in (the planner's balancing: one pass over the
+    /// arc instead of a second to scale it).
+    pub fn mark_wanted(&self, pieces: &[(Range<u64>, u32)], weights: &mut [u16], scale: u16) {
         fn add(set: &RangeSet<u64>, pieces: &[(Range<u64>, u32)], weights: &mut [u16], weight: u16) {
             for (r, position) in pieces {
                 for w in set.overlapping(r) {
                     let (a, b) = (w.start.max(r.start), w.end.min(r.end));
                     let p0 = *position as usize + (a - r.start) as usize;
                     for x in &mut weights[p0..p0 + (b - a) as usize] {
-                        *x += weight;
+                        *x = x.saturating_add(weight);
                     }
                 }
             }
@@ -478,9 +480,9 @@ impl BackgroundSets {
             if t.wanted_sectors == 0 {
                 continue;
             }
-            add(&t.wanted, pieces, weights, 1);
+            add(&t.wanted, pieces, weights, scale);
             if !t.urgent.is_empty() {
-                add(&t.urgent, pieces, weights, (URGENT_WEIGHT - 1) as u16);
+                add(&t.urgent, pieces, weights, (URGENT_WEIGHT - 1) as u16 * scale);
             }
         }
     }

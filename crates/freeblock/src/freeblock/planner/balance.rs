@@ -138,8 +138,8 @@ impl Balance {
 
     /// What one wanted sector on cylinder `c` weighs.
     #[inline]
-    pub(super) fn weight(&self, c: u32) -> u64 {
-        u64::from(self.weight[(c / GROUP) as usize])
+    pub(super) fn weight(&self, c: u32) -> u16 {
+        self.weight[(c / GROUP) as usize]
     }
 
     /// The heaviest group at cylinder `c` or further along direction `step`.

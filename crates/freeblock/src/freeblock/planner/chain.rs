@@ -157,8 +157,7 @@ impl Planner {
                 if pass.count > 0 && sets.track_wanted(c, s) > 0 {
                     self.pieces.clear();
                     disk.layout().arc_lbns(c, s, pass.first, pass.count, &mut self.pieces);
-                    sets.mark_wanted(&self.pieces, &mut scratch.weights);
-                    Self::scale_weights(&mut scratch.weights, self.balance_weight(c));
+                    sets.mark_wanted(&self.pieces, &mut scratch.weights, self.balance_scale(c));
                 }
                 pass
             };
