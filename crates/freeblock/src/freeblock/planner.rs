@@ -162,6 +162,19 @@ pub struct Planner {
     /// Per-group weights that keep the wanted set draining evenly (`None`: every sector weighs
     /// the same, as in paper 000). See [`balance`].
     balance: Option<balance::Balance>,
+    /// The current decision's source and destination tracks.
+    near: [NearTrack; 2],
+}
+
+/// The source or destination track of a decision. Every split weighs a pass over one of them
+/// again (from a different start, or for a different length), so the two-track planners weigh
+/// each whole track once, on first use, and copy the passes out of it.
+#[derive(Debug, Clone, Default)]
+struct NearTrack {
+    track: (u32, u32),
+    angles: Option<TrackAngles>,
+    /// The weight of every sector of the track, by sector number (empty until first used).
+    weights: Vec<u16>,
 }
 
 /// A cursor walking cylinders in one direction from a start, up to a stop.
@@ -202,6 +215,7 @@ impl Planner {
             chain_tracks: Vec::new(),
             chain: chain::ChainScratch::default(),
             balance: balance.then(|| balance::Balance::new(disk.layout())),
+            near: Default::default(),
         }
     }
 
@@ -272,6 +286,11 @@ impl Planner {
         disk.layout().track_angles(c, s).expect("planned tracks exist")
     }
 
+    /// [`Self::angles`], looked up once per decision for the source and destination tracks.
+    fn track_angles(&self, disk: &Disk, c: u32, s: u32) -> TrackAngles {
+        self.near.iter().find(|n| n.track == (c, s)).and_then(|n| n.angles).unwrap_or_else(|| Self::angles(disk, c, s))
+    }
+
     /// Fills `weights` with how many tasks want each sector of `pass`.
     fn weigh(&mut self, sets: &BackgroundSets, pass: &Pass, second: bool) {
         let w = if second { &mut self.weights_b } else { &mut self.weights_a };
@@ -279,6 +298,28 @@ impl Planner {
         w.resize(pass.count as usize, 0);
         if pass.count == 0 || sets.track_wanted(pass.cylinder, pass.surface) == 0 {
             return;
+        }
+        let track = (pass.cylinder, pass.surface);
+        if self.kind != PlannerKind::SingleTrack {
+            if let Some(i) = self.near.iter().position(|n| n.track == track) {
+                if self.near[i].weights.is_empty() {
+                    let scale = self.balance_scale(pass.cylinder);
+                    let mut full = std::mem::take(&mut self.near[i].weights);
+                    full.resize(pass.spt as usize, 0);
+                    self.pieces.clear();
+                    sets.disk().layout().arc_lbns(pass.cylinder, pass.surface, 0, pass.spt, &mut self.pieces);
+                    sets.mark_wanted(&self.pieces, &mut full, scale);
+                    self.near[i].weights = full;
+                }
+                let w = if second { &mut self.weights_b } else { &mut self.weights_a };
+                let full = &self.near[i].weights;
+                // The pass runs from sector `first` round the track (at most once).
+                let (first, count) = (pass.first as usize, pass.count as usize);
+                let head = count.min(full.len() - first);
+                w[..head].copy_from_slice(&full[first..first + head]);
+                w[head..].copy_from_slice(&full[..count - head]);
+                return;
+            }
         }
         self.pieces.clear();
         sets.disk().layout().arc_lbns(pass.cylinder, pass.surface, pass.first, pass.count, &mut self.pieces);
@@ -293,7 +334,7 @@ impl Planner {
     fn single(&mut self, sets: &BackgroundSets, head: HeadState, leave: SimTime, c: u32, s: u32, move_op: Op, until: SimTime) -> Plan {
         let disk = sets.disk();
         let arrive = leave + disk.move_ns(head, c, s, move_op);
-        let pass = Self::pass(disk, &Self::angles(disk, c, s), c, s, arrive, until);
+        let pass = Self::pass(disk, &self.track_angles(disk, c, s), c, s, arrive, until);
         self.weigh(sets, &pass, false);
         if self.kind == PlannerKind::MultiTrack {
             self.chain.remember(&pass, &self.weights_a);
@@ -308,8 +349,10 @@ impl Planner {
     ///
     /// Plans that read nothing on `b` are left out: their timing assumed the move to `b`, which
     /// is not always longer than the move from `a` straight to the destination (seek curves need
-    /// not be subadditive), and the single-track plan on `a` covers them anyway.
-    fn split(&mut self, sets: &BackgroundSets, head: HeadState, leave: SimTime, a: (u32, u32, Op), b: (u32, u32, Op), until: SimTime) -> Plan {
+    /// not be subadditive), and the single-track plan on `a` covers them anyway. Splits that
+    /// cannot move more than `beat` (the caller's best so far) are not timed exactly.
+    #[allow(clippy::too_many_arguments)]
+    fn split(&mut self, sets: &BackgroundSets, head: HeadState, leave: SimTime, a: (u32, u32, Op), b: (u32, u32, Op), until: SimTime, beat: u64) -> Plan {
         let disk = sets.disk();
         let a_head = HeadState { cylinder: a.0, surface: a.1 };
         let a_arrive = leave + disk.move_ns(head, a.0, a.1, a.2);
@@ -317,8 +360,8 @@ impl Planner {
         if a_arrive + move_ab > until {
             return Plan::default();
         }
-        let pa = Self::pass(disk, &Self::angles(disk, a.0, a.1), a.0, a.1, a_arrive, until - move_ab);
-        let b_angles = Self::angles(disk, b.0, b.1);
+        let pa = Self::pass(disk, &self.track_angles(disk, a.0, a.1), a.0, a.1, a_arrive, until - move_ab);
+        let b_angles = self.track_angles(disk, b.0, b.1);
         let pb = Self::pass(disk, &b_angles, b.0, b.1, a_arrive + move_ab, until);
         self.weigh(sets, &pa, false);
         self.weigh(sets, &pb, true);
@@ -329,13 +372,14 @@ impl Planner {
         }
         self.prefix_b.clear();
         self.prefix_b.push(0);
-        let mut acc = 0u32;
-        for &x in &self.weights_b {
-            acc += u32::from(x);
-            self.prefix_b.push(acc);
-        }
+        self.prefix_b.extend(self.weights_b.iter().scan(0u32, |acc, &x| {
+            *acc += u32::from(x);
+            Some(*acc)
+        }));
         let mut best = Plan::default();
         let mut a_sum = 0u64;
+        let rev = u128::from(disk.revolution_ns());
+        let b_total = self.prefix_b[pb.count as usize];
         for k in 0..=pa.count as usize {
             if k > 0 {
                 a_sum += u64::from(self.weights_a[k - 1]);
@@ -343,6 +387,16 @@ impl Planner {
             // Leaving in the middle of a run of wanted sectors can only lose: try the ends.
             let run_end = k == 0 || (self.weights_a[k - 1] > 0 && (k == pa.count as usize || self.weights_a[k] == 0));
             if !run_end {
+                continue;
+            }
+            // Before timing it exactly: at best, `b` is read from the sector its nominal sector
+            // clock gives for the earliest departure (less a sector for rounding) to the pass's end.
+            let depart_at_least = pa.start + (k as u128 * rev / u128::from(pa.spt)) as SimTime;
+            let since = (depart_at_least + move_ab).saturating_sub(pb.start + 1);
+            // (Within the pass's last sector of a whole revolution, `b`'s clock wraps to its first.)
+            let clock = (u128::from(since) * u128::from(pb.spt) / rev) as usize;
+            let skipped_b = if clock + 1 < pb.spt as usize { clock.saturating_sub(1).min(pb.count as usize) } else { 0 };
+            if a_sum + u64::from(b_total - self.prefix_b[skipped_b]) <= best.wanted.max(beat) {
                 continue;
             }
             let depart = if k == 0 { a_arrive } else { Self::after(disk, &pa, k as u32) };
@@ -371,10 +425,15 @@ impl Planner {
             return Plan::default();
         }
         self.chain.forget();
+        let disk = sets.disk();
+        for (n, (c, s)) in self.near.iter_mut().zip([(w.head.cylinder, w.head.surface), (w.dst.cylinder, w.dst.surface)]) {
+            n.track = (c, s);
+            n.angles = Some(Self::angles(disk, c, s));
+            n.weights.clear();
+        }
         if let Some(b) = self.balance.as_mut() {
             b.refresh(sets);
         }
-        let disk = sets.disk();
         let bg_op = if sets.any_writes() { Op::Write } else { Op::Read };
         let (src, dst) = ((w.head.cylinder, w.head.surface), (w.dst.cylinder, w.dst.surface));
         let direct = disk.move_ns(w.head, dst.0, dst.1, w.fg_op);
@@ -408,7 +467,7 @@ impl Planner {
             near_wanted = near_wanted.max(p.wanted);
             consider(&mut best, p);
             if two && (sets.track_wanted(src.0, src.1) > 0 || sets.track_wanted(dst.0, dst.1) > 0) {
-                let p = self.split(sets, w.head, w.free_at, (src.0, src.1, bg_op), (dst.0, dst.1, w.fg_op), w.deadline);
+                let p = self.split(sets, w.head, w.free_at, (src.0, src.1, bg_op), (dst.0, dst.1, w.fg_op), w.deadline, best.wanted);
                 consider(&mut best, p);
             }
         }
@@ -547,10 +606,10 @@ impl Planner {
                 }
                 if two && in_reach > 0 && in_reach + near_wanted > best.wanted {
                     if can_end_here {
-                        let p = self.split(sets, w.head, w.free_at, (src.0, src.1, bg_op), (c, sf, bg_op), until);
+                        let p = self.split(sets, w.head, w.free_at, (src.0, src.1, bg_op), (c, sf, bg_op), until, best.wanted);
                         consider(&mut best, p);
                     }
-                    let p = self.split(sets, w.head, w.free_at, (c, sf, bg_op), (dst.0, dst.1, w.fg_op), w.deadline);
+                    let p = self.split(sets, w.head, w.free_at, (c, sf, bg_op), (dst.0, dst.1, w.fg_op), w.deadline, best.wanted);
                     consider(&mut best, p);
                 }
             }
