@@ -238,11 +238,11 @@ fn free_mining_text(r: &FreeMiningReport) -> String {
     if r.comparison.iter().any(|x| x.ours_repeated.is_some()) {
         let _ = writeln!(
             s,
-            "\nRepeated scans, steady state: the greedy one pass at a time (as in the paper) and ours ({}) with passes overlapping (up to {} in flight, the next starting when the newest is {:.0}% read; {} foreground requests)",
+            "\nRepeated scans, steady state: the greedy one pass at a time (as in the paper) and ours ({}) with passes overlapping (up to {} in flight, the next starting when the newest is {:.0}% read; {:.0} simulated seconds each)",
             c.ours_planner,
             c.steady_passes_in_flight,
             100.0 * c.steady_next_pass_at,
-            c.steady_requests
+            c.steady_s
         );
         let mut t = Table::new(["scheduler", "MPL", "greedy: share", "ours: passes ended", "interval", "pass start→end", "ours: share", "vs target ≥ 70%", "delayed fg"]);
         let secs = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.0} s"));

@@ -104,8 +104,10 @@ pub struct FreeMiningConfig {
     pub steady_passes_in_flight: u32,
     /// The same: share of the newest pass read before another starts.
     pub steady_next_pass_at: f64,
-    /// The same: foreground requests per run (long enough for several passes to end).
-    pub steady_requests: u64,
+    /// The same: simulated seconds per run, long enough for many passes to end after the first
+    /// (which, sharing the disk with the younger passes, takes longest). A time rather than a
+    /// request count, so that a faster foreground scheduler does not get a shorter run.
+    pub steady_s: f64,
     /// Most foreground requests per simulated run (a cap, so no run goes on for ever).
     pub max_requests: u64,
     /// Width of the accounting timeline's buckets, simulated seconds.
@@ -133,7 +135,7 @@ impl Default for FreeMiningConfig {
             compare_mpls: vec![10, 20],
             steady_passes_in_flight: 8,
             steady_next_pass_at: 0.5,
-            steady_requests: 3_000_000,
+            steady_s: 40_000.0,
             max_requests: 1_500_000,
             timeline_s: 20.0,
             threads: 2,
@@ -153,7 +155,7 @@ impl FreeMiningConfig {
             sample_planners: vec![PlannerKind::SingleTrack, PlannerKind::MultiTrack],
             compare_schedulers: vec![SchedulerSpec::Fcfs],
             compare_mpls: vec![10],
-            steady_requests: 12_000,
+            steady_s: 120.0,
             max_requests: 12_000,
             timeline_s: 5.0,
             ..Self::default()
@@ -173,7 +175,7 @@ pub struct RunKey {
     pub planner: PlannerKind,
     /// Share of the blocks the scan's pass needs, % (100 = full scan).
     pub sample_percent: f64,
-    /// A repeated full scan with overlapping passes, run for [`FreeMiningConfig::steady_requests`]
+    /// A repeated full scan with overlapping passes, run for [`FreeMiningConfig::steady_s`]
     /// (otherwise one pass).
     pub overlap: bool,
     /// Whether the planner balances the wanted set across the disk (the planner's default,
@@ -618,8 +620,8 @@ fn run_one(disk: &Arc<Disk>, c: &FreeMiningConfig, key: RunKey, media: f64) -> R
         Arc::clone(disk),
         FreeblockConfig { planner: key.planner, balance: Some(key.balance), timeline_s: c.timeline_s, tasks: vec![scan], ..FreeblockConfig::default() },
     )?;
-    let max_requests = if key.overlap { c.steady_requests } else { c.max_requests };
-    let sim = SimConfig { scheduler: key.scheduler, mpl: key.mpl, think_ms: c.think_ms, max_requests, ..SimConfig::default() };
+    let (max_requests, max_time_s) = if key.overlap { (0, c.steady_s) } else { (c.max_requests, 0.0) };
+    let sim = SimConfig { scheduler: key.scheduler, mpl: key.mpl, think_ms: c.think_ms, max_requests, max_time_s, ..SimConfig::default() };
     let report = Simulation::new(Arc::clone(disk), workload, sim).with_freeblock(fb).run(None)?;
     let freeblock = report.freeblock.clone().ok_or_else(|| crate::Error::Config { origin: "free-mining".into(), message: "the run has no freeblock report".into() })?;
     let row = summarise(disk, c, key, &report, &freeblock, media);

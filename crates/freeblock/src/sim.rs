@@ -44,13 +44,17 @@ pub struct SimConfig {
     pub warmup: u64,
     /// Stop after this many requests (0 = when the workload ends). Default 0.
     pub max_requests: u64,
+    /// Stop issuing requests once the simulated clock reaches this many seconds (0 = no limit);
+    /// requests already issued are served. For runs whose length should not depend on how fast
+    /// the scheduler serves (steady states, background work per simulated day). Default 0.
+    pub max_time_s: f64,
     /// Keep a record per request (memory grows with the run). Default false.
     pub keep_records: bool,
 }
 
 impl Default for SimConfig {
     fn default() -> Self {
-        Self { scheduler: SchedulerSpec::Fcfs, mpl: 1, think_ms: 0.0, queue_depth: 0, warmup: 0, max_requests: 0, keep_records: false }
+        Self { scheduler: SchedulerSpec::Fcfs, mpl: 1, think_ms: 0.0, queue_depth: 0, warmup: 0, max_requests: 0, max_time_s: 0.0, keep_records: false }
     }
 }
 
@@ -147,6 +151,11 @@ impl Simulation {
         let think = freeblock_disk::time::ms_to_ns(self.config.think_ms);
         let depth = if self.config.queue_depth == 0 { usize::MAX } else { self.config.queue_depth as usize };
         let limit = if self.config.max_requests == 0 { u64::MAX } else { self.config.max_requests };
+        let max_time_s = self.config.max_time_s;
+        if !(max_time_s.is_finite() && max_time_s >= 0.0) {
+            return Err(Error::Config { origin: "sim.max_time_s".into(), message: format!("must be a number of seconds ≥ 0 (0 = no limit), not {max_time_s}") });
+        }
+        let time_limit = if max_time_s == 0.0 { SimTime::MAX } else { (max_time_s * 1e9) as SimTime };
 
         let mut events: EventQueue<Event> = EventQueue::new();
         // The next request of each stream, fetched when the stream becomes ready.
@@ -194,6 +203,10 @@ impl Simulation {
                         ArrivalKind::ClosedDelay => prev_delay_base + r.time,
                         ArrivalKind::Closed => now,
                     };
+                    if at >= time_limit {
+                        workload_done = true;
+                        return Ok(());
+                    }
                     staged[stream as usize] = Some(r);
                     issued += 1;
                     events.push(at, Event::Arrival { stream });

@@ -4,6 +4,7 @@ mod determinism;
 mod prediction;
 mod rotational_latency;
 mod scheduler_order;
+mod time_limit;
 mod zero_latency;
 
 use std::sync::Arc;
