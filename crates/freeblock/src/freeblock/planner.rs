@@ -335,6 +335,23 @@ impl Planner {
         sets.mark_wanted(&self.pieces, w, scale);
     }
 
+    /// What passes over track `t` between the window's start and its deadline weighs.
+    fn window_weight(&mut self, sets: &BackgroundSets, t: (u32, u32), w: &Window) -> u64 {
+        let disk = sets.disk();
+        let pass = Self::pass(disk, &self.track_angles(disk, t.0, t.1), t.0, t.1, w.free_at, w.deadline);
+        self.weigh(sets, &pass, false);
+        self.weights_a.iter().map(|&x| u64::from(x)).sum()
+    }
+
+    /// Whether a plan bounded by `bound` is worth timing against `best` (tests can say always).
+    fn may_beat(&self, bound: u64, best: u64) -> bool {
+        #[cfg(test)]
+        if !self.prune_splits {
+            return true;
+        }
+        bound > best
+    }
+
     /// Best single-track plan on `(c, s)` reached by a move for `move_op` leaving at `leave`,
     /// with reading over by `until`.
     #[allow(clippy::too_many_arguments)]
@@ -524,6 +541,9 @@ impl Planner {
         }
         let mut heads: Vec<Option<(u32, SimTime)>> = vec![None; cursors.len()];
         let split_adds = if two { near_wanted } else { 0 };
+        // The most a split can read on the source or on the destination track: what passes over
+        // it in the whole window (a split's arc there lies inside).
+        let (src_cap, dst_cap) = if two { (self.window_weight(sets, src, w), self.window_weight(sets, dst, w)) } else { (0, 0) };
         loop {
             let c = if let Some(c) = queue.pop() {
                 c
@@ -616,12 +636,14 @@ impl Planner {
                     consider(&mut best, p);
                 }
                 if two && in_reach > 0 && in_reach + near_wanted > best.wanted {
-                    if can_end_here {
+                    if can_end_here && self.may_beat(in_reach + src_cap, best.wanted) {
                         let p = self.split(sets, w.head, w.free_at, (src.0, src.1, bg_op), (c, sf, bg_op), until, best.wanted);
                         consider(&mut best, p);
                     }
-                    let p = self.split(sets, w.head, w.free_at, (c, sf, bg_op), (dst.0, dst.1, w.fg_op), w.deadline, best.wanted);
-                    consider(&mut best, p);
+                    if self.may_beat(in_reach + dst_cap, best.wanted) {
+                        let p = self.split(sets, w.head, w.free_at, (c, sf, bg_op), (dst.0, dst.1, w.fg_op), w.deadline, best.wanted);
+                        consider(&mut best, p);
+                    }
                 }
             }
             if examined >= budget {
