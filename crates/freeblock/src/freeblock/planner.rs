@@ -23,13 +23,13 @@
 //! trying departures only at the ends of runs of wanted sectors on the first track (leaving in the
 //! middle of a run can only lose), and only at those ends where the sector clock of the second
 //! track leaves room to beat the best plan so far. The source and destination tracks take part in
-//! most splits, so each is weighed whole once per decision. Other tracks are visited in ascending order of extra seek,
-//! outward from the source and destination cylinders, skipping empty cylinders through the
-//! per-cylinder summary, and the search stops as soon as the time left after the extra seek could
-//! not hold more wanted sectors than the best plan so far (the paper's pruning). An optional
-//! budget caps the number of other tracks examined per decision (the paper allowed its search
-//! only as long as the current foreground request was being served); a count keeps runs
-//! deterministic where a wall-clock limit would not.
+//! most splits, so each is weighed whole once per decision. Other tracks are visited in ascending
+//! order of extra seek, outward from the source and destination cylinders, skipping empty
+//! cylinders through the per-cylinder summary, and the search stops as soon as the time left
+//! after the extra seek could not hold more wanted sectors than the best plan so far (the
+//! paper's pruning). An optional budget caps the number of other tracks examined per decision
+//! (the paper allowed its search only as long as the current foreground request was being
+//! served); a count keeps runs deterministic where a wall-clock limit would not.
 
 use freeblock_disk::{Disk, HeadState, Op, SimTime, Target, TrackAngles};
 use serde::{Deserialize, Serialize};
@@ -166,7 +166,7 @@ pub struct Planner {
     balance: Option<balance::Balance>,
     /// The current decision's source and destination tracks.
     near: [NearTrack; 2],
-    /// Tests turn the split bound off to check that it changes no plan.
+    /// Tests turn the split bounds off to check that they change no plan.
     #[cfg(test)]
     prune_splits: bool,
 }
@@ -420,11 +420,7 @@ impl Planner {
             // (Within the pass's last sector of a whole revolution, `b`'s clock wraps to its first.)
             let clock = (u128::from(since) * u128::from(pb.spt) / rev) as usize;
             let skipped_b = if clock + 1 < pb.spt as usize { clock.saturating_sub(1).min(pb.count as usize) } else { 0 };
-            #[cfg(test)]
-            let skipped_b = if self.prune_splits { skipped_b } else { 0 };
-            #[cfg(test)]
-            let beat = if self.prune_splits { beat } else { 0 };
-            if a_sum + u64::from(b_total - self.prefix_b[skipped_b]) <= best.wanted.max(beat) {
+            if !self.may_beat(a_sum + u64::from(b_total - self.prefix_b[skipped_b]), best.wanted.max(beat)) {
                 continue;
             }
             let depart = if k == 0 { a_arrive } else { Self::after(disk, &pa, k as u32) };
