@@ -20,9 +20,16 @@ fn print_json<T: serde::Serialize>(v: &T) -> CmdResult {
     Ok(())
 }
 
+/// A bar over `total` requests, or, when the run's length in requests is not known (a workload
+/// without a count, or one stopped by `max_time_s`), a spinner counting the requests served.
 fn progress_bar(total: u64, enabled: bool) -> Option<ProgressBar> {
-    if !enabled || total == 0 {
+    if !enabled {
         return None;
+    }
+    if total == 0 {
+        let pb = ProgressBar::new_spinner();
+        pb.set_style(ProgressStyle::with_template("{spinner} {pos} requests served ({elapsed})").ok()?);
+        return Some(pb);
     }
     let pb = ProgressBar::new(total);
     pb.set_style(ProgressStyle::with_template("{msg:>12} [{bar:40}] {pos}/{len} requests ({eta})").ok()?.progress_chars("=> "));
@@ -140,7 +147,8 @@ pub fn run(a: &RunArgs) -> CmdResult {
     if a.csv.is_some() {
         e.sim.keep_records = true;
     }
-    let total = e.workload.count().unwrap_or(0).min(if e.sim.max_requests == 0 { u64::MAX } else { e.sim.max_requests });
+    // The bar's length: the fewer of the workload's count and `max_requests`, whichever are known.
+    let total = [e.workload.count(), (e.sim.max_requests > 0).then_some(e.sim.max_requests)].into_iter().flatten().min().unwrap_or(0);
     let pb = progress_bar(total, !a.quiet && !a.json);
     let mut tick = |n: u64| {
         if let Some(pb) = &pb {
