@@ -155,7 +155,7 @@ impl Simulation {
         if !(max_time_s.is_finite() && max_time_s >= 0.0) {
             return Err(Error::Config { origin: "sim.max_time_s".into(), message: format!("must be a number of seconds ≥ 0 (0 = no limit), not {max_time_s}") });
         }
-        let time_limit = if max_time_s == 0.0 { SimTime::MAX } else { (max_time_s * 1e9) as SimTime };
+        let time_limit = if max_time_s == 0.0 { SimTime::MAX } else { freeblock_disk::time::ms_to_ns(max_time_s * 1e3) };
 
         let mut events: EventQueue<Event> = EventQueue::new();
         // The next request of each stream, fetched when the stream becomes ready.

@@ -298,8 +298,15 @@ impl Planner {
         self.near.iter().find(|n| n.track == (c, s)).and_then(|n| n.angles).unwrap_or_else(|| Self::angles(disk, c, s))
     }
 
-    /// Fills `weights` with how many tasks want each sector of `pass`.
-    fn weigh(&mut self, sets: &BackgroundSets, pass: &Pass, second: bool) {
+    /// Fills the weights of `pass` (`weights_b` if `second`, else `weights_a`) with how much each
+    /// of its sectors is wanted, and returns their total.
+    fn weigh(&mut self, sets: &BackgroundSets, pass: &Pass, second: bool) -> u64 {
+        self.fill_weights(sets, pass, second);
+        let w = if second { &self.weights_b } else { &self.weights_a };
+        w.iter().map(|&x| u64::from(x)).sum()
+    }
+
+    fn fill_weights(&mut self, sets: &BackgroundSets, pass: &Pass, second: bool) {
         let w = if second { &mut self.weights_b } else { &mut self.weights_a };
         w.clear();
         w.resize(pass.count as usize, 0);
@@ -339,8 +346,7 @@ impl Planner {
     fn window_weight(&mut self, sets: &BackgroundSets, t: (u32, u32), w: &Window) -> u64 {
         let disk = sets.disk();
         let pass = Self::pass(disk, &self.track_angles(disk, t.0, t.1), t.0, t.1, w.free_at, w.deadline);
-        self.weigh(sets, &pass, false);
-        self.weights_a.iter().map(|&x| u64::from(x)).sum()
+        self.weigh(sets, &pass, false)
     }
 
     /// Whether a plan bounded by `bound` is worth timing against `best` (tests can say always).
@@ -359,11 +365,10 @@ impl Planner {
         let disk = sets.disk();
         let arrive = leave + disk.move_ns(head, c, s, move_op);
         let pass = Self::pass(disk, &self.track_angles(disk, c, s), c, s, arrive, until);
-        self.weigh(sets, &pass, false);
+        let wanted = self.weigh(sets, &pass, false);
         if self.kind == PlannerKind::MultiTrack {
             self.chain.remember(&pass, &self.weights_a);
         }
-        let wanted: u64 = self.weights_a.iter().map(|&x| u64::from(x)).sum();
         let seg = Segment { cylinder: c, surface: s, first: pass.first, sectors: pass.count, move_op };
         Plan { segments: if wanted > 0 { vec![seg] } else { Vec::new() }, wanted, examined: 0 }
     }
@@ -387,11 +392,9 @@ impl Planner {
         let pa = Self::pass(disk, &self.track_angles(disk, a.0, a.1), a.0, a.1, a_arrive, until - move_ab);
         let b_angles = self.track_angles(disk, b.0, b.1);
         let pb = Self::pass(disk, &b_angles, b.0, b.1, a_arrive + move_ab, until);
-        self.weigh(sets, &pa, false);
-        self.weigh(sets, &pb, true);
         // With nothing wanted on one of them, the best split is a single-track plan, which the
         // caller looks at anyway (and reaches it no later).
-        if !self.weights_a.iter().any(|&x| x > 0) || !self.weights_b.iter().any(|&x| x > 0) {
+        if self.weigh(sets, &pa, false) == 0 || self.weigh(sets, &pb, true) == 0 {
             return Plan::default();
         }
         self.prefix_b.clear();
@@ -450,11 +453,6 @@ impl Planner {
         }
         self.chain.forget();
         let disk = sets.disk();
-        for (n, (c, s)) in self.near.iter_mut().zip([(w.head.cylinder, w.head.surface), (w.dst.cylinder, w.dst.surface)]) {
-            n.track = (c, s);
-            n.angles = Some(Self::angles(disk, c, s));
-            n.weights.clear();
-        }
         if let Some(b) = self.balance.as_mut() {
             b.refresh(sets);
         }
@@ -468,6 +466,11 @@ impl Planner {
         let weight = sets.max_sector_weight();
         if slack * u64::from(self.max_spt) < rev {
             return Plan::default(); // not even one sector's time
+        }
+        for (n, t) in self.near.iter_mut().zip([src, dst]) {
+            n.track = t;
+            n.angles = Some(Self::angles(disk, t.0, t.1));
+            n.weights.clear();
         }
         let two = self.kind != PlannerKind::SingleTrack;
         let mut best = Plan::default();
@@ -537,9 +540,9 @@ impl Planner {
         }
         let mut heads: Vec<Option<(u32, SimTime)>> = vec![None; cursors.len()];
         let split_adds = if two { near_wanted } else { 0 };
-        // The most a split can read on the source or on the destination track: what passes over
-        // it in the whole window (a split's arc there lies inside).
-        let (src_cap, dst_cap) = if two { (self.window_weight(sets, src, w), self.window_weight(sets, dst, w)) } else { (0, 0) };
+        // The most a split can read on the source and on the destination track: what passes over
+        // each in the whole window (a split's arc there lies inside). Weighed when first needed.
+        let mut near_caps: Option<(u64, u64)> = None;
         loop {
             let c = if let Some(c) = queue.pop() {
                 c
@@ -632,6 +635,7 @@ impl Planner {
                     consider(&mut best, p);
                 }
                 if two && in_reach > 0 && in_reach + near_wanted > best.wanted {
+                    let (src_cap, dst_cap) = *near_caps.get_or_insert_with(|| (self.window_weight(sets, src, w), self.window_weight(sets, dst, w)));
                     if can_end_here && self.may_beat(in_reach + src_cap, best.wanted) {
                         let p = self.split(sets, w.head, w.free_at, (src.0, src.1, bg_op), (c, sf, bg_op), until, best.wanted);
                         consider(&mut best, p);
