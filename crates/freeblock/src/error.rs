@@ -34,6 +34,9 @@ pub enum Error {
     /// A freeblock registration or setting the subsystem cannot honour.
     #[error("freeblock: {0}")]
     Freeblock(#[from] crate::freeblock::FreeblockError),
+    /// The layout layer refused a request or an update (names the request and what is wrong).
+    #[error(transparent)]
+    Layout(#[from] crate::layout::LayoutError),
     /// File I/O.
     #[error("{path}: {message}")]
     Io {

@@ -148,7 +148,7 @@ impl Experiment {
     ///
     /// # Errors
     /// Any setup error.
-    pub fn build(&self, freeblock: bool) -> Result<Simulation> {
+    pub fn build(&self, freeblock: bool) -> Result<Simulation<'static>> {
         let disk = self.disk.build(&self.base_dir)?;
         let workload = self.workload.build(disk.capacity(), self.seed)?;
         let mut sim = self.sim.clone();

@@ -27,6 +27,7 @@ pub mod error;
 pub mod experiment;
 pub mod free_mining;
 pub mod freeblock;
+pub mod layout;
 pub mod parallel;
 pub mod rangewrite;
 pub mod report;

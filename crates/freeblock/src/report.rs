@@ -203,8 +203,11 @@ pub struct Record {
     pub start_ns: SimTime,
     /// Completion, ns.
     pub end_ns: SimTime,
-    /// First LBN.
+    /// First LBN (logical: as the workload asked).
     pub lbn: u64,
+    /// Where it was served (the first physical I/O's start): equal to `lbn` unless a layout
+    /// policy placed the block elsewhere.
+    pub phys_lbn: u64,
     /// Sectors.
     pub sectors: u32,
     /// Read or write.
@@ -253,9 +256,38 @@ pub struct RunReport {
     /// Freeblock scheduling's results, when it was on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub freeblock: Option<crate::freeblock::FreeblockReport>,
+    /// Candidate-aware selection's cost, when the run used it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selection: Option<SelectionStats>,
+    /// The layout policy's results, when one was on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layout: Option<LayoutSummary>,
     /// Per-request records, when kept.
     #[serde(skip)]
     pub records: Vec<Record>,
+}
+
+/// What candidate-aware selection computed ([`crate::sim::SimConfig::selection`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct SelectionStats {
+    /// Scheduling decisions.
+    pub decisions: u64,
+    /// Exact positioning computations over all decisions.
+    pub evaluated: u64,
+    /// Candidates pending over all decisions (what an exhaustive search would compute).
+    pub pending_candidates: u64,
+}
+
+/// A layout policy's part of a run report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LayoutSummary {
+    /// The policy.
+    pub policy: String,
+    /// I/Os the policy issued itself and the disk served (foreground or idle; free ones are in
+    /// the freeblock report).
+    pub policy_ios: u64,
+    /// The policy's own figures.
+    pub details: serde_json::Value,
 }
 
 #[cfg(test)]

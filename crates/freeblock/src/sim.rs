@@ -1,27 +1,47 @@
-//! The simulation: a workload feeding a driver queue, a scheduler choosing among the requests at
-//! the disk, and a [`Drive`] serving them in simulated time.
+//! The engine: one event loop serving a workload through an optional layout layer, a scheduler
+//! choosing among the requests at the disk, optional freeblock background work, and a [`Drive`]
+//! serving them in simulated time.
 //!
 //! ```text
-//!  workload ──► arrivals ──► driver queue (FIFO) ──► disk queue (≤ queue_depth) ──scheduler──► drive
-//!     ▲   open: trace times / Poisson                                                         │
-//!     └── closed: each of `mpl` streams issues its next request `think` after its last completes ◄┘
+//!  workload ──► arrival ──► layout policy ──► driver queue (FIFO) ──► disk queue (≤ queue_depth)
+//!   requests     │           translate: logical → physical I/Os,         │ scheduler: pick, or
+//!   or streams   │           each with candidate starts                   │ choose over candidates
+//!   (closed,     │                                                        ▼
+//!    open)       │    policy I/O (moves, copies) ─ foreground ─► queue    drive ◄── freeblock: free
+//!                │                               ─ idle ──────► when the disk has nothing else
+//!                │                               ─ free ──────► freeblock sets ──► background transfers
+//!                ◄──── completion: policy.complete (map updated), the stream issues its next I/O
 //! ```
 //!
-//! Events (arrivals, completions) are kept in an [`EventQueue`] ordered by time and then by
-//! insertion, so the same configuration and seed always give the same run. Statistics are streamed
-//! ([`crate::report`]) so memory does not grow with the number of requests unless per-request
-//! records are asked for.
+//! Every technique is a feature of this one loop, not a loop of its own:
+//!
+//! | feature | how the loop serves it |
+//! |---|---|
+//! | plain requests | identity layout: one physical I/O per request, at its own LBN |
+//! | range writes, flex reads | a policy gives several candidate starts; the scheduler picks by the first ([`SelectionMode::Local`]) or weighs every one ([`SelectionMode::Global`]), the device serves the best |
+//! | freeblock scheduling | before each foreground access, [`Freeblock::serve`] plans background transfers into its rotational latency |
+//! | layout policies | called at arrival, dispatch, completion, background delivery and timers ([`LayoutPolicy`]) |
+//!
+//! Events (arrivals, completions, timers) are kept in an [`EventQueue`] ordered by time and then
+//! by insertion, and the scheduler decides only once every event of an instant is in, so the same
+//! configuration and seed always give the same run. Statistics are streamed ([`crate::report`]),
+//! so memory does not grow with the number of requests unless per-request records are asked for.
 
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 
-use freeblock_disk::{Disk, Drive, SimTime};
+use freeblock_disk::{Disk, Drive, MediaAccess, Op, SimTime};
 use serde::{Deserialize, Serialize};
 
 use crate::des::EventQueue;
 use crate::error::{Error, Result};
-use crate::freeblock::{Freeblock, Promoted};
-use crate::report::{HeadUsage, Histogram, Record, RunReport};
+use crate::freeblock::{BackgroundApp, Delivery, Freeblock, FreeblockConfig, Promoted, TaskControl, TaskId, TaskReport};
+use crate::layout::policy::{Completed, LayoutCtx, LayoutPolicy, LogicalIo, PhysIo, RequestInfo, Service};
+use crate::layout::streams::{IssueContext, StreamIo, StreamWorkload};
+use crate::layout::LayoutError;
+use crate::report::{HeadUsage, Histogram, Record, RunReport, SelectionStats};
 use crate::request::Request;
+use crate::sched::alternatives::{best_candidate, choose, Alternatives, CandidateSearch, Choice, Rank, SelectionMode};
 use crate::sched::{Context, Pending, Scheduler, SchedulerSpec};
 use crate::workload::{ArrivalKind, Workload};
 
@@ -50,11 +70,36 @@ pub struct SimConfig {
     pub max_time_s: f64,
     /// Keep a record per request (memory grows with the run). Default false.
     pub keep_records: bool,
+    /// How requests with several candidate locations are chosen among. `None` (the default): the
+    /// scheduler sees each request's first candidate and the device serves the chosen request at
+    /// its best one. `Some`: every decision goes through the candidate search
+    /// ([`choose`]: FCFS, SSTF or SPTF, local or global), as range-write experiments do.
+    pub selection: Option<Selection>,
+}
+
+/// Candidate-aware scheduling (range writes, flex reads): see [`SimConfig::selection`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Selection {
+    /// Local or global selection among candidates. Default local.
+    pub mode: SelectionMode,
+    /// Exhaustive or seek-pruned search (same choices, different cost). Default seek-pruned.
+    pub search: CandidateSearch,
 }
 
 impl Default for SimConfig {
     fn default() -> Self {
-        Self { scheduler: SchedulerSpec::Fcfs, mpl: 1, think_ms: 0.0, queue_depth: 0, warmup: 0, max_requests: 0, max_time_s: 0.0, keep_records: false }
+        Self {
+            scheduler: SchedulerSpec::Fcfs,
+            mpl: 1,
+            think_ms: 0.0,
+            queue_depth: 0,
+            warmup: 0,
+            max_requests: 0,
+            max_time_s: 0.0,
+            keep_records: false,
+            selection: None,
+        }
     }
 }
 
@@ -70,42 +115,166 @@ enum Event {
     IdleCheck { since: SimTime },
     /// Idle-time background work finished.
     IdleDone,
+    /// The layout policy asked to be called at this time.
+    Timer,
+}
+
+/// Who a physical I/O at the disk is for: bookkeeping the scheduler does not see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    /// A workload request (logical request `request`, from `stream`).
+    Workload { request: u64, stream: u32 },
+    /// The layout policy's own I/O.
+    Layout,
 }
 
 /// The `stream` of a request promoted from a background task (not from the workload).
 const PROMOTED: u32 = u32::MAX;
 
-/// Where a request came from: bookkeeping the scheduler does not see.
-#[derive(Debug, Clone, Copy)]
-struct Origin {
-    /// The closed-loop stream that issued it.
-    stream: u32,
-    /// Service time the trace measured, if any.
-    measured: Option<SimTime>,
-}
-
-/// A request in flight.
-#[derive(Debug, Clone, Copy)]
-struct InFlight {
+/// A physical I/O waiting at the disk or in service.
+#[derive(Debug)]
+struct Job {
     pending: Pending,
-    origin: Origin,
+    owner: Owner,
+    /// The policy's description (its candidates and tag), when a layout policy is on.
+    phys: Option<PhysIo>,
+    /// The candidates as the search needs them (candidate-aware selection only).
+    alternatives: Option<Alternatives>,
 }
 
-/// One simulation run. Build with [`Simulation::new`], then [`Simulation::run`].
-pub struct Simulation {
+/// A logical request that has physical I/Os outstanding.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    arrival: SimTime,
+    lbn: u64,
+    phys_lbn: u64,
+    sectors: u32,
+    op: Op,
+    measured: Option<SimTime>,
+    parts_left: u32,
+    start: SimTime,
+    breakdown: freeblock_disk::Breakdown,
+    cache_hit: bool,
+}
+
+/// Where a stream's requests come from.
+enum Source<'w> {
+    Requests(Box<dyn Workload>),
+    Streams(&'w mut dyn StreamWorkload),
+}
+
+/// A policy I/O served with free bandwidth: the sectors still to be delivered.
+#[derive(Debug)]
+struct FreeJob {
+    io: PhysIo,
+    left: u64,
+}
+
+/// Freeblock tasks (one sector per block) that carry a layout policy's free I/O, and what they
+/// delivered since the engine last looked.
+struct LayoutTasks {
+    read: TaskId,
+    write: TaskId,
+    inbox: Arc<Mutex<Vec<(TaskId, Delivery)>>>,
+    jobs: [BTreeMap<u64, FreeJob>; 2],
+}
+
+/// The freeblock application behind [`LayoutTasks`]: hands every delivery to the engine at once.
+struct LayoutInbox {
+    op: Op,
+    sector_bytes: u64,
+    inbox: Arc<Mutex<Vec<(TaskId, Delivery)>>>,
+    delivered: u64,
+}
+
+impl BackgroundApp for LayoutInbox {
+    fn name(&self) -> String {
+        format!("layout {}", if self.op == Op::Read { "reads" } else { "writes" })
+    }
+    fn op(&self) -> Op {
+        self.op
+    }
+    fn block_bytes(&self) -> u64 {
+        self.sector_bytes
+    }
+    fn start(&mut self, ctl: &mut TaskControl<'_>) -> crate::freeblock::error::Result<()> {
+        ctl.notify_after(1);
+        Ok(())
+    }
+    fn on_blocks(&mut self, ctl: &mut TaskControl<'_>, blocks: &[Delivery]) -> crate::freeblock::error::Result<()> {
+        ctl.notify_after(1);
+        self.delivered += blocks.len() as u64;
+        let task = ctl.task();
+        self.inbox.lock().expect("the inbox is never poisoned").extend(blocks.iter().map(|d| (task, *d)));
+        Ok(())
+    }
+    fn is_done(&self) -> bool {
+        true
+    }
+    fn report(&self) -> TaskReport {
+        TaskReport { name: self.name(), blocks_delivered: self.delivered, block_bytes: self.sector_bytes, passes: Vec::new(), progress: Vec::new() }
+    }
+}
+
+/// One simulation run. Build with [`Simulation::new`] (a workload of requests) or
+/// [`Simulation::with_streams`] (closed-loop streams that place their own writes), then
+/// [`Simulation::run`].
+pub struct Simulation<'w> {
     drive: Drive,
-    workload: Box<dyn Workload>,
+    source: Source<'w>,
     scheduler: Box<dyn Scheduler>,
     config: SimConfig,
     progress_every: u64,
     freeblock: Option<Freeblock>,
+    layout: Option<Box<dyn LayoutPolicy>>,
 }
 
-impl Simulation {
+/// What a run leaves behind besides its report.
+pub struct Outcome {
+    /// The statistics.
+    pub report: RunReport,
+    /// The freeblock engine, when on (decision times, the registered sets' state).
+    pub freeblock: Option<Freeblock>,
+    /// The layout policy, when on (its map, its own counts).
+    pub layout: Option<Box<dyn LayoutPolicy>>,
+}
+
+/// Wraps a layout error in the request (and stream) it came from.
+fn in_request(index: u64, stream: u32) -> impl FnOnce(LayoutError) -> Error {
+    move |source| Error::Layout(LayoutError::Request { index, stream, source: Box::new(source) })
+}
+
+impl Simulation<'static> {
     /// A run of `workload` on `disk` with `config`.
     #[must_use]
     pub fn new(disk: Arc<Disk>, workload: Box<dyn Workload>, config: SimConfig) -> Self {
-        Self { drive: Drive::new(disk), scheduler: config.scheduler.build(), workload, config, progress_every: 10_000, freeblock: None }
+        Self {
+            drive: Drive::new(disk),
+            scheduler: config.scheduler.build(),
+            source: Source::Requests(workload),
+            config,
+            progress_every: 10_000,
+            freeblock: None,
+            layout: None,
+        }
+    }
+}
+
+impl<'w> Simulation<'w> {
+    /// A run of closed-loop `streams` (each keeps one I/O outstanding, issued `think_ms` after
+    /// its last completed) through `layout`, which must own a block map
+    /// ([`LayoutPolicy::map_mut`]) for the streams to place their writes in.
+    #[must_use]
+    pub fn with_streams(disk: Arc<Disk>, streams: &'w mut dyn StreamWorkload, layout: Box<dyn LayoutPolicy>, config: SimConfig) -> Self {
+        Self {
+            drive: Drive::new(disk),
+            scheduler: config.scheduler.build(),
+            source: Source::Streams(streams),
+            config,
+            progress_every: 10_000,
+            freeblock: None,
+            layout: Some(layout),
+        }
     }
 
     /// Adds freeblock scheduling: background applications served in the foreground requests'
@@ -113,6 +282,13 @@ impl Simulation {
     #[must_use]
     pub fn with_freeblock(mut self, freeblock: Freeblock) -> Self {
         self.freeblock = Some(freeblock);
+        self
+    }
+
+    /// Puts a layout policy between the workload and the disk.
+    #[must_use]
+    pub fn with_layout(mut self, layout: Box<dyn LayoutPolicy>) -> Self {
+        self.layout = Some(layout);
         self
     }
 
@@ -131,9 +307,9 @@ impl Simulation {
     ///
     /// # Errors
     /// [`Error::Workload`] for malformed input, [`Error::Request`] for a request the disk cannot
-    /// serve.
+    /// serve, [`Error::Layout`] for one the layout policy refuses.
     pub fn run(self, progress: Option<&mut dyn FnMut(u64)>) -> Result<RunReport> {
-        self.run_keeping_freeblock(progress).map(|(report, _)| report)
+        self.run_outcome(progress).map(|o| o.report)
     }
 
     /// As [`Simulation::run`], and hands back the freeblock engine (when on) for what the report
@@ -141,14 +317,28 @@ impl Simulation {
     ///
     /// # Errors
     /// As [`Simulation::run`].
-    pub fn run_keeping_freeblock(mut self, mut progress: Option<&mut dyn FnMut(u64)>) -> Result<(RunReport, Option<Freeblock>)> {
-        let kind = self.workload.arrival();
-        let mpl = match kind {
-            ArrivalKind::Open => 1,
-            ArrivalKind::ClosedDelay => 1,
-            ArrivalKind::Closed => self.config.mpl.max(1),
+    pub fn run_keeping_freeblock(self, progress: Option<&mut dyn FnMut(u64)>) -> Result<(RunReport, Option<Freeblock>)> {
+        self.run_outcome(progress).map(|o| (o.report, o.freeblock))
+    }
+
+    /// As [`Simulation::run`], handing back everything the run leaves behind.
+    ///
+    /// # Errors
+    /// As [`Simulation::run`].
+    #[allow(clippy::too_many_lines)]
+    pub fn run_outcome(mut self, mut progress: Option<&mut dyn FnMut(u64)>) -> Result<Outcome> {
+        let (kind, mpl) = match &self.source {
+            Source::Requests(w) => {
+                let kind = w.arrival();
+                (kind, if kind == ArrivalKind::Closed { self.config.mpl.max(1) } else { 1 })
+            }
+            Source::Streams(s) => (ArrivalKind::Closed, s.streams()),
         };
-        let think = freeblock_disk::time::ms_to_ns(self.config.think_ms);
+        let think_ms = self.config.think_ms;
+        if !(think_ms.is_finite() && think_ms >= 0.0) {
+            return Err(Error::Config { origin: "sim.think_ms".into(), message: format!("must be a time ≥ 0 ms, not {think_ms}") });
+        }
+        let think = freeblock_disk::time::ms_to_ns(think_ms);
         let depth = if self.config.queue_depth == 0 { usize::MAX } else { self.config.queue_depth as usize };
         let limit = if self.config.max_requests == 0 { u64::MAX } else { self.config.max_requests };
         let max_time_s = self.config.max_time_s;
@@ -156,19 +346,30 @@ impl Simulation {
             return Err(Error::Config { origin: "sim.max_time_s".into(), message: format!("must be a number of seconds ≥ 0 (0 = no limit), not {max_time_s}") });
         }
         let time_limit = if max_time_s == 0.0 { SimTime::MAX } else { freeblock_disk::time::ms_to_ns(max_time_s * 1e3) };
+        let selection = self.config.selection;
+        if selection.is_some() {
+            crate::sched::check_scheduler(self.config.scheduler).map_err(Error::Layout)?;
+        }
+        if matches!(self.source, Source::Streams(_)) && self.layout.as_mut().and_then(|l| l.map_mut()).is_none() {
+            return Err(Error::Config { origin: "layout".into(), message: "streams that place their own writes need a layout policy with a block map".into() });
+        }
+        let disk = Arc::clone(self.drive.disk());
+        let logical_capacity = self.layout.as_ref().and_then(|l| l.logical_sectors()).unwrap_or_else(|| disk.capacity());
 
         let mut events: EventQueue<Event> = EventQueue::new();
         // The next request of each stream, fetched when the stream becomes ready.
-        let mut staged: Vec<Option<Request>> = vec![None; mpl as usize];
-        let mut issued: u64 = 0;
-        let mut workload_done = false;
+        let mut staged: Vec<Option<Staged>> = (0..mpl).map(|_| None).collect();
+        let issued = std::cell::Cell::new(0u64);
+        let workload_done = std::cell::Cell::new(false);
 
-        // Requests at the disk, as the scheduler sees them, and their bookkeeping (same indices).
+        // I/Os at the disk, as the scheduler sees them, and their bookkeeping (same indices).
         let mut disk_queue: Vec<Pending> = Vec::new();
-        let mut disk_meta: Vec<Origin> = Vec::new();
-        let mut driver_queue: std::collections::VecDeque<InFlight> = std::collections::VecDeque::new();
-        let mut busy: Option<(InFlight, freeblock_disk::Service)> = None;
+        let mut disk_jobs: Vec<Job> = Vec::new();
+        let mut driver_queue: VecDeque<Job> = VecDeque::new();
+        let mut idle_queue: VecDeque<Job> = VecDeque::new();
+        let mut busy: Option<(Job, freeblock_disk::Service, Option<Choice>)> = None;
         let mut last_lbn = 0u64;
+        let mut open: HashMap<u64, Open> = HashMap::new();
 
         let mut usage = HeadUsage::default();
         let (mut response, mut access) = (Histogram::default(), Histogram::default());
@@ -178,9 +379,13 @@ impl Simulation {
         let mut cache_hits = 0u64;
         let mut stats_start: SimTime = 0;
         let mut idle_since: Option<SimTime> = Some(0);
+        let mut sel_stats = SelectionStats::default();
+        let mut layout_ios = 0u64;
         // Freeblock: idle-time work in progress, promoted requests in flight (by id).
         let mut idle_busy = false;
-        let mut promoted: std::collections::HashMap<u64, Promoted> = std::collections::HashMap::new();
+        let mut promoted: HashMap<u64, Promoted> = HashMap::new();
+        let mut layout_tasks: Option<LayoutTasks> = None;
+        let mut submitted: Vec<(PhysIo, Service)> = Vec::new();
         let idle_after = self.freeblock.as_ref().and_then(Freeblock::idle_after_ns);
         if let Some(fb) = &mut self.freeblock {
             fb.start(0)?;
@@ -188,27 +393,57 @@ impl Simulation {
                 events.push(after, Event::IdleCheck { since: 0 });
             }
         }
+        let mut timer_at: Option<SimTime> = None;
         let mut last_event: SimTime = 0;
+        let mut next_id = 0u64;
 
-        // Fetches the next request for a stream and schedules its arrival.
-        let mut fetch = |stream: u32, now: SimTime, prev_delay_base: SimTime, events: &mut EventQueue<Event>, staged: &mut Vec<Option<Request>>| -> Result<()> {
-            if workload_done || issued >= limit {
+        macro_rules! ctx {
+            ($now:expr) => {
+                LayoutCtx { disk: &disk, head: self.drive.head(), now: $now, submitted: &mut submitted }
+            };
+        }
+
+        // Fetches the next request of a stream and schedules its arrival.
+        let fetch = |stream: u32,
+                         now: SimTime,
+                         prev_delay_base: SimTime,
+                         events: &mut EventQueue<Event>,
+                         staged: &mut Vec<Option<Staged>>,
+                         source: &mut Source<'w>,
+                         layout: &mut Option<Box<dyn LayoutPolicy>>,
+                         drive: &Drive,
+                         next_id: u64|
+         -> Result<()> {
+            if workload_done.get() || issued.get() >= limit {
                 return Ok(());
             }
-            match self.workload.next_request()? {
-                None => workload_done = true,
+            let next = match source {
+                Source::Requests(w) => w.next_request()?.map(Staged::Request),
+                Source::Streams(s) => {
+                    let map = layout.as_mut().and_then(|l| l.map_mut()).expect("checked before the run");
+                    let mut ictx = IssueContext { map, disk: drive.disk(), head: drive.head(), now };
+                    s.next_io(stream, &mut ictx).map_err(in_request(next_id, stream))?.map(Staged::Stream)
+                }
+            };
+            match next {
+                // A stream that has finished issues nothing more; a workload of requests is done.
+                None => {
+                    if matches!(source, Source::Requests(_)) {
+                        workload_done.set(true);
+                    }
+                }
                 Some(r) => {
-                    let at = match kind {
-                        ArrivalKind::Open => r.time.max(now),
-                        ArrivalKind::ClosedDelay => prev_delay_base + r.time,
-                        ArrivalKind::Closed => now,
+                    let at = match (&r, kind) {
+                        (Staged::Request(r), ArrivalKind::Open) => r.time.max(now),
+                        (Staged::Request(r), ArrivalKind::ClosedDelay) => prev_delay_base + r.time,
+                        _ => now,
                     };
                     if at >= time_limit {
-                        workload_done = true;
+                        workload_done.set(true);
                         return Ok(());
                     }
                     staged[stream as usize] = Some(r);
-                    issued += 1;
+                    issued.set(issued.get() + 1);
                     events.push(at, Event::Arrival { stream });
                 }
             }
@@ -216,9 +451,12 @@ impl Simulation {
         };
 
         for s in 0..mpl {
-            fetch(s, 0, 0, &mut events, &mut staged)?;
+            fetch(s, 0, 0, &mut events, &mut staged, &mut self.source, &mut self.layout, &self.drive, next_id)?;
         }
-        let mut next_id = 0u64;
+        if let Some(t) = self.layout.as_ref().and_then(|l| l.next_timer()) {
+            timer_at = Some(t);
+            events.push(t, Event::Timer);
+        }
 
         while let Some((now, ev)) = events.pop() {
             last_event = now;
@@ -235,81 +473,153 @@ impl Simulation {
                         }
                     }
                 }
-                Event::Arrival { stream } => {
-                    let r = staged[stream as usize].take().expect("an arrival has a staged request");
-                    let target = self.drive.disk().target(r.lbn).map_err(|source| Error::Request { index: next_id, source })?;
-                    if r.sectors == 0 || r.lbn + u64::from(r.sectors) > self.drive.disk().capacity() {
-                        let source = freeblock_disk::AccessError::OutOfRange { lbn: r.lbn, end: r.end(), capacity: self.drive.disk().capacity() };
-                        return Err(Error::Request { index: next_id, source });
-                    }
-                    let f = InFlight {
-                        pending: Pending { id: next_id, arrival: now, lbn: r.lbn, sectors: r.sectors, op: r.op, target },
-                        origin: Origin { stream, measured: r.measured },
-                    };
-                    next_id += 1;
-                    if disk_queue.len() < depth {
-                        disk_queue.push(f.pending);
-                        disk_meta.push(f.origin);
-                    } else {
-                        driver_queue.push_back(f);
-                    }
-                    if kind == ArrivalKind::Open {
-                        fetch(0, now, 0, &mut events, &mut staged)?;
+                Event::Timer => {
+                    if timer_at == Some(now) {
+                        timer_at = None;
+                        if let Some(layout) = &mut self.layout {
+                            layout.timer(&mut ctx!(now)).map_err(Error::Layout)?;
+                        }
                     }
                 }
-                Event::StreamReady { stream } => fetch(stream, now, now, &mut events, &mut staged)?,
+                Event::Arrival { stream } => {
+                    let staged_io = staged[stream as usize].take().expect("an arrival has a staged request");
+                    let id = next_id;
+                    next_id += 1;
+                    let mut direct_target = None;
+                    let (logical, measured) = match &staged_io {
+                        Staged::Request(r) => {
+                            if self.layout.is_none() {
+                                direct_target = Some(disk.target(r.lbn).map_err(|source| Error::Request { index: id, source })?);
+                            }
+                            if r.sectors == 0 || r.lbn.saturating_add(u64::from(r.sectors)) > logical_capacity {
+                                let source = freeblock_disk::AccessError::OutOfRange { lbn: r.lbn, end: r.end(), capacity: logical_capacity };
+                                return Err(Error::Request { index: id, source });
+                            }
+                            (LogicalIo { id, stream, op: r.op, lbn: r.lbn, sectors: u64::from(r.sectors), write: None }, r.measured)
+                        }
+                        Staged::Stream(io) => (LogicalIo::from_stream(id, stream, io, self.layout.as_mut().and_then(|l| l.map_mut()).map_or(1, |m| m.block_sectors())), None),
+                    };
+                    let owner = Owner::Workload { request: id, stream };
+                    match &mut self.layout {
+                        None => {
+                            let target = direct_target.expect("looked up above");
+                            let sectors = logical.sectors as u32;
+                            let pending = Pending { id, arrival: now, lbn: logical.lbn, sectors, op: logical.op, target };
+                            open.insert(id, Open::new(now, &logical, measured, 1));
+                            let job = Job { pending, owner, phys: None, alternatives: None };
+                            enqueue(job, &mut disk_queue, &mut disk_jobs, &mut driver_queue, depth);
+                        }
+                        Some(layout) => {
+                            let write = match &staged_io {
+                                Staged::Stream(StreamIo::Write(w)) => Some(w),
+                                _ => None,
+                            };
+                            let logical = LogicalIo { write, ..logical };
+                            let mut parts = Vec::new();
+                            let mut lctx = LayoutCtx { disk: &disk, head: self.drive.head(), now, submitted: &mut submitted };
+                            layout.translate(&mut lctx, &logical, &mut parts).map_err(in_request(id, stream))?;
+                            if parts.is_empty() {
+                                return Err(in_request(id, stream)(LayoutError::Config { field: "layout", message: "the layout policy translated a request into no I/O".into() }));
+                            }
+                            let mut o = Open::new(now, &logical, measured, parts.len() as u32);
+                            o.phys_lbn = parts[0].starts[0];
+                            open.insert(id, o);
+                            for io in parts {
+                                let job = make_job(&disk, io, owner, id, now, selection.is_some()).map_err(in_request(id, stream))?;
+                                enqueue(job, &mut disk_queue, &mut disk_jobs, &mut driver_queue, depth);
+                            }
+                        }
+                    }
+                    if kind == ArrivalKind::Open {
+                        fetch(0, now, 0, &mut events, &mut staged, &mut self.source, &mut self.layout, &self.drive, next_id)?;
+                    }
+                }
+                Event::StreamReady { stream } => fetch(stream, now, now, &mut events, &mut staged, &mut self.source, &mut self.layout, &self.drive, next_id)?,
                 Event::Completion => {
-                    let (f, svc) = busy.take().expect("a completion has a request in service");
+                    let (job, svc, choice) = busy.take().expect("a completion has a request in service");
                     let a = &svc.access;
-                    if completed == self.config.warmup && completed > 0 {
-                        stats_start = a.start;
-                        usage = HeadUsage::default();
+                    if let (Some(layout), Some(io)) = (&mut self.layout, &job.phys) {
+                        let chosen = io.starts.iter().position(|&s| s == job.pending.lbn).unwrap_or(0);
+                        let request = match job.owner {
+                            Owner::Workload { request, stream } => Some(RequestInfo { id: request, stream, arrival: open.get(&request).map_or(job.pending.arrival, |o| o.arrival) }),
+                            _ => None,
+                        };
+                        let done = Completed { io, chosen, lbn: job.pending.lbn, access: Some(a), time: a.end, request, choice };
+                        let stream = match job.owner {
+                            Owner::Workload { stream, .. } => stream,
+                            _ => u32::MAX,
+                        };
+                        layout.complete(&mut ctx!(now), &done).map_err(in_request(request.map_or(job.pending.id, |r| r.id), stream))?;
                     }
-                    if completed >= self.config.warmup {
-                        usage.add(&a.breakdown);
-                        let resp = a.end - f.pending.arrival;
-                        response.record(resp);
-                        access.record(a.end - a.start);
-                        if f.pending.op.is_read() { read_resp.record(resp) } else { write_resp.record(resp) }
-                        cache_hits += u64::from(svc.cache_hit);
-                        if self.config.keep_records {
-                            let b = &a.breakdown;
-                            records.push(Record {
-                                id: f.pending.id,
-                                arrival_ns: f.pending.arrival,
-                                start_ns: a.start,
-                                end_ns: a.end,
-                                lbn: f.pending.lbn,
-                                sectors: f.pending.sectors,
-                                op: f.pending.op,
-                                seek_ns: b.seek,
-                                rotational_latency_ns: b.rotational_latency,
-                                transfer_ns: b.transfer,
-                                overhead_ns: b.overhead + b.bus,
-                                cache_hit: svc.cache_hit,
-                                measured_ns: f.origin.measured,
-                            });
+                    match job.owner {
+                        Owner::Layout => {
+                            layout_ios += 1;
+                            if completed >= self.config.warmup {
+                                usage.add(&a.breakdown);
+                            }
                         }
-                    }
-                    completed += 1;
-                    if let Some(p) = progress.as_deref_mut() {
-                        if completed % self.progress_every == 0 {
-                            p(completed);
-                        }
-                    }
-                    if f.origin.stream == PROMOTED {
-                        if let (Some(fb), Some(p)) = (&mut self.freeblock, promoted.remove(&f.pending.id)) {
-                            fb.complete_promoted(&p, a.end)?;
-                        }
-                    } else {
-                        match kind {
-                            ArrivalKind::Open => {}
-                            ArrivalKind::ClosedDelay => fetch(f.origin.stream, now, now, &mut events, &mut staged)?,
-                            ArrivalKind::Closed => {
-                                if think == 0 {
-                                    fetch(f.origin.stream, now, now, &mut events, &mut staged)?;
-                                } else {
-                                    events.push(now + think, Event::StreamReady { stream: f.origin.stream });
+                        Owner::Workload { request, stream } => {
+                            let o = open.get_mut(&request).expect("a workload I/O belongs to an open request");
+                            o.parts_left -= 1;
+                            o.start = o.start.min(a.start);
+                            add_breakdown(&mut o.breakdown, &a.breakdown);
+                            o.cache_hit |= svc.cache_hit;
+                            if completed == self.config.warmup && completed > 0 && o.parts_left == 0 {
+                                stats_start = o.start;
+                                usage = HeadUsage::default();
+                            }
+                            if completed >= self.config.warmup {
+                                usage.add(&a.breakdown);
+                            }
+                            if o.parts_left == 0 {
+                                let o = open.remove(&request).expect("present");
+                                if completed >= self.config.warmup {
+                                    let resp = a.end - o.arrival;
+                                    response.record(resp);
+                                    access.record(a.end - o.start);
+                                    if o.op.is_read() { read_resp.record(resp) } else { write_resp.record(resp) }
+                                    cache_hits += u64::from(o.cache_hit);
+                                    if self.config.keep_records {
+                                        let b = &o.breakdown;
+                                        records.push(Record {
+                                            id: request,
+                                            arrival_ns: o.arrival,
+                                            start_ns: o.start,
+                                            end_ns: a.end,
+                                            lbn: o.lbn,
+                                            phys_lbn: o.phys_lbn,
+                                            sectors: o.sectors,
+                                            op: o.op,
+                                            seek_ns: b.seek,
+                                            rotational_latency_ns: b.rotational_latency,
+                                            transfer_ns: b.transfer,
+                                            overhead_ns: b.overhead + b.bus,
+                                            cache_hit: o.cache_hit,
+                                            measured_ns: o.measured,
+                                        });
+                                    }
+                                }
+                                completed += 1;
+                                if let Some(p) = progress.as_deref_mut() {
+                                    if completed % self.progress_every == 0 {
+                                        p(completed);
+                                    }
+                                }
+                                match kind {
+                                    _ if stream == PROMOTED => {
+                                        if let (Some(fb), Some(p)) = (&mut self.freeblock, promoted.remove(&request)) {
+                                            fb.complete_promoted(&p, a.end)?;
+                                        }
+                                    }
+                                    ArrivalKind::Open => {}
+                                    ArrivalKind::ClosedDelay => fetch(stream, now, now, &mut events, &mut staged, &mut self.source, &mut self.layout, &self.drive, next_id)?,
+                                    ArrivalKind::Closed => {
+                                        if think == 0 {
+                                            fetch(stream, now, now, &mut events, &mut staged, &mut self.source, &mut self.layout, &self.drive, next_id)?;
+                                        } else {
+                                            events.push(now + think, Event::StreamReady { stream });
+                                        }
+                                    }
                                 }
                             }
                         }
@@ -319,34 +629,104 @@ impl Simulation {
                     }
                 }
             }
-            // Start the next request if the disk is free. Events at the same instant (e.g. the
+            // Policy I/O submitted by the hooks above, and what freeblock delivered for it.
+            if let Some(layout) = &mut self.layout {
+                loop {
+                    drain_deliveries(&mut layout_tasks, layout.as_mut(), &disk, &self.drive, now, &mut submitted)?;
+                    if submitted.is_empty() {
+                        break;
+                    }
+                    for (io, service) in std::mem::take(&mut submitted) {
+                        match service {
+                            Service::Foreground | Service::Idle => {
+                                let id = next_id;
+                                next_id += 1;
+                                let job = make_job(&disk, io, Owner::Layout, id, now, selection.is_some()).map_err(Error::Layout)?;
+                                if service == Service::Idle {
+                                    idle_queue.push_back(job);
+                                } else {
+                                    enqueue(job, &mut disk_queue, &mut disk_jobs, &mut driver_queue, depth);
+                                }
+                            }
+                            Service::Free => {
+                                let fb = self.freeblock.get_or_insert_with(|| Freeblock::new(Arc::clone(&disk), FreeblockConfig { stop_when_done: false, ..FreeblockConfig::default() }).expect("the default freeblock configuration is valid"));
+                                let tasks = match &mut layout_tasks {
+                                    Some(t) => t,
+                                    None => layout_tasks.insert(LayoutTasks::new(fb, &disk, now)?),
+                                };
+                                tasks.register(fb, io)?;
+                            }
+                        }
+                    }
+                }
+                let wanted = layout.next_timer();
+                // Once nothing else is left to happen, timers do not keep the run going.
+                let finished = events.is_empty() && open.is_empty() && disk_queue.is_empty() && idle_queue.is_empty() && busy.is_none();
+                if wanted != timer_at && !finished {
+                    if let Some(t) = wanted {
+                        events.push(t.max(now), Event::Timer);
+                    }
+                    timer_at = wanted.map(|t| t.max(now));
+                }
+            }
+            // Start the next I/O if the disk is free. Events at the same instant (e.g. the
             // arrival a completion just triggered) are handled first, so the scheduler sees them.
-            if busy.is_none() && !idle_busy && !disk_queue.is_empty() && events.peek_time() != Some(now) {
-                let ctx = Context { drive: &self.drive, now, last_lbn };
-                let i = if disk_queue.len() == 1 { 0 } else { self.scheduler.pick(&disk_queue, &ctx) };
-                let f = InFlight { pending: disk_queue.remove(i), origin: disk_meta.remove(i) };
+            if busy.is_none() && !idle_busy && events.peek_time() != Some(now) && (!disk_queue.is_empty() || !idle_queue.is_empty()) {
+                let (job, choice) = if disk_queue.is_empty() {
+                    (idle_queue.pop_front().expect("not empty"), None)
+                } else if let Some(sel) = selection {
+                    let refs: Vec<&Alternatives> = disk_jobs.iter().map(|j| j.alternatives.as_ref().expect("candidate-aware jobs carry alternatives")).collect();
+                    let choice = choose(&disk, self.drive.head(), now, &refs, self.config.scheduler, sel.mode, sel.search).map_err(Error::Layout)?;
+                    sel_stats.decisions += 1;
+                    sel_stats.evaluated += choice.evaluated as u64;
+                    sel_stats.pending_candidates += refs.iter().map(|a| a.len() as u64).sum::<u64>();
+                    disk_queue.remove(choice.request);
+                    let mut job = disk_jobs.remove(choice.request);
+                    let alt = job.alternatives.as_ref().expect("present");
+                    job.pending.lbn = choice.lbn;
+                    job.pending.target = alt.target(choice.candidate);
+                    (job, Some(choice))
+                } else {
+                    let ctx = Context { drive: &self.drive, now, last_lbn };
+                    let i = if disk_queue.len() == 1 { 0 } else { self.scheduler.pick(&disk_queue, &ctx) };
+                    disk_queue.remove(i);
+                    let mut job = disk_jobs.remove(i);
+                    // A request with several candidates, chosen by its first: the device serves
+                    // it at whichever it reaches first.
+                    if let Some(io) = job.phys.as_ref().filter(|io| io.starts.len() > 1) {
+                        let alt = Alternatives::new(&disk, io.op, io.starts.clone(), io.sectors, "dispatch").map_err(Error::Layout)?;
+                        let c = best_candidate(&disk, self.drive.head(), now, &[&alt], Rank::Positioning, CandidateSearch::SeekPruned).expect("one request");
+                        job.pending.lbn = c.lbn;
+                        job.pending.target = alt.target(c.candidate);
+                    }
+                    (job, None)
+                };
                 if let Some(d) = driver_queue.pop_front() {
                     disk_queue.push(d.pending);
-                    disk_meta.push(d.origin);
+                    disk_jobs.push(d);
                 }
-                let p = f.pending;
-                let svc = if let Some(fb) = &mut self.freeblock {
+                if let (Some(layout), Some(io)) = (&mut self.layout, &job.phys) {
+                    let chosen = io.starts.iter().position(|&s| s == job.pending.lbn).unwrap_or(0);
+                    layout.dispatched(io, chosen);
+                }
+                let p = job.pending;
+                let svc = if let (Some(fb), Owner::Workload { .. }) = (&mut self.freeblock, job.owner) {
                     // Served after the background work planned into its rotational latency; its
                     // own head-usage breakdown is the one it would have had alone.
                     let (done, alone) = fb.serve(&mut self.drive, now, &p)?;
                     for q in fb.take_promoted() {
-                        let target = self.drive.disk().target(q.lbn).map_err(|source| Error::Request { index: next_id, source })?;
+                        let target = disk.target(q.lbn).map_err(|source| Error::Request { index: next_id, source })?;
                         let sectors = u32::try_from(q.sectors).unwrap_or(u32::MAX);
                         let pending = Pending { id: next_id, arrival: now, lbn: q.lbn, sectors, op: q.op, target };
                         promoted.insert(next_id, q);
                         next_id += 1;
-                        driver_queue.push_back(InFlight { pending, origin: Origin { stream: PROMOTED, measured: None } });
+                        let logical = LogicalIo { id: pending.id, stream: PROMOTED, op: q.op, lbn: q.lbn, sectors: u64::from(sectors), write: None };
+                        open.insert(pending.id, Open::new(now, &logical, None, 1));
+                        driver_queue.push_back(Job { pending, owner: Owner::Workload { request: pending.id, stream: PROMOTED }, phys: None, alternatives: None });
                     }
-                    freeblock_disk::Service { access: freeblock_disk::MediaAccess { breakdown: alone.breakdown, ..done }, cache_hit: false }
+                    freeblock_disk::Service { access: MediaAccess { breakdown: alone.breakdown, ..done }, cache_hit: false }
                 } else {
-                    self.drive
-                        .serve(now, p.lbn, u64::from(p.sectors), p.op)
-                        .map_err(|source| Error::Request { index: p.id, source })?
+                    self.drive.serve(now, p.lbn, u64::from(p.sectors), p.op).map_err(|source| Error::Request { index: p.id, source })?
                 };
                 if let Some(since) = idle_since.take() {
                     if completed >= self.config.warmup {
@@ -355,8 +735,8 @@ impl Simulation {
                 }
                 last_lbn = p.lbn + u64::from(p.sectors);
                 events.push(svc.access.end, Event::Completion);
-                busy = Some((f, svc));
-            } else if busy.is_none() && !idle_busy && idle_since.is_none() && disk_queue.is_empty() {
+                busy = Some((job, svc, choice));
+            } else if busy.is_none() && !idle_busy && idle_since.is_none() && disk_queue.is_empty() && idle_queue.is_empty() {
                 idle_since = Some(now);
                 if let Some(after) = idle_after {
                     events.push(now + after, Event::IdleCheck { since: now });
@@ -373,9 +753,12 @@ impl Simulation {
             }
             None => None,
         };
+        if let Some(layout) = &mut self.layout {
+            drain_deliveries(&mut layout_tasks, layout.as_mut(), &disk, &self.drive, last_event, &mut submitted)?;
+        }
         let report = RunReport {
             freeblock,
-            disk: self.drive.disk().spec().name.clone(),
+            disk: disk.spec().name.clone(),
             scheduler: self.config.scheduler.to_string(),
             requests,
             duration_ns: duration,
@@ -387,8 +770,114 @@ impl Simulation {
             write_response: write_resp.summary_ms(),
             cache_hits,
             throughput_per_s: if duration == 0 { 0.0 } else { requests as f64 / (duration as f64 / 1e9) },
+            selection: selection.map(|_| sel_stats),
+            layout: self.layout.as_ref().map(|l| crate::report::LayoutSummary { policy: l.name(), policy_ios: layout_ios, details: l.report() }),
             records,
         };
-        Ok((report, self.freeblock))
+        Ok(Outcome { report, freeblock: self.freeblock, layout: self.layout })
     }
+}
+
+/// A stream's next request, fetched and waiting for its arrival time.
+enum Staged {
+    Request(Request),
+    Stream(StreamIo),
+}
+
+impl Open {
+    fn new(arrival: SimTime, io: &LogicalIo<'_>, measured: Option<SimTime>, parts: u32) -> Self {
+        Self {
+            arrival,
+            lbn: io.lbn,
+            phys_lbn: io.lbn,
+            sectors: u32::try_from(io.sectors).unwrap_or(u32::MAX),
+            op: io.op,
+            measured,
+            parts_left: parts,
+            start: SimTime::MAX,
+            breakdown: freeblock_disk::Breakdown::default(),
+            cache_hit: false,
+        }
+    }
+}
+
+fn add_breakdown(sum: &mut freeblock_disk::Breakdown, b: &freeblock_disk::Breakdown) {
+    sum.seek += b.seek;
+    sum.rotational_latency += b.rotational_latency;
+    sum.transfer += b.transfer;
+    sum.overhead += b.overhead;
+    sum.bus += b.bus;
+}
+
+/// Puts a job at the disk, or in the driver's FIFO when the disk's queue is full.
+fn enqueue(job: Job, disk_queue: &mut Vec<Pending>, disk_jobs: &mut Vec<Job>, driver_queue: &mut VecDeque<Job>, depth: usize) {
+    if disk_queue.len() < depth {
+        disk_queue.push(job.pending);
+        disk_jobs.push(job);
+    } else {
+        driver_queue.push_back(job);
+    }
+}
+
+/// A physical I/O as the scheduler sees it (first candidate) plus, for candidate-aware
+/// selection, every candidate's target.
+fn make_job(disk: &Disk, io: PhysIo, owner: Owner, id: u64, now: SimTime, candidate_aware: bool) -> std::result::Result<Job, LayoutError> {
+    let context = match owner {
+        Owner::Layout => "layout I/O".to_string(),
+        _ => format!("{} of sector {}", if io.op.is_read() { "read" } else { "write" }, io.starts.first().copied().unwrap_or(0)),
+    };
+    let alternatives = Alternatives::new(disk, io.op, io.starts.clone(), io.sectors, &context)?;
+    let sectors = u32::try_from(io.sectors).map_err(|_| LayoutError::Config { field: "sectors", message: format!("{context}: {} sectors is too long for one request", io.sectors) })?;
+    let pending = Pending { id, arrival: now, lbn: io.starts[0], sectors, op: io.op, target: alternatives.target(0) };
+    Ok(Job { pending, owner, phys: Some(io), alternatives: candidate_aware.then_some(alternatives) })
+}
+
+impl LayoutTasks {
+    fn new(fb: &mut Freeblock, disk: &Disk, now: SimTime) -> Result<Self> {
+        let inbox = Arc::new(Mutex::new(Vec::new()));
+        let sector_bytes = u64::from(disk.spec().sector_bytes);
+        let mut add = |op| fb.add_app(Box::new(LayoutInbox { op, sector_bytes, inbox: Arc::clone(&inbox), delivered: 0 }));
+        let read = add(Op::Read)?;
+        let write = add(Op::Write)?;
+        fb.start(now)?;
+        Ok(Self { read, write, inbox, jobs: [BTreeMap::new(), BTreeMap::new()] })
+    }
+
+    fn register(&mut self, fb: &mut Freeblock, io: PhysIo) -> Result<()> {
+        let (task, slot) = if io.op.is_read() { (self.read, 0) } else { (self.write, 1) };
+        let start = io.starts[0];
+        let end = start.saturating_add(io.sectors);
+        let jobs = &mut self.jobs[slot];
+        let overlaps = jobs.range(..end).next_back().is_some_and(|(&s, j)| s + j.io.sectors > start);
+        if overlaps || io.sectors == 0 {
+            return Err(Error::Layout(LayoutError::Config {
+                field: "layout",
+                message: format!("free {} of sectors {start}..{end} overlaps one still pending (or is empty)", if io.op.is_read() { "read" } else { "write" }),
+            }));
+        }
+        fb.sets_mut().register(task, start, io.sectors)?;
+        jobs.insert(start, FreeJob { left: io.sectors, io });
+        Ok(())
+    }
+}
+
+/// Hands the layout policy every free I/O that freeblock has finished delivering.
+fn drain_deliveries(tasks: &mut Option<LayoutTasks>, layout: &mut dyn LayoutPolicy, disk: &Disk, drive: &Drive, now: SimTime, submitted: &mut Vec<(PhysIo, Service)>) -> Result<()> {
+    let Some(tasks) = tasks else { return Ok(()) };
+    let delivered = std::mem::take(&mut *tasks.inbox.lock().expect("the inbox is never poisoned"));
+    for (task, d) in delivered {
+        let jobs = &mut tasks.jobs[usize::from(task != tasks.read)];
+        let Some((&start, job)) = jobs.range_mut(..=d.lbn).next_back() else { continue };
+        if d.lbn >= start + job.io.sectors {
+            continue;
+        }
+        job.left -= 1;
+        if job.left == 0 {
+            let job = jobs.remove(&start).expect("present");
+            let done = Completed { io: &job.io, chosen: 0, lbn: start, access: None, time: d.time, request: None, choice: None };
+            let mut ctx = LayoutCtx { disk, head: drive.head(), now, submitted };
+            layout.complete(&mut ctx, &done).map_err(Error::Layout)?;
+        }
+    }
+    Ok(())
 }

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use freeblock::rangewrite::{
     flex_read, offer_equidistant, offer_ranges_near, range_write, run_offsets, select_write, theory_check_reads,
-    theory_check_writes, BlockMap, BlockState, Candidates, MapConfig, OffsetExperiment, PhysRange, RangeWriteError,
+    theory_check_writes, BlockMap, BlockState, Candidates, MapConfig, OffsetExperiment, PhysRange, LayoutError,
     TheoryConfig, WriteRequest,
 };
 use freeblock_disk::{library, Disk, HeadState};
@@ -106,12 +106,12 @@ fn run_steps(steps: &[Step], copies: bool) -> Result<(), TestCaseError> {
                 let candidates = match source {
                     Source::Equidistant(k) => match offer_equidistant(&mut map, &disk, head, *k, blocks) {
                         Ok((_, c)) => c,
-                        Err(RangeWriteError::NoSpace { .. }) => continue,
+                        Err(LayoutError::NoSpace { .. }) => continue,
                         Err(e) => return Err(TestCaseError::fail(format!("step {i}: {e}"))),
                     },
                     Source::Ranges(n, a) => match offer_ranges_near(&mut map, &disk, head, blocks, a * BS, *n) {
                         Ok(c) => c,
-                        Err(RangeWriteError::NoSpace { .. }) => continue,
+                        Err(LayoutError::NoSpace { .. }) => continue,
                         Err(e) => return Err(TestCaseError::fail(format!("step {i}: {e}"))),
                     },
                     Source::Raw(v) => Candidates::discrete(v.clone()),
@@ -133,10 +133,10 @@ fn run_steps(steps: &[Step], copies: bool) -> Result<(), TestCaseError> {
                         prop_assert!(
                             matches!(
                                 e,
-                                RangeWriteError::EmptyCandidates { .. }
-                                    | RangeWriteError::CandidateOutside { .. }
-                                    | RangeWriteError::Misaligned { .. }
-                                    | RangeWriteError::NotFree { .. }
+                                LayoutError::EmptyCandidates { .. }
+                                    | LayoutError::CandidateOutside { .. }
+                                    | LayoutError::Misaligned { .. }
+                                    | LayoutError::NotFree { .. }
                             ),
                             "step {}: unexpected error {}",
                             i,
@@ -166,8 +166,8 @@ fn run_steps(steps: &[Step], copies: bool) -> Result<(), TestCaseError> {
                         prop_assert!(free);
                         entry.1 += 1;
                     }
-                    (Err(RangeWriteError::NotMapped { .. }), None) => {}
-                    (Err(RangeWriteError::NotFree { .. }), Some(_)) => prop_assert!(!free),
+                    (Err(LayoutError::NotMapped { .. }), None) => {}
+                    (Err(LayoutError::NotFree { .. }), Some(_)) => prop_assert!(!free),
                     (r, m) => {
                         return Err(TestCaseError::fail(format!("step {i}: add_copy gave {r:?} with model {m:?}")))
                     }
@@ -258,21 +258,21 @@ fn bad_candidates_get_clear_errors() {
     let e = map.write(&req(0, 1, Candidates::discrete(vec![])), 0).unwrap_err();
     assert_eq!(e.to_string(), "write of logical block 0: the candidate list is empty");
     let e = map.write(&req(0, 1, Candidates::ranges(vec![], 8)), 0).unwrap_err();
-    assert!(matches!(e, RangeWriteError::EmptyCandidates { .. }));
+    assert!(matches!(e, LayoutError::EmptyCandidates { .. }));
 
     let e = map.write(&req(0, 1, Candidates::single(1_600)), 1_600).unwrap_err();
     assert_eq!(e.to_string(), "candidate sectors 1600..1608 lie outside the physical space 800..1600 (block map)");
     let e = map.write(&req(0, 2, Candidates::single(1_592)), 1_592).unwrap_err();
-    assert!(matches!(e, RangeWriteError::CandidateOutside { lbn: 1_592, end: 1_608, .. }), "{e}");
+    assert!(matches!(e, LayoutError::CandidateOutside { lbn: 1_592, end: 1_608, .. }), "{e}");
 
     let e = map.write(&req(0, 1, Candidates::single(803)), 803).unwrap_err();
     assert_eq!(e.to_string(), "candidate start 803 is not a multiple of 8 sectors");
     let e = map.write(&req(0, 1, Candidates::ranges(vec![PhysRange::new(804, 16)], 8)), 808).unwrap_err();
-    assert_eq!(e, RangeWriteError::Misaligned { what: "range start", value: 804, alignment: 8 });
+    assert_eq!(e, LayoutError::Misaligned { what: "range start", value: 804, alignment: 8 });
     let e = map.write(&req(0, 1, Candidates::ranges(vec![PhysRange::new(808, 12)], 8)), 808).unwrap_err();
-    assert_eq!(e, RangeWriteError::Misaligned { what: "extent length", value: 12, alignment: 8 });
+    assert_eq!(e, LayoutError::Misaligned { what: "extent length", value: 12, alignment: 8 });
     let e = map.write(&req(0, 1, Candidates::ranges(vec![PhysRange::new(808, 16)], 12)), 808).unwrap_err();
-    assert_eq!(e, RangeWriteError::Misaligned { what: "alignment", value: 12, alignment: 8 });
+    assert_eq!(e, LayoutError::Misaligned { what: "alignment", value: 12, alignment: 8 });
     let e = map.write(&req(0, 2, Candidates::ranges(vec![PhysRange::new(808, 16)], 16)), 816).unwrap_err();
     assert_eq!(e.to_string(), "candidate range 808..824 holds no aligned start for 16 sectors (alignment 16)");
 
@@ -281,24 +281,24 @@ fn bad_candidates_get_clear_errors() {
     assert_eq!(e.to_string(), "candidate sector 808 is not free: it is live (logical block 5)");
     map.pin(PhysRange::new(1_584, 16)).unwrap();
     let e = map.write(&req(6, 1, Candidates::single(1_584)), 1_584).unwrap_err();
-    assert_eq!(e, RangeWriteError::NotFree { lbn: 1_584, state: BlockState::Pinned });
+    assert_eq!(e, LayoutError::NotFree { lbn: 1_584, state: BlockState::Pinned });
 
     let e = map.write(&req(6, 1, Candidates::discrete(vec![816, 824])), 832).unwrap_err();
     assert_eq!(e.to_string(), "location 832 was not among the write's candidates");
     let e = map.write(&req(99, 2, Candidates::single(816)), 816).unwrap_err();
     assert_eq!(e.to_string(), "logical blocks 99..101 lie outside the logical space 0..100");
     let e = map.write(&req(6, 0, Candidates::single(816)), 816).unwrap_err();
-    assert!(matches!(e, RangeWriteError::EmptyExtent { logical: 6 }));
+    assert!(matches!(e, LayoutError::EmptyExtent { logical: 6 }));
     map.check().unwrap();
     assert_eq!(map.stats().live, 1);
 
     assert!(matches!(
         BlockMap::new(MapConfig::region(4, 800, 8)),
-        Err(RangeWriteError::Misaligned { what: "region start", .. })
+        Err(LayoutError::Misaligned { what: "region start", .. })
     ));
     assert!(matches!(
         BlockMap::new(MapConfig::region(0, 0, 0)),
-        Err(RangeWriteError::Config { field: "block_sectors", .. })
+        Err(LayoutError::Config { field: "block_sectors", .. })
     ));
 }
 
@@ -324,7 +324,7 @@ fn a_candidate_outside_the_disk_is_refused_before_any_change() {
         &req(0, 1, Candidates::single(cap / 2 * 2)),
         &mut scratch,
     );
-    assert!(matches!(r, Err(RangeWriteError::CandidateOutside { what: "disk", .. })), "{r:?}");
+    assert!(matches!(r, Err(LayoutError::CandidateOutside { what: "disk", .. })), "{r:?}");
     assert_eq!(map, before);
 }
 
@@ -391,9 +391,9 @@ fn half_a_track_away_halves_rotational_latency() {
 #[test]
 fn offsets_that_do_not_fit_are_refused() {
     let cfg = OffsetExperiment { offsets: vec![10_000_000], ..OffsetExperiment::paper_exp1() };
-    assert!(matches!(run_offsets(&cfg), Err(RangeWriteError::Config { field: "offsets", .. })));
+    assert!(matches!(run_offsets(&cfg), Err(LayoutError::Config { field: "offsets", .. })));
     let cfg = OffsetExperiment { interarrival_ms: 0.0, ..OffsetExperiment::paper_exp1() };
-    assert!(matches!(run_offsets(&cfg), Err(RangeWriteError::Config { field: "interarrival_ms", .. })));
+    assert!(matches!(run_offsets(&cfg), Err(LayoutError::Config { field: "interarrival_ms", .. })));
 }
 
 /// Prints the full tables (`cargo test -p freeblock --test rangewrite -- --ignored --nocapture`).
@@ -456,7 +456,7 @@ mod simulated {
     use freeblock::rangewrite::{
         local_vs_global, offer_equidistant_on_cylinder, offer_ranges_near, run_smallfile, simulate, BlockMap,
         CandidatePolicy, CandidateSearch, Candidates, IoRecord, IssueContext, LocalGlobalConfig, MapConfig, PhysRange,
-        RangeSimConfig, RangeSimOutcome, RangeWriteError, ScriptedStreams, SelectionMode, SmallFileConfig, StreamIo,
+        RangeSimConfig, RangeSimOutcome, LayoutError, ScriptedStreams, SelectionMode, SmallFileConfig, StreamIo,
         StreamWorkload, Variant, WriteRequest,
     };
     use freeblock::sched::SchedulerSpec;
@@ -760,7 +760,7 @@ mod simulated {
         }
     }
 
-    fn scripted(ios: Vec<StreamIo>) -> Result<RangeSimOutcome, RangeWriteError> {
+    fn scripted(ios: Vec<StreamIo>) -> Result<RangeSimOutcome, LayoutError> {
         let disk = c2247a();
         // The map covers only the first 100,000 sectors of the disk.
         let map = BlockMap::new(MapConfig::region(0, 100_000, 8)).unwrap();
@@ -807,7 +807,7 @@ mod simulated {
         let mut w = ScriptedStreams::new(vec![vec![write(0, 1, Candidates::discrete(vec![0, cap + 8]))]]);
         let e = simulate(disk, map, &mut w, &RangeSimConfig::default()).unwrap_err();
         assert!(
-            matches!(&e, RangeWriteError::Request { index: 0, stream: 0, source } if matches!(**source, RangeWriteError::CandidateOutside { what: "disk", .. })),
+            matches!(&e, LayoutError::Request { index: 0, stream: 0, source } if matches!(**source, LayoutError::CandidateOutside { what: "disk", .. })),
             "{e}"
         );
         assert!(e.to_string().ends_with("(disk)"), "{e}");

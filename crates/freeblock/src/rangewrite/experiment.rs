@@ -41,9 +41,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use super::alloc::{offer_equidistant_on_track, Track};
-use super::blockmap::{BlockMap, Candidates, MapConfig, WriteRequest};
-use super::error::{RangeWriteError, Result};
+use crate::layout::alloc::{offer_equidistant_on_track, Track};
+use crate::layout::map::{BlockMap, Candidates, MapConfig, WriteRequest};
+use crate::layout::error::{LayoutError, Result};
 use super::select::{flex_read, select, select_write, Criterion};
 
 /// The constant arrival interval of Experiments 1 and 2, ms (≈ 73% utilisation without range
@@ -57,7 +57,7 @@ fn ns_ms(ns: f64) -> f64 {
 /// `(first cylinder, last cylinder, sectors per track, first LBN, LBN count)` of a zone.
 fn zone(disk: &Disk, zone: usize) -> Result<(u32, u32, u32, u64, u64)> {
     let table = disk.layout().zone_table();
-    table.get(zone).copied().ok_or_else(|| RangeWriteError::Config {
+    table.get(zone).copied().ok_or_else(|| LayoutError::Config {
         field: "zone",
         message: format!("zone {zone} does not exist (the disk has {} zones)", table.len()),
     })
@@ -142,13 +142,13 @@ fn copy_starts(disk: &Disk, t: &Trial, k: u32, sectors: u64) -> Option<Vec<u64>>
 fn trials(disk: &Disk, cfg: &TheoryConfig, region_end: u64) -> Result<Vec<Trial>> {
     let (c_lo, c_hi, spt, _, _) = zone(disk, cfg.zone)?;
     if cfg.max_k == 0 || cfg.trials == 0 || cfg.sectors == 0 {
-        return Err(RangeWriteError::Config {
+        return Err(LayoutError::Config {
             field: "theory",
             message: "max_k, trials and sectors must be positive".into(),
         });
     }
     if u64::from(cfg.max_k) * cfg.sectors > u64::from(spt) {
-        return Err(RangeWriteError::Config {
+        return Err(LayoutError::Config {
             field: "max_k",
             message: format!("{} candidates of {} sectors do not fit on a {spt}-sector track", cfg.max_k, cfg.sectors),
         });
@@ -163,7 +163,7 @@ fn trials(disk: &Disk, cfg: &TheoryConfig, region_end: u64) -> Result<Vec<Trial>
     while out.len() < cfg.trials as usize {
         attempts += 1;
         if attempts > 100 * u64::from(cfg.trials) + 10_000 {
-            return Err(RangeWriteError::NoSpace { what: format!("usable tracks in zone {}", cfg.zone) });
+            return Err(LayoutError::NoSpace { what: format!("usable tracks in zone {}", cfg.zone) });
         }
         let cylinder = rng.gen_range(c_lo..=c_hi);
         let from_cyl = rng.gen_range(0..cylinders);
@@ -449,20 +449,20 @@ pub fn run_offsets(cfg: &OffsetExperiment) -> Result<OffsetReport> {
     let disk = library::media(&cfg.disk)?;
     let (_, _, spt, first, count) = zone(&disk, cfg.zone)?;
     if !(cfg.interarrival_ms > 0.0 && cfg.interarrival_ms.is_finite()) {
-        return Err(RangeWriteError::Config {
+        return Err(LayoutError::Config {
             field: "interarrival_ms",
             message: format!("{} is not a positive time", cfg.interarrival_ms),
         });
     }
     if cfg.write_sectors == 0 || cfg.writes == 0 {
-        return Err(RangeWriteError::Config {
+        return Err(LayoutError::Config {
             field: "writes",
             message: "writes and write_sectors must be positive".into(),
         });
     }
     let max_off = cfg.offsets.iter().copied().max().unwrap_or(0);
     let room =
-        count.checked_sub(cfg.write_sectors + max_off).filter(|&r| r > 0).ok_or_else(|| RangeWriteError::Config {
+        count.checked_sub(cfg.write_sectors + max_off).filter(|&r| r > 0).ok_or_else(|| LayoutError::Config {
             field: "offsets",
             message: format!(
                 "offset {max_off} plus {} sectors does not fit in the zone's {count} sectors",

@@ -41,10 +41,10 @@ use std::sync::Arc;
 use freeblock_disk::{library, Disk};
 use serde::{Deserialize, Serialize};
 
-use super::blockmap::BlockMap;
-use super::error::{RangeWriteError, Result};
-use super::search::{CandidateSearch, SelectionMode};
-use super::sim::{simulate, RangeSimConfig, RangeSimOutcome, RangeSimReport};
+use crate::layout::map::BlockMap;
+use crate::layout::error::{LayoutError, Result};
+use crate::sched::alternatives::{CandidateSearch, SelectionMode};
+use super::run::{simulate, RangeSimConfig, RangeSimOutcome, RangeSimReport};
 use super::smallfile::{smallfile_map_config, CandidatePolicy, SmallFileConfig, SmallFileWorkload};
 use crate::sched::SchedulerSpec;
 
@@ -234,11 +234,11 @@ pub fn local_vs_global_with_progress(
 ) -> Result<LocalGlobalReport> {
     let disk = library::media(&cfg.disk)?;
     if cfg.candidates.iter().any(|&k| k < 2) {
-        return Err(RangeWriteError::Config { field: "candidates", message: "each k must be at least 2".into() });
+        return Err(LayoutError::Config { field: "candidates", message: "each k must be at least 2".into() });
     }
     let mut jobs: Vec<Job> = Vec::new();
     for &s in &cfg.schedulers {
-        super::search::check_scheduler(s)?;
+        crate::sched::check_scheduler(s)?;
         jobs.push((s, Variant::NoRangeWrites, 1));
         for &k in &cfg.candidates {
             jobs.push((s, Variant::Local, k));

@@ -99,24 +99,17 @@
 // `x % n == 0` rather than `is_multiple_of` (Rust 1.87), as in the rest of the workspace.
 #![allow(clippy::manual_is_multiple_of)]
 
-pub mod alloc;
-pub mod blockmap;
-pub mod error;
 pub mod experiment;
 pub mod localglobal;
-pub mod search;
 pub mod select;
-pub mod sim;
+pub mod run;
 pub mod smallfile;
 
-pub use alloc::{
+pub use crate::layout::{
     cylinders_near, offer_equidistant, offer_equidistant_on_cylinder, offer_equidistant_on_track, offer_ranges_near,
-    track_lbns, tracks_near, Track,
+    track_lbns, tracks_near, BlockMap, BlockState, Candidates, LayoutError, Location, MapConfig, PhysRange, Result,
+    SpaceStats, Track, WriteRequest, Written,
 };
-pub use blockmap::{
-    BlockMap, BlockState, Candidates, Location, MapConfig, PhysRange, SpaceStats, WriteRequest, Written,
-};
-pub use error::{RangeWriteError, Result};
 pub use experiment::{
     experiment1, experiment2, run_offsets, theory_check_reads, theory_check_writes, OffsetExperiment, OffsetReport,
     OffsetRow, Outcome, TheoryConfig, TheoryRow, PAPER_INTERARRIVAL_MS,
@@ -125,13 +118,12 @@ pub use localglobal::{
     local_vs_global, local_vs_global_with_progress, run_smallfile, GlobalVsLocal, LocalGlobalConfig, LocalGlobalReport,
     LocalGlobalRow, Variant, OSDI2008_APP_GAIN,
 };
-pub use search::{
+pub use crate::sched::alternatives::{
     best_candidate, best_exhaustive, best_seek_pruned, choose, Alternatives, CandidateSearch, Choice, Rank,
     SelectionMode,
 };
 pub use select::{flex_read, range_write, select, select_read, select_write, Criterion, Selection};
-pub use sim::{
-    simulate, IoRecord, IssueContext, RangeSimConfig, RangeSimOutcome, RangeSimReport, ScriptedStreams, StreamIo,
-    StreamWorkload,
-};
+pub use crate::layout::rangewrite::{IoRecord, RangeWrites};
+pub use crate::layout::streams::{IssueContext, ScriptedStreams, StreamIo, StreamWorkload};
+pub use run::{simulate, RangeSimConfig, RangeSimOutcome, RangeSimReport};
 pub use smallfile::{smallfile_map_config, CandidatePolicy, SmallFileConfig, SmallFileWorkload};

@@ -22,8 +22,8 @@
 use freeblock_disk::{Disk, HeadState, MediaAccess, Op, SimTime, TrackRun};
 use serde::{Deserialize, Serialize};
 
-use super::blockmap::{BlockMap, Candidates, WriteRequest, Written};
-use super::error::{RangeWriteError, Result};
+use crate::layout::map::{BlockMap, Candidates, WriteRequest, Written};
+use crate::layout::error::{LayoutError, Result};
 
 /// What "soonest" means.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -65,9 +65,9 @@ impl Selection {
 /// returns the best (ties go to the earlier start). `context` names the operation in errors.
 ///
 /// # Errors
-/// [`RangeWriteError::EmptyCandidates`] when `starts` is empty;
-/// [`RangeWriteError::CandidateOutside`] when a candidate reaches past the end of the disk;
-/// [`RangeWriteError::Access`] for a zero-sector access.
+/// [`LayoutError::EmptyCandidates`] when `starts` is empty;
+/// [`LayoutError::CandidateOutside`] when a candidate reaches past the end of the disk;
+/// [`LayoutError::Access`] for a zero-sector access.
 #[allow(clippy::too_many_arguments)]
 pub fn select(
     disk: &Disk,
@@ -89,7 +89,7 @@ pub fn select(
         examined += 1;
         let end = lbn.saturating_add(sectors);
         if end > capacity {
-            return Err(RangeWriteError::CandidateOutside { lbn, end, first: 0, last: capacity, what: "disk" });
+            return Err(LayoutError::CandidateOutside { lbn, end, first: 0, last: capacity, what: "disk" });
         }
         let target = disk.target(lbn)?;
         let (mv, wait) = disk.positioning_to(head, start, &target, op);
@@ -109,7 +109,7 @@ pub fn select(
         }
     }
     let Some((_, index, lbn, seek, rotational_latency)) = best else {
-        return Err(RangeWriteError::EmptyCandidates { context: context.to_string() });
+        return Err(LayoutError::EmptyCandidates { context: context.to_string() });
     };
     let access = disk.access(head, start, lbn, sectors, op, scratch)?;
     Ok(Selection { lbn, index, seek, rotational_latency, access, examined })
@@ -179,7 +179,7 @@ pub fn range_write(
 /// A flex read end to end: looks up every complete copy of the extent and lets the device choose.
 ///
 /// # Errors
-/// [`BlockMap::extent_copies`] errors; [`RangeWriteError::EmptyCandidates`] when no copy of the
+/// [`BlockMap::extent_copies`] errors; [`LayoutError::EmptyCandidates`] when no copy of the
 /// whole extent is contiguous; [`select`] errors.
 pub fn flex_read(
     map: &BlockMap,
@@ -225,7 +225,7 @@ mod tests {
         let cap = disk.capacity();
         let e = select_write(&disk, HeadState::default(), 0, &Candidates::discrete(vec![0, cap - 2]), 8, &mut scratch)
             .unwrap_err();
-        assert!(matches!(e, RangeWriteError::CandidateOutside { what: "disk", .. }), "{e}");
+        assert!(matches!(e, LayoutError::CandidateOutside { what: "disk", .. }), "{e}");
         let e = select_read(&disk, HeadState::default(), 0, &[], 8, &mut scratch).unwrap_err();
         assert_eq!(e.to_string(), "flex read: the candidate list is empty");
     }

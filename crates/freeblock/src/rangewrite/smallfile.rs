@@ -31,10 +31,10 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use super::alloc::{offer_equidistant_on_cylinder, offer_ranges_near};
-use super::blockmap::{BlockMap, Candidates, MapConfig, WriteRequest};
-use super::error::{RangeWriteError, Result};
-use super::sim::{IssueContext, StreamIo, StreamWorkload};
+use crate::layout::alloc::{offer_equidistant_on_cylinder, offer_ranges_near};
+use crate::layout::map::{BlockMap, Candidates, MapConfig, WriteRequest};
+use crate::layout::error::{LayoutError, Result};
+use crate::layout::streams::{IssueContext, StreamIo, StreamWorkload};
 
 /// Where a new write may go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -115,7 +115,7 @@ impl Default for SmallFileConfig {
 
 impl SmallFileConfig {
     fn check(&self) -> Result<()> {
-        let bad = |field: &'static str, message: &str| Err(RangeWriteError::Config { field, message: message.into() });
+        let bad = |field: &'static str, message: &str| Err(LayoutError::Config { field, message: message.into() });
         if self.streams == 0 {
             return bad("streams", "at least one stream is needed");
         }
@@ -197,12 +197,12 @@ impl SmallFileWorkload {
     /// in the map (no I/O).
     ///
     /// # Errors
-    /// [`RangeWriteError::Config`] for bad parameters or a map of another block size;
-    /// [`RangeWriteError::NoSpace`] when the initial files do not fit.
+    /// [`LayoutError::Config`] for bad parameters or a map of another block size;
+    /// [`LayoutError::NoSpace`] when the initial files do not fit.
     pub fn new(cfg: &SmallFileConfig, policy: CandidatePolicy, map: &mut BlockMap) -> Result<Self> {
         cfg.check()?;
         if map.block_sectors() != cfg.block_sectors {
-            return Err(RangeWriteError::Config {
+            return Err(LayoutError::Config {
                 field: "block_sectors",
                 message: format!(
                     "the map has {}-sector blocks, the workload {}",
@@ -214,7 +214,7 @@ impl SmallFileWorkload {
         let slots = map.config().logical_blocks / cfg.slot_blocks;
         let per_stream = slots / u64::from(cfg.streams);
         if per_stream <= u64::from(cfg.initial_files_per_stream) {
-            return Err(RangeWriteError::NoSpace { what: format!("{} file slots per stream", per_stream) });
+            return Err(LayoutError::NoSpace { what: format!("{} file slots per stream", per_stream) });
         }
         let mut streams: Vec<Stream> = (0..cfg.streams)
             .map(|s| Stream {
@@ -252,7 +252,7 @@ impl SmallFileWorkload {
                     }
                 }
                 if !placed {
-                    return Err(RangeWriteError::NoSpace { what: "the initial files in the initial area".into() });
+                    return Err(LayoutError::NoSpace { what: "the initial files in the initial area".into() });
                 }
                 stream.files.push(File { slot, blocks });
             }
@@ -305,7 +305,7 @@ fn contiguous_pieces(map: &BlockMap, first: u64, blocks: u64) -> Result<Vec<(u64
     let mut pieces: Vec<(u64, u64)> = Vec::new();
     let mut prev: Option<u64> = None;
     for l in first..first + blocks {
-        let at = map.read(l).ok_or(RangeWriteError::NotMapped { logical: l })?.copies[0];
+        let at = map.read(l).ok_or(LayoutError::NotMapped { logical: l })?.copies[0];
         match (pieces.last_mut(), prev) {
             (Some(p), Some(q)) if at == q + bs => p.1 += 1,
             _ => pieces.push((l, 1)),

@@ -15,6 +15,7 @@
 //!
 //! Ties go to the oldest request, so every policy is deterministic.
 
+pub mod alternatives;
 mod clook;
 mod fcfs;
 mod sptf;
@@ -25,6 +26,10 @@ use std::fmt;
 use freeblock_disk::{Drive, Op, SimTime, Target};
 use serde::{Deserialize, Serialize};
 
+pub use alternatives::{
+    best_candidate, best_exhaustive, best_seek_pruned, check_scheduler, choose, Alternatives, CandidateSearch, Choice, Rank,
+    SelectionMode,
+};
 pub use clook::CLook;
 pub use fcfs::Fcfs;
 pub use sptf::{Sptf, SptfSw};

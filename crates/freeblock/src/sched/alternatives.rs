@@ -51,7 +51,7 @@
 use freeblock_disk::{Disk, HeadState, Op, RotPos, SimTime, Target, ON_TIME_PS};
 use serde::{Deserialize, Serialize};
 
-use super::error::{RangeWriteError, Result};
+use crate::layout::error::{LayoutError, Result};
 use crate::sched::SchedulerSpec;
 
 /// Who chooses among a request's candidates, and when.
@@ -122,22 +122,22 @@ impl Alternatives {
     /// (candidates in preference order; the first is the one a local scheduler sees).
     ///
     /// # Errors
-    /// [`RangeWriteError::EmptyCandidates`] (naming `context`) for no start;
-    /// [`RangeWriteError::CandidateOutside`] for a start whose extent runs past the end of the
-    /// disk; [`RangeWriteError::Config`] for a zero-sector access.
+    /// [`LayoutError::EmptyCandidates`] (naming `context`) for no start;
+    /// [`LayoutError::CandidateOutside`] for a start whose extent runs past the end of the
+    /// disk; [`LayoutError::Config`] for a zero-sector access.
     pub fn new(disk: &Disk, op: Op, starts: Vec<u64>, sectors: u64, context: &str) -> Result<Self> {
         if starts.is_empty() {
-            return Err(RangeWriteError::EmptyCandidates { context: context.to_string() });
+            return Err(LayoutError::EmptyCandidates { context: context.to_string() });
         }
         if sectors == 0 {
-            return Err(RangeWriteError::Config { field: "sectors", message: format!("{context}: zero sectors") });
+            return Err(LayoutError::Config { field: "sectors", message: format!("{context}: zero sectors") });
         }
         let capacity = disk.capacity();
         let mut targets = Vec::with_capacity(starts.len());
         for &lbn in &starts {
             let end = lbn.saturating_add(sectors);
             if end > capacity {
-                return Err(RangeWriteError::CandidateOutside { lbn, end, first: 0, last: capacity, what: "disk" });
+                return Err(LayoutError::CandidateOutside { lbn, end, first: 0, last: capacity, what: "disk" });
             }
             targets.push(disk.target(lbn)?);
         }
@@ -189,6 +189,15 @@ impl Alternatives {
     #[must_use]
     pub fn tracks(&self) -> usize {
         self.groups.len()
+    }
+
+    /// Candidate `i`'s first sector: its track and rotational position.
+    ///
+    /// # Panics
+    /// When `i` is not a candidate index.
+    #[must_use]
+    pub fn target(&self, i: usize) -> Target {
+        self.targets[i]
     }
 
     /// The first candidate's target (all a local scheduler sees).
@@ -345,11 +354,11 @@ pub fn best_candidate(
 /// The schedulers the range-write simulation supports.
 ///
 /// # Errors
-/// [`RangeWriteError::Config`] for C-LOOK and SPTF-SWn%, which have no candidate-aware form here.
+/// [`LayoutError::Config`] for C-LOOK and SPTF-SWn%, which have no candidate-aware form here.
 pub fn check_scheduler(scheduler: SchedulerSpec) -> Result<()> {
     match scheduler {
         SchedulerSpec::Fcfs | SchedulerSpec::Sstf | SchedulerSpec::Sptf => Ok(()),
-        other => Err(RangeWriteError::Config {
+        other => Err(LayoutError::Config {
             field: "scheduler",
             message: format!("{other} is not supported with range writes (use FCFS, SSTF or SPTF)"),
         }),
@@ -532,6 +541,6 @@ mod tests {
         assert_eq!(e.to_string(), "write of logical block 3: the candidate list is empty");
         let cap = d.capacity();
         let e = Alternatives::new(&d, Op::Write, vec![0, cap - 4], 8, "w").unwrap_err();
-        assert!(matches!(e, RangeWriteError::CandidateOutside { what: "disk", .. }), "{e}");
+        assert!(matches!(e, LayoutError::CandidateOutside { what: "disk", .. }), "{e}");
     }
 }

@@ -19,8 +19,8 @@
 
 use freeblock_disk::{Disk, HeadState, Pbn};
 
-use super::blockmap::{BlockMap, Candidates, PhysRange};
-use super::error::{RangeWriteError, Result};
+use super::map::{BlockMap, Candidates, PhysRange};
+use super::error::{LayoutError, Result};
 
 /// One track: a cylinder and a surface.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -78,10 +78,10 @@ pub fn tracks_near(disk: &Disk, map: &BlockMap, near: HeadState) -> impl Iterato
 
 fn check_counts(k: u32, blocks: u64) -> Result<()> {
     if k == 0 {
-        return Err(RangeWriteError::Config { field: "k", message: "at least one candidate is needed".into() });
+        return Err(LayoutError::Config { field: "k", message: "at least one candidate is needed".into() });
     }
     if blocks == 0 {
-        return Err(RangeWriteError::Config { field: "blocks", message: "a write covers at least one block".into() });
+        return Err(LayoutError::Config { field: "blocks", message: "a write covers at least one block".into() });
     }
     Ok(())
 }
@@ -92,8 +92,8 @@ fn check_counts(k: u32, blocks: u64) -> Result<()> {
 /// candidates are reserved in `map`.
 ///
 /// # Errors
-/// [`RangeWriteError::Config`] for `k == 0`, `blocks == 0` or a track that does not exist;
-/// [`RangeWriteError::NoSpace`] when `k` such extents do not fit on the track or no phase has them
+/// [`LayoutError::Config`] for `k == 0`, `blocks == 0` or a track that does not exist;
+/// [`LayoutError::NoSpace`] when `k` such extents do not fit on the track or no phase has them
 /// all free.
 pub fn offer_equidistant_on_track(
     map: &mut BlockMap,
@@ -117,7 +117,7 @@ fn equidistant_starts(map: &BlockMap, disk: &Disk, track: Track, k: u32, blocks:
     let layout = disk.layout();
     let spt = layout.sectors_per_track(track.cylinder);
     if spt == 0 || track.surface >= layout.surfaces() {
-        return Err(RangeWriteError::Config {
+        return Err(LayoutError::Config {
             field: "track",
             message: format!("cylinder {} surface {} is not on the disk", track.cylinder, track.surface),
         });
@@ -126,7 +126,7 @@ fn equidistant_starts(map: &BlockMap, disk: &Disk, track: Track, k: u32, blocks:
     let need = blocks * bs;
     let what = || format!("{k} candidates of {need} sectors on track ({}, {})", track.cylinder, track.surface);
     if u64::from(k) * need > u64::from(spt) {
-        return Err(RangeWriteError::NoSpace { what: what() });
+        return Err(LayoutError::NoSpace { what: what() });
     }
     let lbns = track_lbns(disk, track);
     let first = map.region().start;
@@ -144,14 +144,14 @@ fn equidistant_starts(map: &BlockMap, disk: &Disk, track: Track, k: u32, blocks:
         }
         return Ok(starts);
     }
-    Err(RangeWriteError::NoSpace { what: what() })
+    Err(LayoutError::NoSpace { what: what() })
 }
 
 /// Offers `k` equidistant candidates on the track nearest `near` (in the order of
 /// [`tracks_near`]) that has room for them; returns the track and the (reserved) candidates.
 ///
 /// # Errors
-/// As [`offer_equidistant_on_track`]; [`RangeWriteError::NoSpace`] when no track has room.
+/// As [`offer_equidistant_on_track`]; [`LayoutError::NoSpace`] when no track has room.
 pub fn offer_equidistant(
     map: &mut BlockMap,
     disk: &Disk,
@@ -170,7 +170,7 @@ pub fn offer_equidistant(
             return Ok((track, Candidates::discrete(starts)));
         }
     }
-    Err(RangeWriteError::NoSpace { what: format!("{k} equidistant candidates of {blocks} blocks on any track") })
+    Err(LayoutError::NoSpace { what: format!("{k} equidistant candidates of {blocks} blocks on any track") })
 }
 
 /// The cylinders holding the map's region, nearest `near.cylinder` first (the cylinder order of
@@ -225,8 +225,8 @@ fn free_starts_on_track(map: &BlockMap, disk: &Disk, track: Track, need: u64) ->
 /// ```
 ///
 /// # Errors
-/// [`RangeWriteError::Config`] for `k == 0`, `blocks == 0` or more candidates than surfaces;
-/// [`RangeWriteError::NoSpace`] when no cylinder has room.
+/// [`LayoutError::Config`] for `k == 0`, `blocks == 0` or more candidates than surfaces;
+/// [`LayoutError::NoSpace`] when no cylinder has room.
 pub fn offer_equidistant_on_cylinder(
     map: &mut BlockMap,
     disk: &Disk,
@@ -237,7 +237,7 @@ pub fn offer_equidistant_on_cylinder(
     check_counts(k, blocks)?;
     let surfaces = disk.layout().surfaces();
     if k > surfaces {
-        return Err(RangeWriteError::Config {
+        return Err(LayoutError::Config {
             field: "k",
             message: format!("{k} candidates on one cylinder need {k} surfaces; the disk has {surfaces}"),
         });
@@ -284,7 +284,7 @@ pub fn offer_equidistant_on_cylinder(
             }
         }
     }
-    Err(RangeWriteError::NoSpace { what: format!("{k} candidates of {blocks} blocks spread round any cylinder") })
+    Err(LayoutError::NoSpace { what: format!("{k} candidates of {blocks} blocks spread round any cylinder") })
 }
 
 /// Offers up to `max_ranges` free ranges on the tracks nearest `near`, each able to hold a write of
@@ -293,8 +293,8 @@ pub fn offer_equidistant_on_cylinder(
 /// reserved in `map`.
 ///
 /// # Errors
-/// [`RangeWriteError::Config`] for zero counts, [`RangeWriteError::Misaligned`] for an alignment
-/// that is not a multiple of the block size, [`RangeWriteError::NoSpace`] when nothing fits.
+/// [`LayoutError::Config`] for zero counts, [`LayoutError::Misaligned`] for an alignment
+/// that is not a multiple of the block size, [`LayoutError::NoSpace`] when nothing fits.
 pub fn offer_ranges_near(
     map: &mut BlockMap,
     disk: &Disk,
@@ -305,11 +305,11 @@ pub fn offer_ranges_near(
 ) -> Result<Candidates> {
     check_counts(1, blocks)?;
     if max_ranges == 0 {
-        return Err(RangeWriteError::Config { field: "max_ranges", message: "at least one range is needed".into() });
+        return Err(LayoutError::Config { field: "max_ranges", message: "at least one range is needed".into() });
     }
     let bs = map.block_sectors();
     if alignment == 0 || alignment % bs != 0 {
-        return Err(RangeWriteError::Misaligned { what: "alignment", value: alignment, alignment: bs });
+        return Err(LayoutError::Misaligned { what: "alignment", value: alignment, alignment: bs });
     }
     let need = blocks * bs;
     let mut ranges = Vec::new();
@@ -328,7 +328,7 @@ pub fn offer_ranges_near(
         }
     }
     if ranges.is_empty() {
-        return Err(RangeWriteError::NoSpace {
+        return Err(LayoutError::NoSpace {
             what: format!("a free range of {need} sectors aligned to {alignment}"),
         });
     }
@@ -341,7 +341,7 @@ pub fn offer_ranges_near(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rangewrite::blockmap::{MapConfig, WriteRequest};
+    use crate::layout::map::{MapConfig, WriteRequest};
     use freeblock_disk::library;
 
     fn disk() -> Disk {
@@ -378,7 +378,7 @@ mod tests {
         let d = disk();
         let mut map = BlockMap::new(MapConfig::region(0, 10_000, 1)).unwrap();
         let e = offer_equidistant_on_track(&mut map, &d, Track { cylinder: 0, surface: 0 }, 8, 50, 0).unwrap_err();
-        assert!(matches!(e, RangeWriteError::NoSpace { .. }), "{e}");
+        assert!(matches!(e, LayoutError::NoSpace { .. }), "{e}");
     }
 
     #[test]

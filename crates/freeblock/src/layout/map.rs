@@ -33,7 +33,7 @@ use std::fmt;
 use freeblock_disk::Disk;
 use serde::{Deserialize, Serialize};
 
-use super::error::{RangeWriteError, Result};
+use super::error::{LayoutError, Result};
 
 /// A run of physical sectors (disk LBNs `start..start + sectors`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -360,21 +360,21 @@ impl BlockMap {
     /// An empty map: every physical block free, no logical block mapped.
     ///
     /// # Errors
-    /// [`RangeWriteError::Config`] for a zero block size or an empty region;
-    /// [`RangeWriteError::Misaligned`] when the region is not block-aligned.
+    /// [`LayoutError::Config`] for a zero block size or an empty region;
+    /// [`LayoutError::Misaligned`] when the region is not block-aligned.
     pub fn new(cfg: MapConfig) -> Result<Self> {
         let bs = cfg.block_sectors;
         if bs == 0 {
-            return Err(RangeWriteError::Config { field: "block_sectors", message: "must be at least 1".into() });
+            return Err(LayoutError::Config { field: "block_sectors", message: "must be at least 1".into() });
         }
         if cfg.first_lbn % bs != 0 {
-            return Err(RangeWriteError::Misaligned { what: "region start", value: cfg.first_lbn, alignment: bs });
+            return Err(LayoutError::Misaligned { what: "region start", value: cfg.first_lbn, alignment: bs });
         }
         if cfg.sectors % bs != 0 {
-            return Err(RangeWriteError::Misaligned { what: "region length", value: cfg.sectors, alignment: bs });
+            return Err(LayoutError::Misaligned { what: "region length", value: cfg.sectors, alignment: bs });
         }
         if cfg.sectors == 0 {
-            return Err(RangeWriteError::Config { field: "sectors", message: "the region is empty".into() });
+            return Err(LayoutError::Config { field: "sectors", message: "the region is empty".into() });
         }
         let blocks = cfg.sectors / bs;
         Ok(Self {
@@ -430,7 +430,7 @@ impl BlockMap {
         let r = self.region();
         let end = lbn.saturating_add(sectors);
         if lbn < r.start || end > r.end() {
-            return Err(RangeWriteError::CandidateOutside {
+            return Err(LayoutError::CandidateOutside {
                 lbn,
                 end,
                 first: r.start,
@@ -440,10 +440,10 @@ impl BlockMap {
         }
         let bs = self.cfg.block_sectors;
         if lbn % bs != 0 {
-            return Err(RangeWriteError::Misaligned { what, value: lbn, alignment: bs });
+            return Err(LayoutError::Misaligned { what, value: lbn, alignment: bs });
         }
         if sectors % bs != 0 {
-            return Err(RangeWriteError::Misaligned { what: "extent length", value: sectors, alignment: bs });
+            return Err(LayoutError::Misaligned { what: "extent length", value: sectors, alignment: bs });
         }
         Ok(((lbn - r.start) / bs, sectors / bs))
     }
@@ -463,7 +463,7 @@ impl BlockMap {
     /// What the block holding sector `lbn` holds.
     ///
     /// # Errors
-    /// [`RangeWriteError::CandidateOutside`] outside the region.
+    /// [`LayoutError::CandidateOutside`] outside the region.
     pub fn state(&self, lbn: u64) -> Result<BlockState> {
         let bs = self.cfg.block_sectors;
         let aligned = lbn.saturating_sub(lbn.saturating_sub(self.cfg.first_lbn) % bs);
@@ -506,11 +506,11 @@ impl BlockMap {
 
     fn check_logical(&self, logical: u64, blocks: u64) -> Result<()> {
         if blocks == 0 {
-            return Err(RangeWriteError::EmptyExtent { logical });
+            return Err(LayoutError::EmptyExtent { logical });
         }
         let end = logical.saturating_add(blocks);
         if end > self.cfg.logical_blocks {
-            return Err(RangeWriteError::LogicalOutside { logical, end, capacity: self.cfg.logical_blocks });
+            return Err(LayoutError::LogicalOutside { logical, end, capacity: self.cfg.logical_blocks });
         }
         Ok(())
     }
@@ -520,14 +520,14 @@ impl BlockMap {
     /// of the blocks being written.
     ///
     /// # Errors
-    /// [`RangeWriteError::EmptyExtent`], [`RangeWriteError::LogicalOutside`],
-    /// [`RangeWriteError::EmptyCandidates`], [`RangeWriteError::CandidateOutside`],
-    /// [`RangeWriteError::Misaligned`], [`RangeWriteError::RangeTooSmall`],
-    /// [`RangeWriteError::NotFree`].
+    /// [`LayoutError::EmptyExtent`], [`LayoutError::LogicalOutside`],
+    /// [`LayoutError::EmptyCandidates`], [`LayoutError::CandidateOutside`],
+    /// [`LayoutError::Misaligned`], [`LayoutError::RangeTooSmall`],
+    /// [`LayoutError::NotFree`].
     pub fn validate(&self, req: &WriteRequest) -> Result<()> {
         self.check_logical(req.logical, req.blocks)?;
         if req.candidates.is_empty() {
-            return Err(RangeWriteError::EmptyCandidates {
+            return Err(LayoutError::EmptyCandidates {
                 context: format!("write of logical block {}", req.logical),
             });
         }
@@ -535,7 +535,7 @@ impl BlockMap {
         let need = req.blocks.saturating_mul(bs);
         if let Candidates::Ranges { alignment, .. } = &req.candidates {
             if *alignment == 0 || alignment % bs != 0 {
-                return Err(RangeWriteError::Misaligned { what: "alignment", value: *alignment, alignment: bs });
+                return Err(LayoutError::Misaligned { what: "alignment", value: *alignment, alignment: bs });
             }
         }
         let (what, ranges) = match &req.candidates {
@@ -546,7 +546,7 @@ impl BlockMap {
             let (b, n) = self.extent_blocks(ext.start, ext.sectors, what)?;
             if let (true, Candidates::Ranges { alignment, .. }) = (ranges, &req.candidates) {
                 if range_starts(ext, *alignment, need).next().is_none() {
-                    return Err(RangeWriteError::RangeTooSmall {
+                    return Err(LayoutError::RangeTooSmall {
                         start: ext.start,
                         end: ext.end(),
                         needed: need,
@@ -558,7 +558,7 @@ impl BlockMap {
                 match self.block_state(i) {
                     BlockState::Free | BlockState::Reserved => {}
                     BlockState::Live { logical } if logical >= req.logical && logical < req.logical + req.blocks => {}
-                    state => return Err(RangeWriteError::NotFree { lbn: self.lbn_of(i), state }),
+                    state => return Err(LayoutError::NotFree { lbn: self.lbn_of(i), state }),
                 }
             }
         }
@@ -570,14 +570,14 @@ impl BlockMap {
     /// maps the blocks to `chosen` with a new version. On error nothing changes.
     ///
     /// # Errors
-    /// As [`BlockMap::validate`], and [`RangeWriteError::NotACandidate`] when `chosen` is not an
+    /// As [`BlockMap::validate`], and [`LayoutError::NotACandidate`] when `chosen` is not an
     /// acceptable start.
     pub fn write(&mut self, req: &WriteRequest, chosen: u64) -> Result<Written> {
         self.validate(req)?;
         let bs = self.cfg.block_sectors;
         let need = req.blocks * bs;
         if !req.candidates.contains_start(chosen, need) {
-            return Err(RangeWriteError::NotACandidate { lbn: chosen });
+            return Err(LayoutError::NotACandidate { lbn: chosen });
         }
         let (first, _) = self.extent_blocks(chosen, need, "chosen start")?;
         // 1. Old copies of every written block go back to free space.
@@ -638,14 +638,14 @@ impl BlockMap {
     /// the locations a flex read of that extent may choose among.
     ///
     /// # Errors
-    /// [`RangeWriteError::EmptyExtent`], [`RangeWriteError::LogicalOutside`], or
-    /// [`RangeWriteError::NotMapped`] for the first unmapped block.
+    /// [`LayoutError::EmptyExtent`], [`LayoutError::LogicalOutside`], or
+    /// [`LayoutError::NotMapped`] for the first unmapped block.
     pub fn extent_copies(&self, logical: u64, blocks: u64) -> Result<Vec<u64>> {
         self.check_logical(logical, blocks)?;
         let mut out = Vec::new();
         for l in logical..logical + blocks {
             if !self.entries.contains_key(&l) {
-                return Err(RangeWriteError::NotMapped { logical: l });
+                return Err(LayoutError::NotMapped { logical: l });
             }
         }
         let first = &self.entries[&logical];
@@ -665,7 +665,7 @@ impl BlockMap {
     /// the extent are skipped. Returns the physical blocks freed.
     ///
     /// # Errors
-    /// [`RangeWriteError::EmptyExtent`], [`RangeWriteError::LogicalOutside`].
+    /// [`LayoutError::EmptyExtent`], [`LayoutError::LogicalOutside`].
     pub fn trim(&mut self, logical: u64, blocks: u64) -> Result<u64> {
         self.check_logical(logical, blocks)?;
         let mut freed = 0;
@@ -689,11 +689,11 @@ impl BlockMap {
     /// copies that flex reads then choose among.
     ///
     /// # Errors
-    /// [`RangeWriteError::NotMapped`], [`RangeWriteError::CandidateOutside`],
-    /// [`RangeWriteError::Misaligned`], [`RangeWriteError::NotFree`].
+    /// [`LayoutError::NotMapped`], [`LayoutError::CandidateOutside`],
+    /// [`LayoutError::Misaligned`], [`LayoutError::NotFree`].
     pub fn add_copy(&mut self, logical: u64, lbn: u64) -> Result<()> {
         if !self.entries.contains_key(&logical) {
-            return Err(RangeWriteError::NotMapped { logical });
+            return Err(LayoutError::NotMapped { logical });
         }
         let (b, _) = self.extent_blocks(lbn, self.cfg.block_sectors, "copy location")?;
         match self.block_state(b) {
@@ -702,7 +702,7 @@ impl BlockMap {
                 self.reserved.put(b, false);
                 self.stats.reserved -= 1;
             }
-            state => return Err(RangeWriteError::NotFree { lbn, state }),
+            state => return Err(LayoutError::NotFree { lbn, state }),
         }
         self.free.put(b, false);
         self.owner.insert(b, logical);
@@ -715,15 +715,15 @@ impl BlockMap {
     /// [`BlockMap::trim`]).
     ///
     /// # Errors
-    /// [`RangeWriteError::NotMapped`] when `logical` has no copy at `lbn`;
-    /// [`RangeWriteError::Config`] for the last copy.
+    /// [`LayoutError::NotMapped`] when `logical` has no copy at `lbn`;
+    /// [`LayoutError::Config`] for the last copy.
     pub fn drop_copy(&mut self, logical: u64, lbn: u64) -> Result<()> {
         let bs = self.cfg.block_sectors;
         let b = self.extent_blocks(lbn, bs, "copy location")?.0;
-        let e = self.entries.get_mut(&logical).ok_or(RangeWriteError::NotMapped { logical })?;
-        let i = e.copies.iter().position(|&c| c == b).ok_or(RangeWriteError::NotMapped { logical })?;
+        let e = self.entries.get_mut(&logical).ok_or(LayoutError::NotMapped { logical })?;
+        let i = e.copies.iter().position(|&c| c == b).ok_or(LayoutError::NotMapped { logical })?;
         if e.copies.len() == 1 {
-            return Err(RangeWriteError::Config {
+            return Err(LayoutError::Config {
                 field: "drop_copy",
                 message: format!("{lbn} is the last copy of logical block {logical}; trim it instead"),
             });
@@ -740,7 +740,7 @@ impl BlockMap {
     /// candidates).
     ///
     /// # Errors
-    /// Bounds/alignment errors, or [`RangeWriteError::NotFree`] if any block is not free (then
+    /// Bounds/alignment errors, or [`LayoutError::NotFree`] if any block is not free (then
     /// nothing is reserved).
     pub fn reserve(&mut self, extent: PhysRange) -> Result<()> {
         self.claim_free(extent, true)
@@ -757,7 +757,7 @@ impl BlockMap {
     fn claim_free(&mut self, extent: PhysRange, reserve: bool) -> Result<()> {
         let (b, n) = self.extent_blocks(extent.start, extent.sectors, "extent start")?;
         if let Some(i) = (b..b + n).find(|&i| !self.free.get(i)) {
-            return Err(RangeWriteError::NotFree { lbn: self.lbn_of(i), state: self.block_state(i) });
+            return Err(LayoutError::NotFree { lbn: self.lbn_of(i), state: self.block_state(i) });
         }
         for i in b..b + n {
             self.free.put(i, false);
@@ -947,7 +947,7 @@ mod tests {
         m.write(&WriteRequest { logical: 9, blocks: 1, candidates: Candidates::single(5) }, 5).unwrap();
         m.add_copy(9, 50).unwrap();
         assert_eq!(m.read(9).unwrap().copies, vec![5, 50]);
-        assert!(matches!(m.add_copy(9, 50), Err(RangeWriteError::NotFree { lbn: 50, .. })));
+        assert!(matches!(m.add_copy(9, 50), Err(LayoutError::NotFree { lbn: 50, .. })));
         m.drop_copy(9, 5).unwrap();
         assert!(m.drop_copy(9, 50).is_err());
         assert_eq!(m.trim(0, 20).unwrap(), 1);
@@ -960,7 +960,7 @@ mod tests {
         let mut m = map();
         m.pin(PhysRange::new(90, 10)).unwrap();
         let e = m.write(&WriteRequest { logical: 0, blocks: 1, candidates: Candidates::single(95) }, 95).unwrap_err();
-        assert_eq!(e, RangeWriteError::NotFree { lbn: 95, state: BlockState::Pinned });
+        assert_eq!(e, LayoutError::NotFree { lbn: 95, state: BlockState::Pinned });
         assert_eq!(m.free_runs(0, 100), vec![PhysRange::new(0, 90)]);
         assert_eq!(m.unpin(PhysRange::new(90, 10)).unwrap(), 10);
         m.check().unwrap();

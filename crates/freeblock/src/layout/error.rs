@@ -6,12 +6,12 @@
 use freeblock_disk::{AccessError, SpecError};
 use thiserror::Error;
 
-use super::blockmap::BlockState;
+use super::map::BlockState;
 
 /// Why a range-write, flex-read or block-map operation was refused.
 #[derive(Debug, Clone, PartialEq, Error)]
 #[non_exhaustive]
-pub enum RangeWriteError {
+pub enum LayoutError {
     /// A write (or offer) named no candidate locations at all.
     #[error("{context}: the candidate list is empty")]
     EmptyCandidates {
@@ -113,7 +113,7 @@ pub enum RangeWriteError {
         /// The stream that issued it.
         stream: u32,
         /// What was wrong.
-        source: Box<RangeWriteError>,
+        source: Box<LayoutError>,
     },
     /// The disk refused an access (only for requests built outside this module).
     #[error(transparent)]
@@ -124,4 +124,4 @@ pub enum RangeWriteError {
 }
 
 /// Result alias for this module.
-pub type Result<T, E = RangeWriteError> = std::result::Result<T, E>;
+pub type Result<T, E = LayoutError> = std::result::Result<T, E>;
