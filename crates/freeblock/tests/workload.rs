@@ -741,7 +741,10 @@ fn format_aliases_parse() {
             format: TraceFormat::Msr,
             limit: None,
             device: None,
-            action: None
+            action: None,
+            map: Default::default(),
+            span_sectors: None,
+            align_sectors: None,
         }
         .format
         .arrival(),

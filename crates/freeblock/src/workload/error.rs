@@ -1,5 +1,6 @@
-//! Errors of workloads. Every variant names where the problem is: the spec field, or the trace
-//! file and its 1-based line.
+//! Errors of workloads. Every variant names where the problem is: the spec field, the text trace
+//! file and its 1-based line, or the binary trace file, its 1-based record and the record's byte
+//! offset.
 
 use thiserror::Error;
 
@@ -47,6 +48,18 @@ pub enum WorkloadError {
         sectors: u32,
         /// Disk capacity, sectors.
         capacity: u64,
+    },
+    /// A record of a binary trace (`srt`, `vscsi`) is malformed, truncated, or lies past the disk.
+    #[error("{origin}:record {record} (byte offset {offset}): {message}")]
+    Record {
+        /// File name, as given.
+        origin: String,
+        /// 1-based record number.
+        record: u64,
+        /// Byte offset of the record's first byte in the file.
+        offset: u64,
+        /// What is wrong, one line.
+        message: String,
     },
     /// A workload spec value that parses but makes no workload (a read fraction above 1, a
     /// request larger than the disk, …).

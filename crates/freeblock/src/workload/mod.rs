@@ -7,7 +7,8 @@
 //! ```text
 //!  WorkloadSpec (TOML [workload] table) ──build(capacity, seed)──► Box<dyn Workload>
 //!     random | locality | oltp | sequential  ──►  RandomWorkload / SequentialWorkload  (seeded)
-//!     trace { path, format }                 ──►  TraceReader (streams the file)
+//!     days                                   ──►  DaysWorkload (seeded, day-structured)
+//!     trace { path, format, map }            ──►  TraceReader (streams the file)
 //!                                                      │ next_request() → Request, …, None
 //!                                                      ▼
 //!                                         simulator (issues per ArrivalKind)
@@ -18,7 +19,7 @@
 //! [`Workload::arrival`] tells the simulator what [`Request::time`] means:
 //!
 //! - [`ArrivalKind::Open`]: the absolute arrival time. Requests arrive whether or not earlier ones
-//!   are done (Poisson synthetic streams; DiskSim, MSR and blkparse traces).
+//!   are done (Poisson synthetic streams, `days`; DiskSim, MSR, blkparse, SRT and VSCSI traces).
 //! - [`ArrivalKind::ClosedDelay`]: one request outstanding; each is issued `time` after the previous
 //!   one completed (DiskSim "validate" traces, which record those delays).
 //! - [`ArrivalKind::Closed`]: `time` is 0 and ignored; the simulator runs a fixed number of tasks
@@ -44,14 +45,24 @@
 //!   while a background scan uses free bandwidth.
 //! - **`sequential`** — a contiguous or strided stream (scans, streaming media, log writes).
 //!
-//! Generators are deterministic per seed ([`rand_chacha::ChaCha8Rng`]); see [`synthetic`].
+//! From paper 002 (Akyürek & Salem, *Adaptive Block Rearrangement Under UNIX*):
+//!
+//! - **`days`** — several days of 8 KB block references, open (Poisson) arrivals, skewed like
+//!   the paper's Fig. 5 (the 100 hottest blocks take ~90% of the requests, fewer than 2000 take
+//!   all, writes more skewed than reads), with a hot set that drifts from day to day. Day `d` is
+//!   `[d · day_ns, (d + 1) · day_ns)` ([`DaysSpec::day_ns`]); see [`days`].
+//!
+//! Generators are deterministic per seed ([`rand_chacha::ChaCha8Rng`]); see [`synthetic`] and
+//! [`days`].
 //!
 //! ## Traces
 //!
-//! [`TraceReader`] replays DiskSim ASCII, DiskSim "validate", MSR Cambridge and blkparse traces;
-//! see [`trace`] for the formats. Malformed lines are errors naming `file:line`; with
-//! [`TraceReader::with_capacity`] (always, when built from a [`WorkloadSpec`]) a request past the
-//! end of the disk is too.
+//! [`TraceReader`] replays DiskSim ASCII, DiskSim "validate", MSR Cambridge and blkparse text
+//! traces, and HP Labs SRT and CloudPhysics VSCSI binary traces; see [`trace`] for the formats.
+//! Malformed lines are errors naming `file:line`, malformed binary records errors naming
+//! `file:record N (byte offset X)`; with [`TraceReader::with_capacity`] (always, when built from
+//! a [`WorkloadSpec`]) a request past the end of the disk is too, unless an [`AddressMap`] fits
+//! the traced volume onto the disk.
 //!
 //! ```
 //! use freeblock::workload::{ArrivalKind, WorkloadSpec};
@@ -70,6 +81,7 @@
 //! assert_eq!(n, 100);
 //! ```
 
+pub mod days;
 pub mod error;
 pub mod spec;
 pub mod synthetic;
@@ -78,13 +90,14 @@ pub mod trace;
 use serde::{Deserialize, Serialize};
 
 pub use crate::request::Request;
+pub use days::{DaysSpec, DaysWorkload};
 pub use error::WorkloadError;
 pub use spec::{TraceSpec, WorkloadSpec};
 pub use synthetic::{
     LocalitySpec, OltpSpec, RandomSpec, RandomWorkload, SequentialSpec, SequentialWorkload,
     SizeDist,
 };
-pub use trace::{open_trace, TraceFormat, TraceReader};
+pub use trace::{open_trace, AddressMap, TraceFormat, TraceReader};
 
 /// What [`Request::time`] means for a workload, and so how the simulator issues its requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -6,8 +6,9 @@ use serde::{Deserialize, Serialize};
 
 use freeblock_disk::SimTime;
 
+use super::days::DaysSpec;
 use super::synthetic::{LocalitySpec, OltpSpec, RandomSpec, SequentialSpec};
-use super::trace::{TraceFormat, TraceReader};
+use super::trace::{AddressMap, TraceFormat, TraceReader};
 use super::{ArrivalKind, Workload, WorkloadError};
 
 /// A workload, as written in an experiment file. Choose the kind with `type`; the other keys are
@@ -37,9 +38,14 @@ pub enum WorkloadSpec {
     Oltp(OltpSpec),
     /// Sequential or strided stream.
     Sequential(SequentialSpec),
+    /// Days of skewed block references with a drifting hot set (paper 002, Fig. 5).
+    Days(DaysSpec),
     /// Replay of a trace file.
     Trace(TraceSpec),
 }
+
+/// Default block of an address map, sectors (4 KB).
+pub const DEFAULT_MAP_ALIGN_SECTORS: u64 = 8;
 
 /// Replay of a trace file.
 ///
@@ -47,10 +53,38 @@ pub enum WorkloadSpec {
 /// [workload]
 /// type = "trace"
 /// path = "traces/atlas10k.trace"   # relative to the experiment file, see WorkloadSpec::resolve_paths
-/// format = "validate"              # disksim | validate | msr | blkparse
+/// format = "validate"              # disksim | validate | msr | blkparse | srt | vscsi
 /// # limit = 5000                   # first N requests only
-/// # device = 1                     # disksim, msr: keep one device's requests
+/// # device = 1                     # disksim, msr, srt: keep one device's requests
 /// # action = "Q"                   # blkparse: which event kind (default "D")
+/// # map = "scale"                  # fit a larger traced volume onto the disk: none | modulo | scale
+/// # span_sectors = 65595584        # scale: the traced volume (default: scanned from the trace)
+/// # align_sectors = 8              # modulo, scale: the block that stays whole (default 8, 4 KB)
+/// ```
+///
+/// Address maps ([`AddressMap`]; the `map` key):
+///
+/// | `map` | a request at block `b` (of `align_sectors`) goes to | use |
+/// |---|---|---|
+/// | `none` (default) | `b`; a request past the disk is an error | a trace taken on this disk |
+/// | `modulo` | `b mod C`, `C` = the disk's blocks | keep seek distances and runs; the volume wraps around the disk |
+/// | `scale` | `floor(b · C / S)`, `S` = the trace's span in blocks | keep the layout, squeezed onto the disk |
+///
+/// A request keeps its offset within its block; a mapped request that would run past the last
+/// sector is moved back to end on it. For `scale` without `span_sectors`, the trace is read once
+/// when the workload is built (with the same `device` and `limit`) to find its span, one past its
+/// highest sector; errors in the trace then show up at build time.
+///
+/// ```
+/// use freeblock::workload::{AddressMap, TraceFormat, WorkloadSpec};
+/// let spec: WorkloadSpec = toml::from_str(r#"
+///     type = "trace"
+///     path = "cloudPhysicsIO.vscsi"
+///     format = "vscsi"
+///     map = "scale"
+/// "#).unwrap();
+/// let WorkloadSpec::Trace(t) = spec else { unreachable!() };
+/// assert_eq!((t.format, t.map), (TraceFormat::Vscsi, AddressMap::Scale));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -62,20 +96,63 @@ pub struct TraceSpec {
     /// Replay only the first `limit` requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u64>,
-    /// `disksim` and `msr` only: keep requests of this device (disk) number.
+    /// `disksim`, `msr` and `srt` only: keep requests of this device (disk) number.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<u32>,
     /// `blkparse` only: the action whose events are requests (default `D`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<char>,
+    /// How addresses are fitted onto the disk. Default [`AddressMap::None`].
+    #[serde(default, skip_serializing_if = "AddressMap::is_none")]
+    pub map: AddressMap,
+    /// `map = "scale"` only: the traced volume's size, sectors (> 0). Default: the trace's span,
+    /// found by reading it once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span_sectors: Option<u64>,
+    /// `map = "modulo"` or `"scale"` only: the block size the map works in, sectors (≥ 1, at most
+    /// the capacity). Default 8 (4 KB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub align_sectors: Option<u64>,
 }
 
 impl TraceSpec {
-    /// Opens the trace, checking every request against a disk of `capacity_sectors`.
+    /// A spec replaying `path` in `format` with no options.
+    #[must_use]
+    pub fn new(path: impl Into<PathBuf>, format: TraceFormat) -> Self {
+        Self {
+            path: path.into(),
+            format,
+            limit: None,
+            device: None,
+            action: None,
+            map: AddressMap::None,
+            span_sectors: None,
+            align_sectors: None,
+        }
+    }
+
+    /// Opens the trace with the spec's filters, no capacity and no map.
+    fn open_filtered(&self) -> Result<TraceReader, WorkloadError> {
+        let mut reader = TraceReader::open(&self.path, self.format)?;
+        if let Some(limit) = self.limit {
+            reader = reader.with_limit(limit);
+        }
+        if let Some(device) = self.device {
+            reader = reader.with_device(device);
+        }
+        if let Some(action) = self.action {
+            reader = reader.with_blkparse_action(action);
+        }
+        Ok(reader)
+    }
+
+    /// Opens the trace, checking every request against a disk of `capacity_sectors` (after the
+    /// address map, if any).
     ///
     /// # Errors
-    /// [`WorkloadError::Invalid`] for an option the format does not have,
-    /// [`WorkloadError::Io`] if the file cannot be opened.
+    /// [`WorkloadError::Invalid`] for an option the format or map does not have,
+    /// [`WorkloadError::Io`] if the file cannot be opened; with `map = "scale"` and no
+    /// `span_sectors`, the first error of the trace (read once to find its span).
     pub fn open(&self, capacity_sectors: u64) -> Result<TraceReader, WorkloadError> {
         if self.device.is_some() && !self.format.has_device() {
             return Err(WorkloadError::invalid(
@@ -95,16 +172,57 @@ impl TraceSpec {
                 ),
             ));
         }
-        let mut reader =
-            TraceReader::open(&self.path, self.format)?.with_capacity(capacity_sectors);
-        if let Some(limit) = self.limit {
-            reader = reader.with_limit(limit);
+        if self.map.is_none() {
+            for (field, set) in [
+                ("span_sectors", self.span_sectors.is_some()),
+                ("align_sectors", self.align_sectors.is_some()),
+            ] {
+                if set {
+                    return Err(WorkloadError::invalid(
+                        field,
+                        "only an address map (map = \"modulo\" or \"scale\") uses it",
+                    ));
+                }
+            }
         }
-        if let Some(device) = self.device {
-            reader = reader.with_device(device);
+        if self.map == AddressMap::Modulo && self.span_sectors.is_some() {
+            return Err(WorkloadError::invalid(
+                "span_sectors",
+                "only map = \"scale\" uses it",
+            ));
         }
-        if let Some(action) = self.action {
-            reader = reader.with_blkparse_action(action);
+        let align = self.align_sectors.unwrap_or(DEFAULT_MAP_ALIGN_SECTORS);
+        if !self.map.is_none() {
+            if align == 0 {
+                return Err(WorkloadError::invalid(
+                    "align_sectors",
+                    "must be at least 1",
+                ));
+            }
+            if align > capacity_sectors {
+                return Err(WorkloadError::invalid(
+                    "align_sectors",
+                    format!(
+                        "a block of {align} sectors does not fit on a disk of \
+                         {capacity_sectors} sectors"
+                    ),
+                ));
+            }
+        }
+        if self.span_sectors == Some(0) {
+            return Err(WorkloadError::invalid("span_sectors", "must be at least 1"));
+        }
+        let mut reader = self.open_filtered()?.with_capacity(capacity_sectors);
+        match self.map {
+            AddressMap::None => {}
+            AddressMap::Modulo => reader = reader.with_modulo_map(align),
+            AddressMap::Scale => {
+                let span = match self.span_sectors {
+                    Some(span) => span,
+                    None => self.open_filtered()?.scan_span()?.max(1),
+                };
+                reader = reader.with_scale_map(span, align);
+            }
         }
         Ok(reader)
     }
@@ -139,6 +257,7 @@ impl WorkloadSpec {
             WorkloadSpec::Locality(s) => Box::new(s.build(capacity_sectors, seed)?),
             WorkloadSpec::Oltp(s) => Box::new(s.build(capacity_sectors, seed)?),
             WorkloadSpec::Sequential(s) => Box::new(s.build(capacity_sectors, seed)?),
+            WorkloadSpec::Days(s) => Box::new(s.build(capacity_sectors, seed)?),
             WorkloadSpec::Trace(s) => Box::new(s.open(capacity_sectors)?),
         })
     }
@@ -159,6 +278,7 @@ impl WorkloadSpec {
             WorkloadSpec::Locality(s) => open_if(s.rate_per_s),
             WorkloadSpec::Oltp(_) => ArrivalKind::Closed,
             WorkloadSpec::Sequential(s) => open_if(s.rate_per_s),
+            WorkloadSpec::Days(_) => ArrivalKind::Open,
             WorkloadSpec::Trace(s) => s.format.arrival(),
         }
     }
@@ -173,7 +293,8 @@ impl WorkloadSpec {
         }
     }
 
-    /// The number of requests, when the spec fixes it (`count` of a synthetic workload); `None`
+    /// The number of requests, when the spec fixes it (`count` of a synthetic workload,
+    /// `days · requests_per_day` of `days`); `None`
     /// for endless synthetic streams and for traces (whose length is known only after reading;
     /// a trace's `limit` is an upper bound).
     #[must_use]
@@ -183,6 +304,7 @@ impl WorkloadSpec {
             WorkloadSpec::Locality(s) => s.count,
             WorkloadSpec::Oltp(s) => s.count,
             WorkloadSpec::Sequential(s) => s.count,
+            WorkloadSpec::Days(s) => Some(s.total_requests()),
             WorkloadSpec::Trace(_) => None,
         }
     }
@@ -197,7 +319,7 @@ impl WorkloadSpec {
         }
     }
 
-    /// A short name of the kind: `random`, `locality`, `oltp`, `sequential` or `trace`.
+    /// A short name of the kind: `random`, `locality`, `oltp`, `sequential`, `days` or `trace`.
     #[must_use]
     pub fn kind(&self) -> &'static str {
         match self {
@@ -205,6 +327,7 @@ impl WorkloadSpec {
             WorkloadSpec::Locality(_) => "locality",
             WorkloadSpec::Oltp(_) => "oltp",
             WorkloadSpec::Sequential(_) => "sequential",
+            WorkloadSpec::Days(_) => "days",
             WorkloadSpec::Trace(_) => "trace",
         }
     }

@@ -1,0 +1,725 @@
+//! The `days` workload: several days of skewed block references whose hot set drifts from day to
+//! day, the setting of adaptive block rearrangement (paper 002: Akyürek & Salem, *Adaptive Block
+//! Rearrangement Under UNIX*).
+//!
+//! The paper's driver counts block references during a day and, at the end of the day, copies
+//! the hottest blocks to reserved cylinders in the middle of the disk for the next day. Whether
+//! that pays depends on two properties of the reference stream, both modelled here:
+//!
+//! - **Skew** (§4.2.2, Fig. 5, the /usr file system on a typical day): "fewer than 2000 blocks
+//!   absorb all of the requests" and "the 100 hottest blocks absorb around 90% of all the
+//!   requests"; "block access distributions for write operations are much more skewed than they
+//!   are for read operations" (§4.2.1).
+//! - **Stability**: yesterday's hot blocks must still be hot today. The hot set drifts: each
+//!   night a fraction of it is replaced by blocks that were cold.
+//!
+//! ## The model
+//!
+//! | piece | rule | parameters (defaults) |
+//! |---|---|---|
+//! | blocks | the disk is cut into blocks of `block_sectors`; every request reads or writes one whole block, block-aligned | `block_sectors` (16: 8 KB, the file system block of §4.1) |
+//! | hot set | `hot_blocks` distinct blocks, uniform over the disk, ranked 1 (hottest) to `hot_blocks`; no other block is referenced | `hot_blocks` (1800) |
+//! | popularity | rank `k` is chosen with probability ∝ `k^-s` (a Zipf law truncated to the hot set), with separate exponents for reads and writes, each solved so that the `top_blocks` hottest ranks take the set share | `top_blocks` (100), `read_top_share` (0.85), `write_top_share` (0.97) |
+//! | mix | each request is a read with probability `read_fraction` | `read_fraction` (0.6); overall top-100 share 0.6 · 0.85 + 0.4 · 0.97 ≈ 0.90 |
+//! | days | `days` days of `day_s` seconds; day `d` is `[d · day_ns, (d + 1) · day_ns)` | `days` (4), `day_s` (86 400) |
+//! | arrivals | each day exactly `requests_per_day` requests, a Poisson stream of rate `rate_per_s` from the day's start (conditioned on the count: the order statistics of uniform times over the first `requests_per_day / rate_per_s` seconds); the rest of the day is idle | `requests_per_day` (20 000), `rate_per_s` (`requests_per_day` over 15 hours: the paper's statistics cover 7 am to 10 pm) |
+//! | drift | at the start of each day after the first, `round(drift · hot_blocks)` ranks, chosen uniformly, get a block that is not in the hot set; the others keep theirs | `drift` (0.1) |
+//!
+//! Since every rank keeps the same probability, the blocks that stay keep their popularity, and
+//! the expected share of requests going to blocks that were hot the day before is `1 − drift`.
+//!
+//! Random draws come from one [`ChaCha8Rng`] seeded from the seed given to `build`, in a fixed
+//! order (per request: arrival, read/write, rank; per night: the replaced ranks, their new
+//! blocks), so the same spec, capacity and seed give the same requests.
+
+use std::collections::HashSet;
+
+use rand::seq::index::sample;
+use rand::Rng;
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::request::Request;
+use freeblock_disk::{Op, SimTime};
+
+use super::{ArrivalKind, Workload, WorkloadError};
+
+/// Hours of activity per day that the default rate assumes (the paper's 7 am to 10 pm).
+pub const DEFAULT_ACTIVE_HOURS: f64 = 15.0;
+
+fn default_days() -> u32 {
+    4
+}
+fn default_requests_per_day() -> u64 {
+    20_000
+}
+fn default_day_s() -> f64 {
+    86_400.0
+}
+fn default_block_sectors() -> u32 {
+    16
+}
+fn default_read_fraction() -> f64 {
+    0.6
+}
+fn default_hot_blocks() -> u32 {
+    1800
+}
+fn default_top_blocks() -> u32 {
+    100
+}
+fn default_read_top_share() -> f64 {
+    0.85
+}
+fn default_write_top_share() -> f64 {
+    0.97
+}
+fn default_drift() -> f64 {
+    0.1
+}
+
+/// Day-structured skewed workload imitating paper 002's Fig. 5 (Akyürek & Salem, block access
+/// distribution of the /usr file system on a typical day: the 100 hottest blocks take about 90%
+/// of the requests, fewer than 2000 blocks take all, writes more skewed than reads), with a hot
+/// set that drifts from day to day. See the [module documentation](self) for the model.
+///
+/// Defaults: 4 days of 86 400 s, 20 000 requests a day arriving over the first 15 hours (Poisson,
+/// 0.37 requests/s), 8 KB block-aligned requests (`block_sectors = 16`), 60% reads, a hot set of
+/// 1800 blocks in which the 100 hottest take 85% of the reads and 97% of the writes (≈ 90% of all
+/// requests), and 10% of the hot set replaced each night.
+///
+/// ```toml
+/// [workload]
+/// type = "days"
+/// days = 4
+/// requests_per_day = 20000
+/// # rate_per_s = 0.37         # default: requests_per_day over 15 hours
+/// # day_s = 86400
+/// # block_sectors = 16        # 8 KB on 512-byte sectors
+/// # read_fraction = 0.6
+/// # hot_blocks = 1800         # blocks referenced at all on a day
+/// # top_blocks = 100
+/// # read_top_share = 0.85     # share of reads that go to the top_blocks hottest blocks
+/// # write_top_share = 0.97    # the same for writes (more skewed)
+/// # drift = 0.1               # fraction of the hot set replaced each night
+/// ```
+///
+/// ```
+/// use freeblock::workload::{DaysSpec, Workload};
+/// let spec = DaysSpec { days: 2, requests_per_day: 1000, ..DaysSpec::default() };
+/// let mut w = spec.build(17_938_986, 7).unwrap();
+/// let mut n = 0;
+/// while let Some(r) = w.next_request().unwrap() {
+///     assert_eq!((r.lbn % 16, r.sectors), (0, 16));
+///     assert_eq!(r.time / spec.day_ns(), n / 1000); // the day of the request
+///     n += 1;
+/// }
+/// assert_eq!(n, 2000);
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DaysSpec {
+    /// Number of days (≥ 1). Default 4 (the paper's tables show four consecutive days).
+    #[serde(default = "default_days")]
+    pub days: u32,
+    /// Requests each day (≥ 1). Default 20 000.
+    #[serde(default = "default_requests_per_day")]
+    pub requests_per_day: u64,
+    /// Length of a day, seconds (> 0). Default 86 400.
+    #[serde(default = "default_day_s")]
+    pub day_s: f64,
+    /// Poisson arrival rate while a day's requests arrive, requests per second (> 0); the day's
+    /// requests then take `requests_per_day / rate_per_s` seconds, which must fit in `day_s`.
+    /// Default: `requests_per_day` over 15 hours.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_per_s: Option<f64>,
+    /// Request (and block) size, sectors (≥ 1). Default 16 (8 KB).
+    #[serde(default = "default_block_sectors")]
+    pub block_sectors: u32,
+    /// Probability that a request is a read, in [0, 1]. Default 0.6.
+    #[serde(default = "default_read_fraction")]
+    pub read_fraction: f64,
+    /// Blocks in the hot set: the only blocks referenced on a day (≥ 2). Default 1800.
+    #[serde(default = "default_hot_blocks")]
+    pub hot_blocks: u32,
+    /// How many of the hottest blocks `read_top_share` and `write_top_share` speak of
+    /// (1 ≤ `top_blocks` < `hot_blocks`). Default 100.
+    #[serde(default = "default_top_blocks")]
+    pub top_blocks: u32,
+    /// Share of reads that go to the `top_blocks` hottest blocks, above the uniform share
+    /// `top_blocks / hot_blocks` and below 1. Default 0.85.
+    #[serde(default = "default_read_top_share")]
+    pub read_top_share: f64,
+    /// Share of writes that go to the `top_blocks` hottest blocks (same bounds). Default 0.97.
+    #[serde(default = "default_write_top_share")]
+    pub write_top_share: f64,
+    /// Fraction of the hot set replaced at the start of each day after the first, in [0, 1].
+    /// Default 0.1.
+    #[serde(default = "default_drift")]
+    pub drift: f64,
+}
+
+impl Default for DaysSpec {
+    fn default() -> Self {
+        Self {
+            days: default_days(),
+            requests_per_day: default_requests_per_day(),
+            day_s: default_day_s(),
+            rate_per_s: None,
+            block_sectors: default_block_sectors(),
+            read_fraction: default_read_fraction(),
+            hot_blocks: default_hot_blocks(),
+            top_blocks: default_top_blocks(),
+            read_top_share: default_read_top_share(),
+            write_top_share: default_write_top_share(),
+            drift: default_drift(),
+        }
+    }
+}
+
+fn invalid(field: &str, message: impl Into<String>) -> WorkloadError {
+    WorkloadError::invalid(field, message)
+}
+
+fn positive(field: &str, value: f64, what: &str) -> Result<(), WorkloadError> {
+    if value.is_finite() && value > 0.0 {
+        Ok(())
+    } else {
+        Err(invalid(
+            field,
+            format!("must be a positive number of {what}, got {value}"),
+        ))
+    }
+}
+
+fn fraction(field: &str, value: f64) -> Result<(), WorkloadError> {
+    if (0.0..=1.0).contains(&value) {
+        Ok(())
+    } else {
+        Err(invalid(
+            field,
+            format!("must be within [0, 1], got {value}"),
+        ))
+    }
+}
+
+/// Share of a Zipf law `k^-s` over ranks `1..=hot` that falls on ranks `1..=top`.
+fn zipf_top_share(s: f64, top: u32, hot: u32) -> f64 {
+    let mut head = 0.0;
+    let mut all = 0.0;
+    for k in 1..=hot {
+        let p = f64::from(k).powf(-s);
+        if k <= top {
+            head += p;
+        }
+        all += p;
+    }
+    head / all
+}
+
+/// The Zipf exponent whose `top` hottest of `hot` ranks take `share` (bisection; the share grows
+/// with the exponent from `top / hot` at 0 towards 1).
+fn solve_exponent(share: f64, top: u32, hot: u32) -> f64 {
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    while hi < 1e3 && zipf_top_share(hi, top, hot) < share {
+        lo = hi;
+        hi *= 2.0;
+    }
+    for _ in 0..64 {
+        let mid = 0.5 * (lo + hi);
+        if zipf_top_share(mid, top, hot) < share {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// The cumulative distribution of ranks `1..=hot` under `k^-s`; the last entry is exactly 1.
+fn zipf_cdf(s: f64, hot: u32) -> Vec<f64> {
+    let mut cdf: Vec<f64> = Vec::with_capacity(hot as usize);
+    let mut acc = 0.0;
+    for k in 1..=hot {
+        acc += f64::from(k).powf(-s);
+        cdf.push(acc);
+    }
+    for c in &mut cdf {
+        *c /= acc;
+    }
+    if let Some(last) = cdf.last_mut() {
+        *last = 1.0;
+    }
+    cdf
+}
+
+impl DaysSpec {
+    /// Length of a day, ns. Day `d` is `[d · day_ns, (d + 1) · day_ns)`: a request's day is
+    /// `time / day_ns()`.
+    #[must_use]
+    pub fn day_ns(&self) -> SimTime {
+        (self.day_s * 1e9).round() as SimTime
+    }
+
+    /// The day a request time falls in (0-based).
+    #[must_use]
+    pub fn day_of(&self, time: SimTime) -> u64 {
+        time / self.day_ns().max(1)
+    }
+
+    /// The arrival rate, requests per second: `rate_per_s`, or `requests_per_day` over 15 hours.
+    #[must_use]
+    pub fn rate(&self) -> f64 {
+        self.rate_per_s
+            .unwrap_or(self.requests_per_day as f64 / (DEFAULT_ACTIVE_HOURS * 3600.0))
+    }
+
+    /// How long a day's requests take to arrive, ns: `requests_per_day / rate`.
+    #[must_use]
+    pub fn active_ns(&self) -> SimTime {
+        (self.requests_per_day as f64 / self.rate() * 1e9).round() as SimTime
+    }
+
+    /// All requests of all days.
+    #[must_use]
+    pub fn total_requests(&self) -> u64 {
+        u64::from(self.days).saturating_mul(self.requests_per_day)
+    }
+
+    /// Ranks of the hot set replaced each night: `round(drift · hot_blocks)`.
+    #[must_use]
+    pub fn replaced_per_day(&self) -> u32 {
+        (self.drift * f64::from(self.hot_blocks)).round() as u32
+    }
+
+    /// The expected share of all requests that go to the `top_blocks` hottest blocks:
+    /// `read_fraction · read_top_share + (1 − read_fraction) · write_top_share` (reads and writes
+    /// rank the hot set alike, so their hottest blocks are the same).
+    #[must_use]
+    pub fn expected_top_share(&self) -> f64 {
+        self.read_fraction * self.read_top_share + (1.0 - self.read_fraction) * self.write_top_share
+    }
+
+    /// The Zipf exponents `(reads, writes)` that give the set top shares.
+    ///
+    /// # Errors
+    /// As [`DaysSpec::validate`] for the popularity fields.
+    pub fn zipf_exponents(&self) -> Result<(f64, f64), WorkloadError> {
+        self.validate_popularity()?;
+        Ok((
+            solve_exponent(self.read_top_share, self.top_blocks, self.hot_blocks),
+            solve_exponent(self.write_top_share, self.top_blocks, self.hot_blocks),
+        ))
+    }
+
+    fn validate_popularity(&self) -> Result<(), WorkloadError> {
+        if self.hot_blocks < 2 {
+            return Err(invalid(
+                "hot_blocks",
+                format!("must be at least 2, got {}", self.hot_blocks),
+            ));
+        }
+        if self.top_blocks == 0 || self.top_blocks >= self.hot_blocks {
+            return Err(invalid(
+                "top_blocks",
+                format!(
+                    "must be at least 1 and below hot_blocks ({}), got {}",
+                    self.hot_blocks, self.top_blocks
+                ),
+            ));
+        }
+        let uniform = f64::from(self.top_blocks) / f64::from(self.hot_blocks);
+        for (field, share) in [
+            ("read_top_share", self.read_top_share),
+            ("write_top_share", self.write_top_share),
+        ] {
+            if !(share.is_finite() && share > uniform && share < 1.0) {
+                return Err(invalid(
+                    field,
+                    format!(
+                        "must be above the uniform share top_blocks / hot_blocks = {uniform} \
+                         and below 1, got {share}"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the spec against a disk of `capacity_sectors`.
+    ///
+    /// # Errors
+    /// [`WorkloadError::Invalid`] naming the first offending field: a count of 0, a NaN,
+    /// infinite or non-positive time or rate, a fraction outside [0, 1], top shares outside
+    /// (uniform, 1), a day too short for its requests, or a disk with too few blocks for the hot
+    /// set and its replacements.
+    pub fn validate(&self, capacity_sectors: u64) -> Result<(), WorkloadError> {
+        if self.days == 0 {
+            return Err(invalid("days", "must be at least 1"));
+        }
+        if self.requests_per_day == 0 {
+            return Err(invalid("requests_per_day", "must be at least 1"));
+        }
+        positive("day_s", self.day_s, "seconds")?;
+        if self.day_ns() == 0 {
+            return Err(invalid(
+                "day_s",
+                format!("{} s is shorter than a nanosecond", self.day_s),
+            ));
+        }
+        if let Some(rate) = self.rate_per_s {
+            positive("rate_per_s", rate, "requests per second")?;
+        }
+        let active_s = self.requests_per_day as f64 / self.rate();
+        if active_s > self.day_s {
+            return Err(invalid(
+                "rate_per_s",
+                format!(
+                    "{} requests at {} per second take {active_s} s, longer than a day \
+                     (day_s = {})",
+                    self.requests_per_day,
+                    self.rate(),
+                    self.day_s
+                ),
+            ));
+        }
+        if self.block_sectors == 0 {
+            return Err(invalid("block_sectors", "must be at least 1"));
+        }
+        fraction("read_fraction", self.read_fraction)?;
+        fraction("drift", self.drift)?;
+        self.validate_popularity()?;
+        let blocks = capacity_sectors / u64::from(self.block_sectors);
+        let needed = u64::from(self.hot_blocks)
+            + if self.days > 1 {
+                u64::from(self.replaced_per_day())
+            } else {
+                0
+            };
+        if blocks < needed {
+            return Err(invalid(
+                "hot_blocks",
+                format!(
+                    "{} hot blocks (plus {} replaced each day) of {} sectors need {needed} \
+                     blocks; the disk ({capacity_sectors} sectors) has {blocks}",
+                    self.hot_blocks,
+                    self.replaced_per_day(),
+                    self.block_sectors
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks the spec against a disk of `capacity_sectors` and makes the generator.
+    ///
+    /// # Errors
+    /// [`WorkloadError::Invalid`] naming the offending field (see [`DaysSpec::validate`]).
+    pub fn build(&self, capacity_sectors: u64, seed: u64) -> Result<DaysWorkload, WorkloadError> {
+        self.validate(capacity_sectors)?;
+        let (read_s, write_s) = self.zipf_exponents()?;
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let blocks = capacity_sectors / u64::from(self.block_sectors);
+        let mut members = HashSet::with_capacity(self.hot_blocks as usize * 2);
+        let mut hot = Vec::with_capacity(self.hot_blocks as usize);
+        while hot.len() < self.hot_blocks as usize {
+            let b = rng.gen_range(0..blocks);
+            if members.insert(b) {
+                hot.push(b);
+            }
+        }
+        Ok(DaysWorkload {
+            spec: self.clone(),
+            rng,
+            blocks,
+            hot,
+            members,
+            read_cdf: zipf_cdf(read_s, self.hot_blocks),
+            write_cdf: zipf_cdf(write_s, self.hot_blocks),
+            day_ns: self.day_ns(),
+            active_ns: self.active_ns() as f64,
+            day: 0,
+            in_day: 0,
+            position: 0.0,
+            done: false,
+        })
+    }
+}
+
+/// The generator of a [`DaysSpec`]: a [`Workload`] with open arrivals.
+#[derive(Debug, Clone)]
+pub struct DaysWorkload {
+    spec: DaysSpec,
+    rng: ChaCha8Rng,
+    /// Blocks on the disk.
+    blocks: u64,
+    /// Today's hot set, hottest rank first.
+    hot: Vec<u64>,
+    /// The blocks in `hot`.
+    members: HashSet<u64>,
+    read_cdf: Vec<f64>,
+    write_cdf: Vec<f64>,
+    day_ns: SimTime,
+    active_ns: f64,
+    /// The current day (0-based).
+    day: u32,
+    /// Requests issued today.
+    in_day: u64,
+    /// Today's last arrival as a fraction of the active period, in [0, 1].
+    position: f64,
+    /// All days are done.
+    done: bool,
+}
+
+impl DaysWorkload {
+    /// The day of the last request returned (0-based; 0 before the first).
+    #[must_use]
+    pub fn day(&self) -> u32 {
+        self.day
+    }
+
+    /// Today's hot set, hottest first, as block numbers: block `b` is sectors
+    /// `b · block_sectors ..` `(b + 1) · block_sectors`. It changes when the first request of a
+    /// new day is drawn.
+    #[must_use]
+    pub fn hot_set(&self) -> &[u64] {
+        &self.hot
+    }
+
+    /// The spec this generator follows.
+    #[must_use]
+    pub fn spec(&self) -> &DaysSpec {
+        &self.spec
+    }
+
+    /// Replaces `replaced_per_day` uniformly chosen ranks with blocks not in the hot set.
+    fn drift(&mut self) {
+        let k = self.spec.replaced_per_day() as usize;
+        if k == 0 {
+            return;
+        }
+        let ranks = sample(&mut self.rng, self.hot.len(), k).into_vec();
+        let mut old = Vec::with_capacity(k);
+        for rank in ranks {
+            let fresh = loop {
+                let b = self.rng.gen_range(0..self.blocks);
+                if self.members.insert(b) {
+                    break b;
+                }
+            };
+            old.push(std::mem::replace(&mut self.hot[rank], fresh));
+        }
+        for b in old {
+            self.members.remove(&b);
+        }
+    }
+}
+
+impl Workload for DaysWorkload {
+    fn next_request(&mut self) -> Result<Option<Request>, WorkloadError> {
+        if self.done {
+            return Ok(None);
+        }
+        if self.in_day == self.spec.requests_per_day {
+            if self.day + 1 >= self.spec.days {
+                self.done = true;
+                return Ok(None);
+            }
+            self.day += 1;
+            self.in_day = 0;
+            self.position = 0.0;
+            self.drift();
+        }
+        // The next of the remaining n uniform order statistics on [position, 1):
+        // position + (1 − position) · (1 − U^(1/n)), U uniform on (0, 1].
+        let left = (self.spec.requests_per_day - self.in_day) as f64;
+        let u: f64 = 1.0 - self.rng.gen::<f64>();
+        let step = -(u.ln() / left).exp_m1();
+        self.position = (self.position + (1.0 - self.position) * step).clamp(0.0, 1.0);
+        let time = u64::from(self.day) * self.day_ns + (self.position * self.active_ns) as SimTime;
+        let op = if self.rng.gen_bool(self.spec.read_fraction) {
+            Op::Read
+        } else {
+            Op::Write
+        };
+        let cdf = if op == Op::Read {
+            &self.read_cdf
+        } else {
+            &self.write_cdf
+        };
+        let x: f64 = self.rng.gen();
+        let rank = cdf.partition_point(|&c| c <= x).min(cdf.len() - 1);
+        let block = self.hot[rank];
+        self.in_day += 1;
+        let sectors = self.spec.block_sectors;
+        Ok(Some(Request::new(
+            time,
+            block * u64::from(sectors),
+            sectors,
+            op,
+        )))
+    }
+
+    fn arrival(&self) -> ArrivalKind {
+        ArrivalKind::Open
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    const CAPACITY: u64 = 17_938_986; // Quantum Atlas 10K
+
+    /// Per-day block reference counts: all requests, reads, writes.
+    struct Day {
+        all: HashMap<u64, u64>,
+        reads: HashMap<u64, u64>,
+        writes: HashMap<u64, u64>,
+    }
+
+    fn top_share(counts: &HashMap<u64, u64>, top: usize) -> f64 {
+        let mut c: Vec<u64> = counts.values().copied().collect();
+        c.sort_unstable_by(|a, b| b.cmp(a));
+        let total: u64 = c.iter().sum();
+        c.iter().take(top).sum::<u64>() as f64 / total as f64
+    }
+
+    fn run(spec: &DaysSpec, seed: u64) -> Vec<Day> {
+        let mut w = spec.build(CAPACITY, seed).unwrap();
+        let mut days: Vec<Day> = Vec::new();
+        let mut last = 0;
+        while let Some(r) = w.next_request().unwrap() {
+            assert!(r.time >= last, "arrivals go back in time");
+            last = r.time;
+            let d = spec.day_of(r.time) as usize;
+            assert_eq!(d, w.day() as usize);
+            assert!(r.time - d as u64 * spec.day_ns() <= spec.active_ns());
+            assert_eq!((r.lbn % 16, r.sectors), (0, 16));
+            assert!(r.end() <= CAPACITY);
+            if days.len() <= d {
+                days.push(Day {
+                    all: HashMap::new(),
+                    reads: HashMap::new(),
+                    writes: HashMap::new(),
+                });
+            }
+            let day = &mut days[d];
+            *day.all.entry(r.lbn).or_default() += 1;
+            let by_op = if r.op.is_read() {
+                &mut day.reads
+            } else {
+                &mut day.writes
+            };
+            *by_op.entry(r.lbn).or_default() += 1;
+        }
+        days
+    }
+
+    #[test]
+    fn default_skew_matches_the_paper_and_the_settings() {
+        let spec = DaysSpec::default();
+        let days = run(&spec, 42);
+        assert_eq!(days.len(), 4);
+        let mut shares = Vec::new();
+        for (d, day) in days.iter().enumerate() {
+            let n: u64 = day.all.values().sum();
+            assert_eq!(n, spec.requests_per_day);
+            let all = top_share(&day.all, 100);
+            let reads = top_share(&day.reads, 100);
+            let writes = top_share(&day.writes, 100);
+            let blocks = day.all.len();
+            eprintln!(
+                "day {d}: top-100 share {all:.3} (reads {reads:.3}, writes {writes:.3}), \
+                 {blocks} blocks take all requests"
+            );
+            // Fig. 5: the 100 hottest take ~90%; fewer than 2000 blocks take all.
+            assert!((all - spec.expected_top_share()).abs() < 0.02, "{all}");
+            assert!((all - 0.90).abs() < 0.03, "{all}");
+            assert!(blocks < 2000 && blocks <= spec.hot_blocks as usize);
+            // Writes more skewed than reads, each near its setting.
+            assert!(writes > reads + 0.05, "{writes} vs {reads}");
+            assert!((reads - spec.read_top_share).abs() < 0.02, "{reads}");
+            assert!((writes - spec.write_top_share).abs() < 0.02, "{writes}");
+            shares.push(all);
+        }
+        // Drift: of the blocks clearly hot today (≥ 5 references), the share that was referenced
+        // yesterday is about 1 − drift.
+        for d in 1..days.len() {
+            let hot_today: Vec<u64> = days[d]
+                .all
+                .iter()
+                .filter(|&(_, &c)| c >= 5)
+                .map(|(&b, _)| b)
+                .collect();
+            let kept = hot_today
+                .iter()
+                .filter(|b| days[d - 1].all.contains_key(b))
+                .count();
+            let overlap = kept as f64 / hot_today.len() as f64;
+            eprintln!(
+                "day {} → {d}: {overlap:.3} of {} hot blocks were referenced the day before",
+                d - 1,
+                hot_today.len()
+            );
+            assert!((overlap - (1.0 - spec.drift)).abs() < 0.05, "{overlap}");
+        }
+    }
+
+    #[test]
+    fn hot_set_drifts_by_the_set_fraction() {
+        let spec = DaysSpec {
+            requests_per_day: 10,
+            drift: 0.25,
+            hot_blocks: 400,
+            ..DaysSpec::default()
+        };
+        let mut w = spec.build(CAPACITY, 3).unwrap();
+        let mut prev: Vec<u64> = w.hot_set().to_vec();
+        let mut day = 0;
+        while w.next_request().unwrap().is_some() {
+            if w.day() != day {
+                day = w.day();
+                let now = w.hot_set();
+                let same = now.iter().zip(&prev).filter(|(a, b)| a == b).count();
+                assert_eq!(same, 300, "ranks that kept their block");
+                let set: HashSet<u64> = now.iter().copied().collect();
+                assert_eq!(set.len(), 400, "hot set blocks are distinct");
+                let old: HashSet<u64> = prev.iter().copied().collect();
+                assert_eq!(set.intersection(&old).count(), 300);
+                prev = now.to_vec();
+            }
+        }
+        assert_eq!(day, 3);
+    }
+
+    #[test]
+    fn exponents_reach_the_target_shares() {
+        let spec = DaysSpec::default();
+        let (r, w) = spec.zipf_exponents().unwrap();
+        assert!(w > r && r > 0.0);
+        assert!((zipf_top_share(r, 100, 1800) - 0.85).abs() < 1e-9);
+        assert!((zipf_top_share(w, 100, 1800) - 0.97).abs() < 1e-9);
+    }
+
+    #[test]
+    fn deterministic_per_seed() {
+        let spec = DaysSpec {
+            requests_per_day: 500,
+            ..DaysSpec::default()
+        };
+        let take = |seed| {
+            let mut w = spec.build(CAPACITY, seed).unwrap();
+            let mut v = Vec::new();
+            while let Some(r) = w.next_request().unwrap() {
+                v.push(r);
+            }
+            v
+        };
+        assert_eq!(take(5), take(5));
+        assert_ne!(take(5), take(6));
+    }
+}
