@@ -323,21 +323,33 @@ pub fn validate(a: &ValidateArgs) -> CmdResult {
 #[derive(Debug, Args)]
 pub struct ReproArgs {
     /// Which reproduction: head-usage (paper 000 §3), range-writes (paper 004), free-mining
-    /// (paper 000 §6).
+    /// (paper 000 §6), rearrangement (paper 002).
     pub what: String,
     /// head-usage, range-writes: requests per run (paper: 10000).
     #[arg(long, default_value_t = 10_000)]
     pub requests: u64,
     /// free-mining: a small version (two MPLs, two schedulers, runs capped at 12000 requests).
+    /// rearrangement: 2 days of 4000 requests, fewer Fig. 4 points, no CloudPhysics part.
     #[arg(long)]
     pub quick: bool,
     /// free-mining: most foreground requests per simulated run (default 1500000; 12000 with
     /// --quick). A run that reaches it before its scan pass ends is reported as partial.
     #[arg(long)]
     pub max_requests: Option<u64>,
-    /// free-mining: simulations run at once (default 2).
+    /// free-mining, rearrangement: simulations run at once (default 2).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// rearrangement: days of the workload, alternately off and on (default: the `days`
+    /// workload's, 4; 2 with --quick).
+    #[arg(long)]
+    pub days: Option<u32>,
+    /// rearrangement: requests per day (default: the `days` workload's, 20000; 4000 with --quick).
+    #[arg(long)]
+    pub requests_per_day: Option<u64>,
+    /// rearrangement: the CloudPhysics VSCSI trace (default: ../shared/traces/cloudPhysicsIO.vscsi
+    /// if it exists, else that part is skipped).
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
     /// Folder for plots and CSV.
     #[arg(long, default_value = "out/repro")]
     pub out: PathBuf,
@@ -354,7 +366,8 @@ pub fn repro(a: &ReproArgs) -> CmdResult {
         "head-usage" => crate::commands_repro::head_usage(a),
         "range-writes" => crate::commands_repro::range_writes(a),
         "free-mining" => crate::commands_freeblock::free_mining(a),
-        other => Err(format!("unknown reproduction `{other}` (known: head-usage, range-writes, free-mining)").into()),
+        "rearrangement" => crate::commands_rearrange::rearrangement(a),
+        other => Err(format!("unknown reproduction `{other}` (known: head-usage, range-writes, free-mining, rearrangement)").into()),
     }
 }
 

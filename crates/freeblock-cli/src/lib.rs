@@ -7,6 +7,7 @@
 
 mod commands;
 mod commands_freeblock;
+mod commands_rearrange;
 mod commands_repro;
 mod plot;
 mod progress;

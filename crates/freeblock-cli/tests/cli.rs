@@ -231,3 +231,52 @@ fn bench_freeblock_rows_measure_decisions_and_the_registered_set() {
     assert_ne!(code, 0);
     assert!(one_error_line(&err).contains("--only nothing"), "{err}");
 }
+
+#[test]
+fn repro_rearrangement_quick_prints_the_tables_and_writes_its_files() {
+    let dir = scratch("rearrangement");
+    let out = dir.to_str().unwrap();
+    let (code, text, err) = freeblock(&["repro", "rearrangement", "--quick", "--quiet", "--out", out]);
+    assert_eq!(code, 0, "{err}");
+    for needle in [
+        "Table 2: all requests",
+        "Table 3: reads",
+        "Fig. 4:",
+        "Knee:",
+        "Tables 4–5:",
+        "Table 6:",
+        "no sequential file reads",
+        "Ours beyond the paper",
+        "Free moves vs the same table changes at no cost",
+        "paper: 18.21 → 1.55 ms",
+        "more than half:",
+        "CloudPhysics part skipped",
+    ] {
+        assert!(text.contains(needle), "missing `{needle}` in:\n{text}");
+    }
+    for file in ["rearrangement-days.csv", "rearrangement-fig4.csv", "rearrangement-moves.csv", "paper002-fig4.svg", "paper002-days.svg"] {
+        assert!(dir.join(file).exists(), "{file}");
+    }
+    let days = std::fs::read_to_string(dir.join("rearrangement-days.csv")).unwrap();
+    // Tables 2-3: 2 days (--quick), all and reads, each with the paper's value beside.
+    let t23: Vec<&str> = days.lines().filter(|l| l.starts_with("tables_2_3,")).collect();
+    assert_eq!(t23.len(), 4, "{days}");
+    assert!(t23[0].contains(",220.000000,"), "paper's Table 2 day 1 FCFS distance: {}", t23[0]);
+    let moves = std::fs::read_to_string(dir.join("rearrangement-moves.csv")).unwrap();
+    assert_eq!(moves.lines().count(), 1 + 5, "{moves}");
+    assert!(std::fs::read_to_string(dir.join("rearrangement-fig4.csv")).unwrap().lines().count() > 2);
+
+    let (code, json, err) = freeblock(&["repro", "rearrangement", "--quick", "--json", "--out", out]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["tables_2_3"]["days"].as_array().unwrap().len(), 2);
+    assert_eq!(v["placements"].as_array().unwrap().len(), 3);
+    assert_eq!(v["moves"].as_array().unwrap().len(), 5);
+    assert!(v["cloudphysics"].is_null());
+
+    // An explicit --trace that is not there is an error naming it.
+    let missing = dir.join("no-such-trace.vscsi");
+    let (code, _, err) = freeblock(&["repro", "rearrangement", "--quick", "--quiet", "--out", out, "--trace", missing.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert!(one_error_line(&err).contains("no-such-trace.vscsi"), "{err}");
+}

@@ -86,6 +86,34 @@ fn default_seed() -> u64 {
     42
 }
 
+/// A layout policy, as the `[layout]` table of an experiment file names it.
+///
+/// ```toml
+/// [layout]
+/// type = "rearrange"          # adaptive block rearrangement (paper 002)
+/// moves = "free"              # foreground | idle | free | instant
+/// period_s = 86400
+/// area = { cylinders = 48, block_sectors = 16, table_slots = 2 }
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LayoutSpec {
+    /// Adaptive block rearrangement ([`crate::layout::rearrange`]).
+    Rearrange(crate::layout::rearrange::policy::RearrangeConfig),
+}
+
+impl LayoutSpec {
+    /// Builds the policy for `disk`.
+    ///
+    /// # Errors
+    /// The policy's setup errors, naming the setting.
+    pub fn build(&self, disk: &Disk) -> Result<Box<dyn crate::layout::LayoutPolicy>> {
+        Ok(match self {
+            LayoutSpec::Rearrange(c) => Box::new(crate::layout::rearrange::policy::Rearrange::new(disk, *c)?),
+        })
+    }
+}
+
 /// One experiment: disk, workload, simulation settings and seed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -104,6 +132,9 @@ pub struct Experiment {
     /// Freeblock scheduling and its background applications; off when absent.
     #[serde(default)]
     pub freeblock: Option<crate::freeblock::FreeblockConfig>,
+    /// A layout policy between the workload and the disk; none when absent.
+    #[serde(default)]
+    pub layout: Option<LayoutSpec>,
     /// Folder relative paths are resolved against (the file's folder).
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -150,7 +181,10 @@ impl Experiment {
     /// Any setup error.
     pub fn build(&self, freeblock: bool) -> Result<Simulation<'static>> {
         let disk = self.disk.build(&self.base_dir)?;
-        let workload = self.workload.build(disk.capacity(), self.seed)?;
+        let layout = self.layout.as_ref().map(|l| l.build(&disk)).transpose()?;
+        // The workload sees the logical disk: a policy may hide part of the physical one.
+        let capacity = layout.as_ref().and_then(|l| l.logical_sectors()).unwrap_or_else(|| disk.capacity());
+        let workload = self.workload.build(capacity, self.seed)?;
         let mut sim = self.sim.clone();
         if let Some(think) = self.workload.think_time_ns() {
             if sim.think_ms == 0.0 {
@@ -158,6 +192,9 @@ impl Experiment {
             }
         }
         let mut simulation = Simulation::new(disk.clone(), workload, sim);
+        if let Some(layout) = layout {
+            simulation = simulation.with_layout(layout);
+        }
         if self.freeblock.is_some() || freeblock {
             let config = self.freeblock.clone().unwrap_or_default();
             simulation = simulation.with_freeblock(crate::freeblock::Freeblock::new(disk, config)?);

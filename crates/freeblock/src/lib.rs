@@ -30,6 +30,7 @@ pub mod freeblock;
 pub mod layout;
 pub mod parallel;
 pub mod rangewrite;
+pub mod rearrangement;
 pub mod report;
 pub mod repro;
 pub mod request;

@@ -122,8 +122,8 @@ enum Event {
 /// Who a physical I/O at the disk is for: bookkeeping the scheduler does not see.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Owner {
-    /// A workload request (logical request `request`, from `stream`).
-    Workload { request: u64, stream: u32 },
+    /// A workload request from `stream` (its id is the I/O's `pending.id`).
+    Workload { stream: u32 },
     /// The layout policy's own I/O.
     Layout,
 }
@@ -135,11 +135,37 @@ const PROMOTED: u32 = u32::MAX;
 #[derive(Debug)]
 struct Job {
     pending: Pending,
+    meta: Meta,
+}
+
+/// A job's bookkeeping beside what the scheduler sees; small, because the disk queue moves it.
+#[derive(Debug)]
+struct Meta {
     owner: Owner,
-    /// The policy's description (its candidates and tag), when a layout policy is on.
-    phys: Option<PhysIo>,
+    /// Service time the trace measured, if any.
+    measured: Option<SimTime>,
+    /// What a layout policy said about it (none without a policy).
+    layout: Option<Box<LayoutPart>>,
+}
+
+/// A physical I/O as a layout policy described it.
+#[derive(Debug)]
+struct LayoutPart {
+    /// The logical request's first sector.
+    logical_lbn: u64,
+    /// One of several physical I/Os of its request (kept in the engine's table of open
+    /// requests); a whole request is accounted from the job alone.
+    split: bool,
+    /// The policy's description (its candidates and tag).
+    io: PhysIo,
     /// The candidates as the search needs them (candidate-aware selection only).
     alternatives: Option<Alternatives>,
+}
+
+impl Job {
+    fn phys(&self) -> Option<&PhysIo> {
+        self.meta.layout.as_ref().map(|l| &l.io)
+    }
 }
 
 /// A logical request that has physical I/Os outstanding.
@@ -364,12 +390,13 @@ impl<'w> Simulation<'w> {
 
         // I/Os at the disk, as the scheduler sees them, and their bookkeeping (same indices).
         let mut disk_queue: Vec<Pending> = Vec::new();
-        let mut disk_jobs: Vec<Job> = Vec::new();
+        let mut disk_meta: Vec<Meta> = Vec::new();
         let mut driver_queue: VecDeque<Job> = VecDeque::new();
         let mut idle_queue: VecDeque<Job> = VecDeque::new();
         let mut busy: Option<(Job, freeblock_disk::Service, Option<Choice>)> = None;
         let mut last_lbn = 0u64;
         let mut open: HashMap<u64, Open> = HashMap::new();
+        let mut requests_in_flight = 0u64;
 
         let mut usage = HeadUsage::default();
         let (mut response, mut access) = (Histogram::default(), Histogram::default());
@@ -458,6 +485,43 @@ impl<'w> Simulation<'w> {
             events.push(t, Event::Timer);
         }
 
+        // Hands the policy what freeblock delivered for it, and queues the I/O the policy's hooks
+        // submitted (which may deliver more, so round again until nothing is left).
+        macro_rules! pump {
+            ($layout:expr, $now:expr) => {{
+                let layout = $layout;
+                let now = $now;
+                loop {
+                    drain_deliveries(&mut layout_tasks, layout.as_mut(), &disk, &self.drive, now, &mut submitted)?;
+                    if submitted.is_empty() {
+                        break;
+                    }
+                    for (io, service) in std::mem::take(&mut submitted) {
+                        match service {
+                            Service::Foreground | Service::Idle => {
+                                let id = next_id;
+                                next_id += 1;
+                                let job = make_job(&disk, io, Owner::Layout, id, now, selection.is_some()).map_err(Error::Layout)?;
+                                if service == Service::Idle {
+                                    idle_queue.push_back(job);
+                                } else {
+                                    enqueue(job, &mut disk_queue, &mut disk_meta, &mut driver_queue, depth);
+                                }
+                            }
+                            Service::Free => {
+                                let fb = self.freeblock.get_or_insert_with(|| Freeblock::new(Arc::clone(&disk), FreeblockConfig { stop_when_done: false, ..FreeblockConfig::default() }).expect("the default freeblock configuration is valid"));
+                                let tasks = match &mut layout_tasks {
+                                    Some(t) => t,
+                                    None => layout_tasks.insert(LayoutTasks::new(fb, &disk, now)?),
+                                };
+                                tasks.register(fb, io)?;
+                            }
+                        }
+                    }
+                }
+            }};
+        }
+
         while let Some((now, ev)) = events.pop() {
             last_event = now;
             match ev {
@@ -474,7 +538,10 @@ impl<'w> Simulation<'w> {
                     }
                 }
                 Event::Timer => {
-                    if timer_at == Some(now) {
+                    // Past the end of the workload, with nothing left to serve, a timer has
+                    // nothing to act on (it would only rearrange an idle disk).
+                    let over = workload_done.get() && requests_in_flight == 0 && disk_queue.is_empty() && idle_queue.is_empty() && busy.is_none();
+                    if timer_at == Some(now) && !over {
                         timer_at = None;
                         if let Some(layout) = &mut self.layout {
                             layout.timer(&mut ctx!(now)).map_err(Error::Layout)?;
@@ -499,15 +566,15 @@ impl<'w> Simulation<'w> {
                         }
                         Staged::Stream(io) => (LogicalIo::from_stream(id, stream, io, self.layout.as_mut().and_then(|l| l.map_mut()).map_or(1, |m| m.block_sectors())), None),
                     };
-                    let owner = Owner::Workload { request: id, stream };
+                    let owner = Owner::Workload { stream };
+                    requests_in_flight += 1;
                     match &mut self.layout {
                         None => {
                             let target = direct_target.expect("looked up above");
                             let sectors = logical.sectors as u32;
                             let pending = Pending { id, arrival: now, lbn: logical.lbn, sectors, op: logical.op, target };
-                            open.insert(id, Open::new(now, &logical, measured, 1));
-                            let job = Job { pending, owner, phys: None, alternatives: None };
-                            enqueue(job, &mut disk_queue, &mut disk_jobs, &mut driver_queue, depth);
+                            let job = Job { pending, meta: Meta { owner, measured, layout: None } };
+                            enqueue(job, &mut disk_queue, &mut disk_meta, &mut driver_queue, depth);
                         }
                         Some(layout) => {
                             let write = match &staged_io {
@@ -521,12 +588,19 @@ impl<'w> Simulation<'w> {
                             if parts.is_empty() {
                                 return Err(in_request(id, stream)(LayoutError::Config { field: "layout", message: "the layout policy translated a request into no I/O".into() }));
                             }
-                            let mut o = Open::new(now, &logical, measured, parts.len() as u32);
-                            o.phys_lbn = parts[0].starts[0];
-                            open.insert(id, o);
+                            let split = parts.len() > 1;
+                            if split {
+                                let mut o = Open::new(now, &logical, measured, parts.len() as u32);
+                                o.phys_lbn = parts[0].starts[0];
+                                open.insert(id, o);
+                            }
                             for io in parts {
-                                let job = make_job(&disk, io, owner, id, now, selection.is_some()).map_err(in_request(id, stream))?;
-                                enqueue(job, &mut disk_queue, &mut disk_jobs, &mut driver_queue, depth);
+                                let mut job = make_job(&disk, io, owner, id, now, selection.is_some()).map_err(in_request(id, stream))?;
+                                job.meta.measured = measured;
+                                if let Some(l) = &mut job.meta.layout {
+                                    (l.logical_lbn, l.split) = (logical.lbn, split);
+                                }
+                                enqueue(job, &mut disk_queue, &mut disk_meta, &mut driver_queue, depth);
                             }
                         }
                     }
@@ -538,41 +612,51 @@ impl<'w> Simulation<'w> {
                 Event::Completion => {
                     let (job, svc, choice) = busy.take().expect("a completion has a request in service");
                     let a = &svc.access;
-                    if let (Some(layout), Some(io)) = (&mut self.layout, &job.phys) {
+                    if let (Some(layout), Some(io)) = (&mut self.layout, job.phys()) {
                         let chosen = io.starts.iter().position(|&s| s == job.pending.lbn).unwrap_or(0);
-                        let request = match job.owner {
-                            Owner::Workload { request, stream } => Some(RequestInfo { id: request, stream, arrival: open.get(&request).map_or(job.pending.arrival, |o| o.arrival) }),
+                        let request = match job.meta.owner {
+                            Owner::Workload { stream } => Some(RequestInfo { id: job.pending.id, stream, arrival: job.pending.arrival }),
                             _ => None,
                         };
                         let done = Completed { io, chosen, lbn: job.pending.lbn, access: Some(a), time: a.end, request, choice };
-                        let stream = match job.owner {
+                        let stream = match job.meta.owner {
                             Owner::Workload { stream, .. } => stream,
                             _ => u32::MAX,
                         };
                         layout.complete(&mut ctx!(now), &done).map_err(in_request(request.map_or(job.pending.id, |r| r.id), stream))?;
                     }
-                    match job.owner {
+                    match job.meta.owner {
                         Owner::Layout => {
                             layout_ios += 1;
                             if completed >= self.config.warmup {
                                 usage.add(&a.breakdown);
                             }
                         }
-                        Owner::Workload { request, stream } => {
-                            let o = open.get_mut(&request).expect("a workload I/O belongs to an open request");
-                            o.parts_left -= 1;
-                            o.start = o.start.min(a.start);
-                            add_breakdown(&mut o.breakdown, &a.breakdown);
-                            o.cache_hit |= svc.cache_hit;
-                            if completed == self.config.warmup && completed > 0 && o.parts_left == 0 {
-                                stats_start = o.start;
+                        Owner::Workload { stream } => {
+                            let request = job.pending.id;
+                            // The whole request, once its last physical I/O is done.
+                            let split = job.meta.layout.as_ref().is_some_and(|l| l.split);
+                            let whole = if split {
+                                let o = open.get_mut(&request).expect("a split I/O belongs to an open request");
+                                o.parts_left -= 1;
+                                o.start = o.start.min(a.start);
+                                add_breakdown(&mut o.breakdown, &a.breakdown);
+                                o.cache_hit |= svc.cache_hit;
+                                if o.parts_left == 0 { open.remove(&request) } else { None }
+                            } else {
+                                let p = &job.pending;
+                                let lbn = job.meta.layout.as_ref().map_or(p.lbn, |l| l.logical_lbn);
+                                Some(Open { arrival: p.arrival, lbn, phys_lbn: p.lbn, sectors: p.sectors, op: p.op, measured: job.meta.measured, parts_left: 0, start: a.start, breakdown: a.breakdown, cache_hit: svc.cache_hit })
+                            };
+                            if completed == self.config.warmup && completed > 0 && whole.is_some() {
+                                stats_start = whole.as_ref().map_or(a.start, |o| o.start);
                                 usage = HeadUsage::default();
                             }
                             if completed >= self.config.warmup {
                                 usage.add(&a.breakdown);
                             }
-                            if o.parts_left == 0 {
-                                let o = open.remove(&request).expect("present");
+                            if let Some(o) = whole {
+                                requests_in_flight -= 1;
                                 if completed >= self.config.warmup {
                                     let resp = a.end - o.arrival;
                                     response.record(resp);
@@ -631,37 +715,10 @@ impl<'w> Simulation<'w> {
             }
             // Policy I/O submitted by the hooks above, and what freeblock delivered for it.
             if let Some(layout) = &mut self.layout {
-                loop {
-                    drain_deliveries(&mut layout_tasks, layout.as_mut(), &disk, &self.drive, now, &mut submitted)?;
-                    if submitted.is_empty() {
-                        break;
-                    }
-                    for (io, service) in std::mem::take(&mut submitted) {
-                        match service {
-                            Service::Foreground | Service::Idle => {
-                                let id = next_id;
-                                next_id += 1;
-                                let job = make_job(&disk, io, Owner::Layout, id, now, selection.is_some()).map_err(Error::Layout)?;
-                                if service == Service::Idle {
-                                    idle_queue.push_back(job);
-                                } else {
-                                    enqueue(job, &mut disk_queue, &mut disk_jobs, &mut driver_queue, depth);
-                                }
-                            }
-                            Service::Free => {
-                                let fb = self.freeblock.get_or_insert_with(|| Freeblock::new(Arc::clone(&disk), FreeblockConfig { stop_when_done: false, ..FreeblockConfig::default() }).expect("the default freeblock configuration is valid"));
-                                let tasks = match &mut layout_tasks {
-                                    Some(t) => t,
-                                    None => layout_tasks.insert(LayoutTasks::new(fb, &disk, now)?),
-                                };
-                                tasks.register(fb, io)?;
-                            }
-                        }
-                    }
-                }
+                pump!(&mut *layout, now);
                 let wanted = layout.next_timer();
                 // Once nothing else is left to happen, timers do not keep the run going.
-                let finished = events.is_empty() && open.is_empty() && disk_queue.is_empty() && idle_queue.is_empty() && busy.is_none();
+                let finished = events.is_empty() && requests_in_flight == 0 && disk_queue.is_empty() && idle_queue.is_empty() && busy.is_none();
                 if wanted != timer_at && !finished {
                     if let Some(t) = wanted {
                         events.push(t.max(now), Event::Timer);
@@ -675,25 +732,25 @@ impl<'w> Simulation<'w> {
                 let (job, choice) = if disk_queue.is_empty() {
                     (idle_queue.pop_front().expect("not empty"), None)
                 } else if let Some(sel) = selection {
-                    let refs: Vec<&Alternatives> = disk_jobs.iter().map(|j| j.alternatives.as_ref().expect("candidate-aware jobs carry alternatives")).collect();
+                    let refs: Vec<&Alternatives> = disk_meta.iter().map(|m| m.layout.as_ref().and_then(|l| l.alternatives.as_ref()).expect("candidate-aware jobs carry alternatives")).collect();
                     let choice = choose(&disk, self.drive.head(), now, &refs, self.config.scheduler, sel.mode, sel.search).map_err(Error::Layout)?;
                     sel_stats.decisions += 1;
                     sel_stats.evaluated += choice.evaluated as u64;
                     sel_stats.pending_candidates += refs.iter().map(|a| a.len() as u64).sum::<u64>();
-                    disk_queue.remove(choice.request);
-                    let mut job = disk_jobs.remove(choice.request);
-                    let alt = job.alternatives.as_ref().expect("present");
+                    let pending = disk_queue.remove(choice.request);
+                    let mut job = Job { pending, meta: disk_meta.remove(choice.request) };
+                    let alt = job.meta.layout.as_ref().and_then(|l| l.alternatives.as_ref()).expect("present");
                     job.pending.lbn = choice.lbn;
                     job.pending.target = alt.target(choice.candidate);
                     (job, Some(choice))
                 } else {
                     let ctx = Context { drive: &self.drive, now, last_lbn };
                     let i = if disk_queue.len() == 1 { 0 } else { self.scheduler.pick(&disk_queue, &ctx) };
-                    disk_queue.remove(i);
-                    let mut job = disk_jobs.remove(i);
+                    let pending = disk_queue.remove(i);
+                    let mut job = Job { pending, meta: disk_meta.remove(i) };
                     // A request with several candidates, chosen by its first: the device serves
                     // it at whichever it reaches first.
-                    if let Some(io) = job.phys.as_ref().filter(|io| io.starts.len() > 1) {
+                    if let Some(io) = job.phys().filter(|io| io.starts.len() > 1) {
                         let alt = Alternatives::new(&disk, io.op, io.starts.clone(), io.sectors, "dispatch").map_err(Error::Layout)?;
                         let c = best_candidate(&disk, self.drive.head(), now, &[&alt], Rank::Positioning, CandidateSearch::SeekPruned).expect("one request");
                         job.pending.lbn = c.lbn;
@@ -703,14 +760,14 @@ impl<'w> Simulation<'w> {
                 };
                 if let Some(d) = driver_queue.pop_front() {
                     disk_queue.push(d.pending);
-                    disk_jobs.push(d);
+                    disk_meta.push(d.meta);
                 }
-                if let (Some(layout), Some(io)) = (&mut self.layout, &job.phys) {
+                if let (Some(layout), Some(io)) = (&mut self.layout, job.phys()) {
                     let chosen = io.starts.iter().position(|&s| s == job.pending.lbn).unwrap_or(0);
                     layout.dispatched(io, chosen);
                 }
                 let p = job.pending;
-                let svc = if let (Some(fb), Owner::Workload { .. }) = (&mut self.freeblock, job.owner) {
+                let svc = if let (Some(fb), Owner::Workload { .. }) = (&mut self.freeblock, job.meta.owner) {
                     // Served after the background work planned into its rotational latency; its
                     // own head-usage breakdown is the one it would have had alone.
                     let (done, alone) = fb.serve(&mut self.drive, now, &p)?;
@@ -720,11 +777,15 @@ impl<'w> Simulation<'w> {
                         let pending = Pending { id: next_id, arrival: now, lbn: q.lbn, sectors, op: q.op, target };
                         promoted.insert(next_id, q);
                         next_id += 1;
-                        let logical = LogicalIo { id: pending.id, stream: PROMOTED, op: q.op, lbn: q.lbn, sectors: u64::from(sectors), write: None };
-                        open.insert(pending.id, Open::new(now, &logical, None, 1));
-                        driver_queue.push_back(Job { pending, owner: Owner::Workload { request: pending.id, stream: PROMOTED }, phys: None, alternatives: None });
+                        requests_in_flight += 1;
+                        driver_queue.push_back(Job { pending, meta: Meta { owner: Owner::Workload { stream: PROMOTED }, measured: None, layout: None } });
                     }
-                    freeblock_disk::Service { access: MediaAccess { breakdown: alone.breakdown, ..done }, cache_hit: false }
+                    let svc = freeblock_disk::Service { access: MediaAccess { breakdown: alone.breakdown, ..done }, cache_hit: false };
+                    // What the background work delivered counts from this dispatch on.
+                    if let Some(layout) = &mut self.layout {
+                        pump!(&mut *layout, now);
+                    }
+                    svc
                 } else {
                     self.drive.serve(now, p.lbn, u64::from(p.sectors), p.op).map_err(|source| Error::Request { index: p.id, source })?
                 };
@@ -810,10 +871,11 @@ fn add_breakdown(sum: &mut freeblock_disk::Breakdown, b: &freeblock_disk::Breakd
 }
 
 /// Puts a job at the disk, or in the driver's FIFO when the disk's queue is full.
-fn enqueue(job: Job, disk_queue: &mut Vec<Pending>, disk_jobs: &mut Vec<Job>, driver_queue: &mut VecDeque<Job>, depth: usize) {
+#[inline]
+fn enqueue(job: Job, disk_queue: &mut Vec<Pending>, disk_meta: &mut Vec<Meta>, driver_queue: &mut VecDeque<Job>, depth: usize) {
     if disk_queue.len() < depth {
         disk_queue.push(job.pending);
-        disk_jobs.push(job);
+        disk_meta.push(job.meta);
     } else {
         driver_queue.push_back(job);
     }
@@ -829,7 +891,8 @@ fn make_job(disk: &Disk, io: PhysIo, owner: Owner, id: u64, now: SimTime, candid
     let alternatives = Alternatives::new(disk, io.op, io.starts.clone(), io.sectors, &context)?;
     let sectors = u32::try_from(io.sectors).map_err(|_| LayoutError::Config { field: "sectors", message: format!("{context}: {} sectors is too long for one request", io.sectors) })?;
     let pending = Pending { id, arrival: now, lbn: io.starts[0], sectors, op: io.op, target: alternatives.target(0) };
-    Ok(Job { pending, owner, phys: Some(io), alternatives: candidate_aware.then_some(alternatives) })
+    let layout = LayoutPart { logical_lbn: pending.lbn, split: false, io, alternatives: candidate_aware.then_some(alternatives) };
+    Ok(Job { pending, meta: Meta { owner, measured: None, layout: Some(Box::new(layout)) } })
 }
 
 impl LayoutTasks {

@@ -115,12 +115,70 @@ pub enum LayoutError {
         /// What was wrong.
         source: Box<LayoutError>,
     },
+    /// A map snapshot (read from a file or built by hand) breaks an invariant of the block map;
+    /// nothing was loaded.
+    #[error("invalid map snapshot: {place}: {message}")]
+    InvalidSnapshot {
+        /// The part at fault, e.g. `entry 3 (logical block 7)`, `pinned extent 0 (sectors 0..8)`.
+        place: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A snapshot or journal file is damaged in a way a crash cannot explain (a bad header, a
+    /// corrupt record followed by valid ones, a sequence gap, a truncated snapshot).
+    #[error("{file}, {}: {message}", place(*.offset, *.record))]
+    Corrupt {
+        /// The file, e.g. `/var/lib/fb/map.journal` or `memory:map.journal`.
+        file: String,
+        /// Byte offset in the file of the header or record at fault.
+        offset: u64,
+        /// The record's number (1 = first record after the header), for journal records.
+        record: Option<u64>,
+        /// What is wrong.
+        message: String,
+    },
+    /// A journal record was read intact but its operation cannot be applied to the map rebuilt
+    /// so far: the journal does not belong to this snapshot, or a bug logged a refused operation.
+    #[error("{file}, record {record} at byte {offset}: replaying {op} failed: {source}")]
+    Replay {
+        /// The journal file.
+        file: String,
+        /// Byte offset of the record.
+        offset: u64,
+        /// The record's number (1 = first record after the header).
+        record: u64,
+        /// The operation, in short.
+        op: String,
+        /// Why the map refused it.
+        source: Box<LayoutError>,
+    },
+    /// Reading, writing or syncing a persistent file failed.
+    #[error("{file}: {action} failed: {message}")]
+    Io {
+        /// The file (or directory).
+        file: String,
+        /// What was being done: `read`, `append`, `fsync`, `rename`, …
+        action: &'static str,
+        /// The operating system's message.
+        message: String,
+    },
     /// The disk refused an access (only for requests built outside this module).
     #[error(transparent)]
     Access(#[from] AccessError),
     /// A named disk could not be loaded.
     #[error(transparent)]
     Spec(#[from] SpecError),
+    /// Adaptive block rearrangement refused a setting or a hot list.
+    #[error(transparent)]
+    Rearrange(#[from] super::rearrange::RearrangeError),
+}
+
+/// `byte N` or `record R at byte N`, for [`LayoutError::Corrupt`].
+fn place(offset: u64, record: Option<u64>) -> String {
+    match record {
+        Some(r) => format!("record {r} at byte {offset}"),
+        None => format!("byte {offset}"),
+    }
 }
 
 /// Result alias for this module.

@@ -19,8 +19,14 @@
 //! Extension points for the layers still to come: [`BlockMap::add_copy`] / [`BlockMap::drop_copy`]
 //! (FS2 replicas and rearranged copies, chosen among by flex reads), [`BlockMap::pin`] (regions
 //! such as rearrangement's reserved cylinders that the allocator must never hand out), and
-//! persistence (the state is three bitmaps, an owner table and an ordered logical table, all
-//! plain data).
+//! per-block **dirty bits** ([`BlockMap::set_dirty`]): a mapped block whose copy in the map is newer
+//! than its home copy outside the map, and must be written back before the mapping is dropped
+//! (paper 002's block table, §3.1.2).
+//!
+//! **Persistence.** [`BlockMap::to_snapshot`] turns the state into plain data ([`MapSnapshot`]) and
+//! [`BlockMap::from_snapshot`] validates and rebuilds it; every mutating call is also an operation
+//! value ([`MapOp`](super::journal::MapOp), replayed by [`BlockMap::apply`]) so the
+//! [journal](super::journal) can log it and recover the map after a crash.
 //!
 //! Invariants, checked by [`BlockMap::check`] and by the property test in `tests/rangewrite.rs`:
 //! every live physical block is owned by exactly one logical block and appears among that block's
@@ -238,6 +244,9 @@ pub struct SpaceStats {
     pub live: u64,
     /// Logical blocks mapped.
     pub mapped: u64,
+    /// Mapped logical blocks whose dirty bit is set (see [`BlockMap::set_dirty`]).
+    #[serde(default)]
+    pub dirty: u64,
 }
 
 /// Where a logical block lives.
@@ -248,6 +257,11 @@ pub struct Location {
     pub version: u64,
     /// Every physical copy (disk LBNs), first written first.
     pub copies: Vec<u64>,
+    /// The dirty bit: this block's copy in the map differs from its home copy outside the map and
+    /// must be written back before the mapping is dropped (paper 002 §3.1.2). Set only by
+    /// [`BlockMap::set_dirty`].
+    #[serde(default)]
+    pub dirty: bool,
 }
 
 /// The outcome of [`BlockMap::write`].
@@ -261,6 +275,41 @@ pub struct Written {
     pub freed_old: u64,
     /// Reserved candidate blocks given back to free space (the unchosen candidates).
     pub released: u64,
+}
+
+/// One mapped logical block in a [`MapSnapshot`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotEntry {
+    /// The logical block.
+    pub logical: u64,
+    /// Version of its data (below the snapshot's `next_version`).
+    pub version: u64,
+    /// Every physical copy (disk LBNs, block-aligned, inside the region), first written first.
+    pub copies: Vec<u64>,
+    /// Its dirty bit.
+    pub dirty: bool,
+}
+
+/// The whole state of a [`BlockMap`] as plain data: what [`BlockMap::to_snapshot`] produces,
+/// [`BlockMap::from_snapshot`] validates and rebuilds, and the journal stores.
+///
+/// The form is canonical: entries in logical order, reserved and pinned space as maximal runs in
+/// physical order, so two maps are equal exactly when their snapshots are. Free space is
+/// whatever is neither live, reserved nor pinned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MapSnapshot {
+    /// The region and the logical space.
+    pub config: MapConfig,
+    /// The version the next write will get (every entry's version is below it).
+    pub next_version: u64,
+    /// Every mapped logical block.
+    pub entries: Vec<SnapshotEntry>,
+    /// Reserved space (blocks offered to pending writes), sector ranges.
+    pub reserved: Vec<PhysRange>,
+    /// Pinned space, sector ranges.
+    pub pinned: Vec<PhysRange>,
 }
 
 /// A fixed-size bitmap.
@@ -323,6 +372,8 @@ struct Entry {
     version: u64,
     /// Physical block indices.
     copies: Vec<u64>,
+    /// See [`Location::dirty`].
+    dirty: bool,
 }
 
 /// The logical → physical map with free-space tracking. See the [module docs](self).
@@ -509,7 +560,7 @@ impl BlockMap {
             return Err(LayoutError::EmptyExtent { logical });
         }
         let end = logical.saturating_add(blocks);
-        if end > self.cfg.logical_blocks {
+        if end > self.cfg.logical_blocks || logical.checked_add(blocks).is_none() {
             return Err(LayoutError::LogicalOutside { logical, end, capacity: self.cfg.logical_blocks });
         }
         Ok(())
@@ -575,15 +626,19 @@ impl BlockMap {
     pub fn write(&mut self, req: &WriteRequest, chosen: u64) -> Result<Written> {
         self.validate(req)?;
         let bs = self.cfg.block_sectors;
-        let need = req.blocks * bs;
+        let need = req.blocks.saturating_mul(bs);
         if !req.candidates.contains_start(chosen, need) {
             return Err(LayoutError::NotACandidate { lbn: chosen });
         }
         let (first, _) = self.extent_blocks(chosen, need, "chosen start")?;
-        // 1. Old copies of every written block go back to free space.
+        // 1. Old copies of every written block go back to free space. A block's dirty bit stays
+        //    as it was (the caller decides what a write means for the home copy).
         let mut freed_old = 0;
+        let mut was_dirty = Vec::new();
         for l in req.logical..req.logical + req.blocks {
-            if let Some(e) = self.entries.remove(&l) {
+            let e = self.entries.remove(&l);
+            was_dirty.push(e.as_ref().is_some_and(|e| e.dirty));
+            if let Some(e) = e {
                 for b in e.copies {
                     self.owner.remove(&b);
                     self.free.put(b, true);
@@ -592,6 +647,7 @@ impl BlockMap {
                     freed_old += 1;
                 }
                 self.stats.mapped -= 1;
+                self.stats.dirty -= u64::from(e.dirty);
             }
         }
         // 2. Every reserved candidate block is released; the chosen ones are claimed next, so only
@@ -618,10 +674,11 @@ impl BlockMap {
             debug_assert!(self.free.get(b), "chosen block {b} not free after release");
             self.free.put(b, false);
             self.owner.insert(b, l);
-            self.entries.insert(l, Entry { version, copies: vec![b] });
+            self.entries.insert(l, Entry { version, copies: vec![b], dirty: was_dirty[j] });
             self.stats.free -= 1;
             self.stats.live += 1;
             self.stats.mapped += 1;
+            self.stats.dirty += u64::from(was_dirty[j]);
         }
         Ok(Written { lbn: chosen, version, freed_old, released })
     }
@@ -629,9 +686,37 @@ impl BlockMap {
     /// Where a logical block lives, or `None` if it is not mapped.
     #[must_use]
     pub fn read(&self, logical: u64) -> Option<Location> {
-        self.entries
-            .get(&logical)
-            .map(|e| Location { version: e.version, copies: e.copies.iter().map(|&b| self.lbn_of(b)).collect() })
+        self.entries.get(&logical).map(|e| Location {
+            version: e.version,
+            copies: e.copies.iter().map(|&b| self.lbn_of(b)).collect(),
+            dirty: e.dirty,
+        })
+    }
+
+    /// Whether a logical block's dirty bit is set (false for an unmapped block).
+    #[must_use]
+    pub fn is_dirty(&self, logical: u64) -> bool {
+        self.entries.get(&logical).is_some_and(|e| e.dirty)
+    }
+
+    /// Sets or clears the dirty bit of a mapped logical block: set it when the copy in the map
+    /// becomes newer than the block's home copy outside the map, clear it once the home copy has
+    /// been brought up to date. [`BlockMap::write`] leaves the bit as it was; [`BlockMap::trim`]
+    /// drops it with the mapping.
+    ///
+    /// # Errors
+    /// [`LayoutError::NotMapped`] for a block that is not mapped.
+    pub fn set_dirty(&mut self, logical: u64, dirty: bool) -> Result<()> {
+        let e = self.entries.get_mut(&logical).ok_or(LayoutError::NotMapped { logical })?;
+        if e.dirty != dirty {
+            e.dirty = dirty;
+            if dirty {
+                self.stats.dirty += 1;
+            } else {
+                self.stats.dirty -= 1;
+            }
+        }
+        Ok(())
     }
 
     /// The starts of every complete, contiguous copy of `blocks` logical blocks from `logical`:
@@ -669,7 +754,9 @@ impl BlockMap {
     pub fn trim(&mut self, logical: u64, blocks: u64) -> Result<u64> {
         self.check_logical(logical, blocks)?;
         let mut freed = 0;
-        for l in logical..logical + blocks {
+        // Only the mapped blocks of the extent are visited, however long it is.
+        let mapped: Vec<u64> = self.entries.range(logical..logical + blocks).map(|(&l, _)| l).collect();
+        for l in mapped {
             if let Some(e) = self.entries.remove(&l) {
                 for b in e.copies {
                     self.owner.remove(&b);
@@ -677,6 +764,7 @@ impl BlockMap {
                     freed += 1;
                 }
                 self.stats.mapped -= 1;
+                self.stats.dirty -= u64::from(e.dirty);
             }
         }
         self.stats.live -= freed;
@@ -783,7 +871,7 @@ impl BlockMap {
     /// # Errors
     /// Bounds/alignment errors for a candidate outside the region.
     pub fn release(&mut self, candidates: &Candidates, blocks: u64) -> Result<u64> {
-        let need = blocks * self.cfg.block_sectors;
+        let need = blocks.saturating_mul(self.cfg.block_sectors);
         let exts = candidates
             .extents(need)
             .into_iter()
@@ -824,6 +912,124 @@ impl BlockMap {
         Ok(n)
     }
 
+    /// The whole state as plain data (see [`MapSnapshot`]).
+    #[must_use]
+    pub fn to_snapshot(&self) -> MapSnapshot {
+        let entries = self
+            .entries
+            .iter()
+            .map(|(&logical, e)| SnapshotEntry {
+                logical,
+                version: e.version,
+                copies: e.copies.iter().map(|&b| self.lbn_of(b)).collect(),
+                dirty: e.dirty,
+            })
+            .collect();
+        MapSnapshot {
+            config: self.cfg,
+            next_version: self.next_version,
+            entries,
+            reserved: self.runs(&self.reserved),
+            pinned: self.runs(&self.pinned),
+        }
+    }
+
+    /// Maximal runs of set bits, as sector ranges.
+    fn runs(&self, bits: &Bits) -> Vec<PhysRange> {
+        let bs = self.cfg.block_sectors;
+        let mut out = Vec::new();
+        let mut b = 0;
+        while b < self.blocks {
+            let s = bits.next(b, true);
+            if s >= self.blocks {
+                break;
+            }
+            let e = bits.next(s, false);
+            out.push(PhysRange::new(self.lbn_of(s), (e - s) * bs));
+            b = e;
+        }
+        out
+    }
+
+    /// Rebuilds a map from a snapshot, validating everything first: the configuration, every
+    /// entry (logical block in range and listed once, at least one copy, every copy inside the
+    /// region, block-aligned and owned by no other copy, version below `next_version`), and every
+    /// reserved and pinned extent (inside the region, aligned, overlapping no live block and no
+    /// other extent). The result passes [`BlockMap::check`].
+    ///
+    /// # Errors
+    /// [`LayoutError::InvalidSnapshot`] naming the entry or extent at fault and what is wrong.
+    pub fn from_snapshot(snap: MapSnapshot) -> Result<Self> {
+        let bad = |place: String, message: String| LayoutError::InvalidSnapshot { place, message };
+        let mut map = Self::new(snap.config).map_err(|e| bad("config".into(), e.to_string()))?;
+        if snap.next_version == 0 {
+            return Err(bad("next_version".into(), "must be at least 1".into()));
+        }
+        map.next_version = snap.next_version;
+        let bs = map.cfg.block_sectors;
+        let describe = |map: &Self, b: u64| -> String {
+            match map.block_state(b) {
+                BlockState::Live { logical } => format!("logical block {logical} holds it too"),
+                state => format!("already {state}"),
+            }
+        };
+        for (i, e) in snap.entries.iter().enumerate() {
+            let place = || format!("entry {i} (logical block {})", e.logical);
+            if e.logical >= map.cfg.logical_blocks {
+                return Err(bad(place(), format!("the logical space is 0..{}", map.cfg.logical_blocks)));
+            }
+            if map.entries.contains_key(&e.logical) {
+                return Err(bad(place(), "the logical block is listed twice".into()));
+            }
+            if e.copies.is_empty() {
+                return Err(bad(place(), "no physical copy".into()));
+            }
+            if e.version >= snap.next_version {
+                return Err(bad(
+                    place(),
+                    format!("version {} is not below next_version {}", e.version, snap.next_version),
+                ));
+            }
+            let mut copies = Vec::with_capacity(e.copies.len());
+            for &lbn in &e.copies {
+                let (b, _) = map
+                    .extent_blocks(lbn, bs, "copy location")
+                    .map_err(|err| bad(place(), format!("copy at sector {lbn}: {err}")))?;
+                if !map.free.get(b) {
+                    return Err(bad(
+                        place(),
+                        format!("physical block at sector {lbn} is owned twice: {}", describe(&map, b)),
+                    ));
+                }
+                map.free.put(b, false);
+                map.owner.insert(b, e.logical);
+                copies.push(b);
+            }
+            map.stats.free -= copies.len() as u64;
+            map.stats.live += copies.len() as u64;
+            map.stats.mapped += 1;
+            map.stats.dirty += u64::from(e.dirty);
+            map.entries.insert(e.logical, Entry { version: e.version, copies, dirty: e.dirty });
+        }
+        for (what, list, reserve) in [("reserved", &snap.reserved, true), ("pinned", &snap.pinned, false)] {
+            for (i, r) in list.iter().enumerate() {
+                let place = || format!("{what} extent {i} (sectors {}..{})", r.start, r.end());
+                let (b, n) = map
+                    .extent_blocks(r.start, r.sectors, "extent start")
+                    .map_err(|err| bad(place(), err.to_string()))?;
+                if let Some(j) = (b..b + n).find(|&j| !map.free.get(j)) {
+                    return Err(bad(
+                        place(),
+                        format!("the block at sector {} is {}", map.lbn_of(j), map.block_state(j)),
+                    ));
+                }
+                map.claim_free(*r, reserve).map_err(|err| bad(place(), err.to_string()))?;
+            }
+        }
+        map.check().map_err(|m| bad("map".into(), m))?;
+        Ok(map)
+    }
+
     /// Every mapped logical block with its location, in logical order.
     pub fn mapped(&self) -> impl Iterator<Item = (u64, Location)> + '_ {
         self.entries.keys().map(|&l| (l, self.read(l).expect("key present")))
@@ -857,6 +1063,7 @@ impl BlockMap {
                 }
             }
         }
+        counts.dirty = self.entries.values().filter(|e| e.dirty).count() as u64;
         for (&l, e) in &self.entries {
             if e.copies.is_empty() {
                 return Err(format!("logical block {l} is mapped with no copy"));
@@ -919,7 +1126,7 @@ mod tests {
         assert_eq!(m.stats(), SpaceStats { total: 100, free: 98, live: 2, mapped: 2, ..SpaceStats::default() });
         let w2 = m.write(&WriteRequest { logical: 5, blocks: 2, candidates: Candidates::single(0) }, 0).unwrap();
         assert_eq!(w2.freed_old, 2);
-        assert_eq!(m.read(6).unwrap(), Location { version: w2.version, copies: vec![1] });
+        assert_eq!(m.read(6).unwrap(), Location { version: w2.version, copies: vec![1], dirty: false });
         m.check().unwrap();
     }
 
@@ -953,6 +1160,107 @@ mod tests {
         assert_eq!(m.trim(0, 20).unwrap(), 1);
         assert_eq!(m.stats().free, 100);
         m.check().unwrap();
+    }
+
+    fn w(m: &mut BlockMap, l: u64, n: u64, at: u64) {
+        m.write(&WriteRequest { logical: l, blocks: n, candidates: Candidates::single(at) }, at).unwrap();
+    }
+
+    #[test]
+    fn dirty_bits_follow_the_caller_not_the_write() {
+        let mut m = map();
+        assert_eq!(m.set_dirty(3, true), Err(LayoutError::NotMapped { logical: 3 }));
+        w(&mut m, 3, 2, 10);
+        assert!(!m.is_dirty(3) && !m.read(3).unwrap().dirty);
+        m.set_dirty(3, true).unwrap();
+        m.set_dirty(3, true).unwrap();
+        assert_eq!(m.stats().dirty, 1);
+        // A write keeps each block's bit; a write over an unmapped block starts clean.
+        w(&mut m, 2, 3, 40);
+        assert!(m.is_dirty(3) && !m.is_dirty(2) && !m.is_dirty(4));
+        assert_eq!(m.read(3).unwrap(), Location { version: 2, copies: vec![41], dirty: true });
+        m.add_copy(3, 80).unwrap();
+        m.drop_copy(3, 41).unwrap();
+        assert!(m.is_dirty(3));
+        m.check().unwrap();
+        assert_eq!(m.trim(3, 1).unwrap(), 1);
+        assert!(!m.is_dirty(3));
+        assert_eq!(m.stats().dirty, 0);
+        w(&mut m, 3, 1, 41);
+        assert!(!m.is_dirty(3), "a trimmed block comes back clean");
+        m.set_dirty(2, true).unwrap();
+        m.set_dirty(2, false).unwrap();
+        assert_eq!(m.stats().dirty, 0);
+        m.check().unwrap();
+    }
+
+    fn busy_map() -> BlockMap {
+        let mut m = BlockMap::new(MapConfig::region(100, 400, 4)).unwrap();
+        m.write(&WriteRequest { logical: 5, blocks: 2, candidates: Candidates::single(200) }, 200).unwrap();
+        m.write(&WriteRequest { logical: 9, blocks: 1, candidates: Candidates::single(120) }, 120).unwrap();
+        m.add_copy(9, 400).unwrap();
+        m.set_dirty(9, true).unwrap();
+        m.reserve(PhysRange::new(300, 12)).unwrap();
+        m.pin(PhysRange::new(460, 40)).unwrap();
+        m.pin(PhysRange::new(104, 4)).unwrap();
+        m
+    }
+
+    #[test]
+    fn snapshot_round_trips_and_is_canonical() {
+        let m = busy_map();
+        let s = m.to_snapshot();
+        assert_eq!(s.reserved, vec![PhysRange::new(300, 12)]);
+        assert_eq!(s.pinned, vec![PhysRange::new(104, 4), PhysRange::new(460, 40)]);
+        assert_eq!(s.entries[2], SnapshotEntry { logical: 9, version: 2, copies: vec![120, 400], dirty: true });
+        let json = serde_json::to_string(&s).unwrap();
+        let back = BlockMap::from_snapshot(serde_json::from_str(&json).unwrap()).unwrap();
+        assert_eq!(back, m);
+        back.check().unwrap();
+        assert_eq!(back.stats(), m.stats());
+    }
+
+    fn refused(edit: impl FnOnce(&mut MapSnapshot)) -> String {
+        let mut s = busy_map().to_snapshot();
+        edit(&mut s);
+        match BlockMap::from_snapshot(s) {
+            Err(e @ LayoutError::InvalidSnapshot { .. }) => e.to_string(),
+            other => panic!("expected an invalid-snapshot error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn snapshot_validation_names_the_fault() {
+        let m = refused(|s| s.entries[0].copies[0] = 600);
+        assert!(m.contains("entry 0 (logical block 5)") && m.contains("600..604"), "{m}");
+        let m = refused(|s| s.entries[1].copies[0] = 120);
+        assert!(m.contains("entry 2 (logical block 9)") && m.contains("sector 120 is owned twice"), "{m}");
+        assert!(m.contains("logical block 6 holds it too"), "{m}");
+        let m = refused(|s| s.entries[2].copies.push(120));
+        assert!(m.contains("owned twice"), "{m}");
+        let m = refused(|s| s.entries[0].copies[0] = 201);
+        assert!(m.contains("entry 0") && m.contains("201"), "{m}");
+        let m = refused(|s| s.entries[1].version = 3);
+        assert!(m.contains("entry 1") && m.contains("not below next_version 3"), "{m}");
+        let m = refused(|s| s.entries[1].logical = 5);
+        assert!(m.contains("listed twice"), "{m}");
+        let m = refused(|s| s.entries[1].logical = 1_000);
+        assert!(m.contains("logical space is 0..100"), "{m}");
+        let m = refused(|s| s.entries[2].copies.clear());
+        assert!(m.contains("entry 2 (logical block 9): no physical copy"), "{m}");
+        let m = refused(|s| s.reserved.push(PhysRange::new(116, 8)));
+        assert!(
+            m.contains("reserved extent 1 (sectors 116..124)") && m.contains("sector 120 is live (logical block 9)"),
+            "{m}"
+        );
+        let m = refused(|s| s.pinned.push(PhysRange::new(296, 8)));
+        assert!(m.contains("pinned extent 2") && m.contains("reserved by a pending offer"), "{m}");
+        let m = refused(|s| s.pinned[0] = PhysRange::new(104, 3));
+        assert!(m.contains("pinned extent 0") && m.contains("extent length 3"), "{m}");
+        let m = refused(|s| s.next_version = 0);
+        assert!(m.contains("next_version"), "{m}");
+        let m = refused(|s| s.config.block_sectors = 0);
+        assert!(m.contains("config") && m.contains("block_sectors"), "{m}");
     }
 
     #[test]

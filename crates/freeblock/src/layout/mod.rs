@@ -25,6 +25,7 @@
 //! | block map | [`map`] | every logical block's copies, each physical block's state, versions |
 //! | allocator | [`alloc`] | turning free space into candidate locations |
 //! | policy hooks | [`policy`] | what the engine calls, and how a policy issues its own I/O |
+//! | journal | [`journal`] | the map on stable storage: snapshot + log of [`MapOp`]s, crash recovery |
 //! | range writes | [`rangewrite`] | writes that place themselves, reads of the nearest copy |
 //! | streams | [`streams`] | workloads that allocate their own writes through the map |
 //!
@@ -38,9 +39,11 @@
 
 pub mod alloc;
 pub mod error;
+pub mod journal;
 pub mod map;
 pub mod policy;
 pub mod rangewrite;
+pub mod rearrange;
 pub mod streams;
 
 pub use alloc::{
@@ -48,6 +51,8 @@ pub use alloc::{
     track_lbns, tracks_near, Track,
 };
 pub use error::{LayoutError, Result};
+pub use journal::{DirStorage, DirtyRule, Journal, MapOp, MemStorage, RecoveryReport, Storage, StoreFile};
 pub use policy::{Completed, LayoutCtx, LayoutPolicy, LogicalIo, PhysIo, RequestInfo, Service};
 pub use streams::{IssueContext, ScriptedStreams, StreamIo, StreamWorkload};
 pub use map::{BlockMap, BlockState, Candidates, Location, MapConfig, PhysRange, SpaceStats, WriteRequest, Written};
+pub use map::{MapSnapshot, SnapshotEntry};

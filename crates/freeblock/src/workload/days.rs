@@ -158,6 +158,17 @@ pub struct DaysSpec {
     /// Default 0.1.
     #[serde(default = "default_drift")]
     pub drift: f64,
+    /// Mean number of writes that arrive together (≥ 1): UNIX writes back dirty blocks in bursts
+    /// (paper 002 §4.2.1: "write requests arrive in bursts in UNIX systems", which is why its
+    /// waiting times are long for writes and short for reads). A write starts a burst; each
+    /// further write joins it with probability `1 − 1/write_burst`, so burst sizes are geometric.
+    /// The share of reads stays `read_fraction`. Default 1 (no bursts).
+    #[serde(default = "default_write_burst")]
+    pub write_burst: f64,
+}
+
+fn default_write_burst() -> f64 {
+    1.0
 }
 
 impl Default for DaysSpec {
@@ -174,6 +185,7 @@ impl Default for DaysSpec {
             read_top_share: default_read_top_share(),
             write_top_share: default_write_top_share(),
             drift: default_drift(),
+            write_burst: default_write_burst(),
         }
     }
 }
@@ -389,6 +401,9 @@ impl DaysSpec {
         }
         fraction("read_fraction", self.read_fraction)?;
         fraction("drift", self.drift)?;
+        if !(self.write_burst.is_finite() && self.write_burst >= 1.0) {
+            return Err(invalid("write_burst", format!("must be a mean burst size ≥ 1, not {}", self.write_burst)));
+        }
         self.validate_popularity()?;
         let blocks = capacity_sectors / u64::from(self.block_sectors);
         let needed = u64::from(self.hot_blocks)
@@ -442,6 +457,7 @@ impl DaysSpec {
             day: 0,
             in_day: 0,
             position: 0.0,
+            burst_at: None,
             done: false,
         })
     }
@@ -468,6 +484,8 @@ pub struct DaysWorkload {
     in_day: u64,
     /// Today's last arrival as a fraction of the active period, in [0, 1].
     position: f64,
+    /// The time of the write burst under way, if the next request may join it.
+    burst_at: Option<SimTime>,
     /// All days are done.
     done: bool,
 }
@@ -529,20 +547,35 @@ impl Workload for DaysWorkload {
             self.day += 1;
             self.in_day = 0;
             self.position = 0.0;
+            self.burst_at = None;
             self.drift();
         }
+        let burst = self.spec.write_burst;
+        let rf = self.spec.read_fraction;
+        // A further write of the burst under way, at its time.
+        let joined = match self.burst_at {
+            Some(t) if self.rng.gen_bool(1.0 - 1.0 / burst) => Some(t),
+            _ => None,
+        };
         // The next of the remaining n uniform order statistics on [position, 1):
         // position + (1 − position) · (1 − U^(1/n)), U uniform on (0, 1].
-        let left = (self.spec.requests_per_day - self.in_day) as f64;
-        let u: f64 = 1.0 - self.rng.gen::<f64>();
-        let step = -(u.ln() / left).exp_m1();
-        self.position = (self.position + (1.0 - self.position) * step).clamp(0.0, 1.0);
-        let time = u64::from(self.day) * self.day_ns + (self.position * self.active_ns) as SimTime;
-        let op = if self.rng.gen_bool(self.spec.read_fraction) {
-            Op::Read
-        } else {
-            Op::Write
+        let (time, op) = match joined {
+            Some(t) => (t, Op::Write),
+            None => {
+                // Arrival instants: a read, or the first write of a burst of mean `burst`.
+                // Reads take the share `r` of instants that keeps `read_fraction` of requests.
+                let r = if burst > 1.0 { rf * burst / (1.0 - rf + rf * burst) } else { rf };
+                let per_instant = r + (1.0 - r) * burst;
+                let left = ((self.spec.requests_per_day - self.in_day) as f64 / per_instant).max(1.0);
+                let u: f64 = 1.0 - self.rng.gen::<f64>();
+                let step = -(u.ln() / left).exp_m1();
+                self.position = (self.position + (1.0 - self.position) * step).clamp(0.0, 1.0);
+                let time = u64::from(self.day) * self.day_ns + (self.position * self.active_ns) as SimTime;
+                let op = if self.rng.gen_bool(r) { Op::Read } else { Op::Write };
+                (time, op)
+            }
         };
+        self.burst_at = (op == Op::Write).then_some(time);
         let cdf = if op == Op::Read {
             &self.read_cdf
         } else {
