@@ -41,6 +41,7 @@ RECORD_COLUMNS: tuple[str, ...] = (
     "response_ms",
     "access_ms",
     "lbn",
+    "phys_lbn",
     "sectors",
     "op",
     "seek_ms",
@@ -210,6 +211,15 @@ class Result:
         return self._records
 
     @property
+    def layout(self) -> dict[str, Any] | None:
+        """The layout policy's results (the experiment's ``[layout]`` table), or ``None`` when
+        there was none: ``policy`` (its name), ``policy_ios`` (I/Os the policy issued itself and
+        the disk served) and ``details`` (the policy's own figures; for ``rearrange``: moves
+        copied in and out, aborted, I/O counts and one entry per period with the moves planned
+        and committed and ``done_after_s``)."""
+        return self.summary.get("layout")
+
+    @property
     def freeblock(self) -> dict[str, Any] | None:
         """Freeblock scheduling's results, or ``None`` when it was off: ``planner``,
         ``max_tracks``, ``balance``, ``duration_s``, ``free_mb_s`` (free bandwidth: background transfers in
@@ -329,6 +339,8 @@ def _records_frame(columns: Mapping[str, list[Any]]) -> pd.DataFrame:
         "response_ms": (ns["end_ns"] - ns["arrival_ns"]) / 1e6,
         "access_ms": (ns["end_ns"] - ns["start_ns"]) / 1e6,
         "lbn": np.asarray(columns["lbn"], dtype=np.int64),
+        # Where it was served: differs from lbn when a layout policy placed the block elsewhere.
+        "phys_lbn": np.asarray(columns["phys_lbn"], dtype=np.int64),
         "sectors": np.asarray(columns["sectors"], dtype=np.int64),
         "op": pd.Categorical(columns["op"], categories=["R", "W"]),
         "seek_ms": ms["seek_ms"],

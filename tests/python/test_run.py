@@ -129,3 +129,29 @@ def test_public_api_is_curated() -> None:
         assert hasattr(freeblock, name), name
     assert "run_experiment" not in freeblock.__all__
     assert isinstance(freeblock.__version__, str)
+
+
+def test_a_layout_policy_moves_hot_blocks_into_the_reserved_area() -> None:
+    """Adaptive block rearrangement from an experiment's [layout] table: on the second day the
+    hot blocks are served from the middle cylinders, and the policy reports its moves."""
+    experiment = {
+        "seed": 3,
+        "disk": {"name": "toshiba_mk156f"},
+        "workload": {"type": "days", "days": 2, "requests_per_day": 3000},
+        "sim": {"scheduler": {"type": "clook"}, "keep_records": True},
+        "layout": {"type": "rearrange", "moves": "foreground", "schedule": "always"},
+    }
+    result = freeblock.run(experiment, progress=False)
+    layout = result.layout
+    assert layout is not None and layout["policy"] == "rearrange"
+    details = layout["details"]
+    assert details["copied_in"] > 0 and layout["policy_ios"] >= 3 * details["copied_in"]
+    records = result.records
+    day = records["arrival_ms"] // 86_400_000
+    # Without a copy a block is at its home: its own sector, or shifted past the hidden area.
+    shift = records["phys_lbn"] - records["lbn"]
+    homes = set(shift[day == 0])
+    assert len(homes) <= 2 and 0 in homes, "day 0: every request at home"
+    to_copies = ~shift.isin(homes)
+    assert to_copies[day == 1].mean() > 0.5, "most of day 1's requests go to copies"
+    assert freeblock.run({**experiment, "layout": None}, progress=False).layout is None

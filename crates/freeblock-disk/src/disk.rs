@@ -65,6 +65,15 @@ pub struct Breakdown {
 }
 
 impl Breakdown {
+    /// Adds another access's parts (a request served in several pieces).
+    pub fn add(&mut self, other: &Breakdown) {
+        self.overhead += other.overhead;
+        self.seek += other.seek;
+        self.rotational_latency += other.rotational_latency;
+        self.transfer += other.transfer;
+        self.bus += other.bus;
+    }
+
     /// Sum of all parts.
     #[must_use]
     pub fn total(&self) -> SimTime {

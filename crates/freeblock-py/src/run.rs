@@ -27,6 +27,7 @@ fn records_to_columns<'py>(py: Python<'py>, records: &[Record]) -> PyResult<Boun
     column!("start_ns", |r| r.start_ns);
     column!("end_ns", |r| r.end_ns);
     column!("lbn", |r| r.lbn);
+    column!("phys_lbn", |r| r.phys_lbn);
     column!("sectors", |r| r.sectors);
     column!("op", |r| if r.op.is_read() { "R" } else { "W" });
     column!("seek_ns", |r| r.seek_ns);

@@ -138,6 +138,9 @@ pub struct RearrangementConfig {
     pub area: AreaConfig,
     /// Fig. 4: numbers of blocks placed.
     pub fig4_blocks: Vec<usize>,
+    /// Requests per day of the move-service comparison ([`move_services`]): a busier day than the
+    /// paper's, so that the foreground passes by often enough for free bandwidth to matter.
+    pub moves_requests_per_day: u64,
     /// Workload seed.
     pub seed: u64,
     /// The CloudPhysics VSCSI trace, if it is to be run too.
@@ -157,7 +160,8 @@ impl Default for RearrangementConfig {
             // The table in the area's middle rather than at its start (the paper): free table
             // writes then pass where the head lingers. One slot either way.
             area: AreaConfig { table_at: TablePlace::Middle, ..AreaConfig::default() },
-            fig4_blocks: vec![0, 10, 25, 50, 100, 200, 400, 700, 1018],
+            fig4_blocks: vec![0, 10, 25, 50, 100, 200, 400, 700, 1017],
+            moves_requests_per_day: 200_000,
             seed: 1,
             trace: None,
             threads: 2,
@@ -347,7 +351,7 @@ pub struct MoveServices {
 /// As [`run_days`].
 pub fn move_services(cfg: &RearrangementConfig, tick: &(dyn Fn(usize) + Sync)) -> Result<MoveServices> {
     let disk = library::media(&cfg.disk)?;
-    let w = WorkloadSpec::Days(DaysSpec { days: 2, ..cfg.workload.clone() });
+    let w = WorkloadSpec::Days(DaysSpec { days: 2, requests_per_day: cfg.moves_requests_per_day, ..cfg.workload.clone() });
     let day_ns = cfg.workload.day_ns();
     let kinds = [Moves::Foreground, Moves::Idle, Moves::Free, Moves::FreeIdle, Moves::Instant];
     let results = crate::parallel::map_in_order(&kinds, cfg.threads, |&m| run_days(&disk, &w, cfg.seed, cfg.scheduler, RearrangeConfig { moves: m, ..base_policy(cfg) }, day_ns, &format!("{m:?}").to_lowercase()), tick);

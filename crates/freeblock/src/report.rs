@@ -50,6 +50,7 @@ impl Histogram {
     }
 
     /// Adds one value.
+    #[inline]
     pub fn record(&mut self, v: u64) {
         self.counts[Self::bucket(v)] += 1;
         self.n += 1;

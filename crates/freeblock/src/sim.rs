@@ -640,7 +640,7 @@ impl<'w> Simulation<'w> {
                                 let o = open.get_mut(&request).expect("a split I/O belongs to an open request");
                                 o.parts_left -= 1;
                                 o.start = o.start.min(a.start);
-                                add_breakdown(&mut o.breakdown, &a.breakdown);
+                                o.breakdown.add(&a.breakdown);
                                 o.cache_hit |= svc.cache_hit;
                                 if o.parts_left == 0 { open.remove(&request) } else { None }
                             } else {
@@ -737,8 +737,7 @@ impl<'w> Simulation<'w> {
                     sel_stats.decisions += 1;
                     sel_stats.evaluated += choice.evaluated as u64;
                     sel_stats.pending_candidates += refs.iter().map(|a| a.len() as u64).sum::<u64>();
-                    let pending = disk_queue.remove(choice.request);
-                    let mut job = Job { pending, meta: disk_meta.remove(choice.request) };
+                    let mut job = take_job(&mut disk_queue, &mut disk_meta, choice.request);
                     let alt = job.meta.layout.as_ref().and_then(|l| l.alternatives.as_ref()).expect("present");
                     job.pending.lbn = choice.lbn;
                     job.pending.target = alt.target(choice.candidate);
@@ -746,8 +745,7 @@ impl<'w> Simulation<'w> {
                 } else {
                     let ctx = Context { drive: &self.drive, now, last_lbn };
                     let i = if disk_queue.len() == 1 { 0 } else { self.scheduler.pick(&disk_queue, &ctx) };
-                    let pending = disk_queue.remove(i);
-                    let mut job = Job { pending, meta: disk_meta.remove(i) };
+                    let mut job = take_job(&mut disk_queue, &mut disk_meta, i);
                     // A request with several candidates, chosen by its first: the device serves
                     // it at whichever it reaches first.
                     if let Some(io) = job.phys().filter(|io| io.starts.len() > 1) {
@@ -862,12 +860,17 @@ impl Open {
     }
 }
 
-fn add_breakdown(sum: &mut freeblock_disk::Breakdown, b: &freeblock_disk::Breakdown) {
-    sum.seek += b.seek;
-    sum.rotational_latency += b.rotational_latency;
-    sum.transfer += b.transfer;
-    sum.overhead += b.overhead;
-    sum.bus += b.bus;
+
+/// Takes job `i` off the disk's queue, keeping the others in order (the last one is simply
+/// popped: with one request at the disk, the common case, nothing moves).
+#[inline]
+fn take_job(disk_queue: &mut Vec<Pending>, disk_meta: &mut Vec<Meta>, i: usize) -> Job {
+    if i + 1 == disk_queue.len() {
+        let pending = disk_queue.pop().expect("i is an index");
+        Job { pending, meta: disk_meta.pop().expect("parallel to the queue") }
+    } else {
+        Job { pending: disk_queue.remove(i), meta: disk_meta.remove(i) }
+    }
 }
 
 /// Puts a job at the disk, or in the driver's FIFO when the disk's queue is full.
