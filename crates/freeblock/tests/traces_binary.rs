@@ -318,7 +318,7 @@ fn vscsi_malformed_records_name_file_record_and_offset() {
     let e = err_of(reader(TraceFormat::Vscsi, "d.vscsi", bytes));
     assert_eq!(
         e.to_string(),
-        "d.vscsi:record 2 (byte offset 32): truncated record: 3 of 16 bytes before the end of the file"
+        "d.vscsi:record 2 (byte offset 32): truncated record: only 3 bytes before the end of the file (a record is at least 16)"
     );
 
     // A read of length 0.

@@ -642,7 +642,8 @@ impl TraceReader {
             self.line += 1;
             self.record_offset = self.pos;
             if got < head_len {
-                return Err(self.truncated(got, head_len));
+                let message = format!("truncated record: only {got} bytes before the end of the file (a record is at least {head_len})");
+                return Err(self.parse_error(message));
             }
             let len = match self.parser.records().map(|f| f.record_len(&self.buf)) {
                 Some(Ok(len)) if (head_len..=MAX_RECORD).contains(&len) => len,
