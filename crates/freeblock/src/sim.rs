@@ -160,6 +160,8 @@ struct LayoutPart {
     io: PhysIo,
     /// The candidates as the search needs them (candidate-aware selection only).
     alternatives: Option<Alternatives>,
+    /// What the candidate search chose, once it has.
+    choice: Option<Choice>,
 }
 
 impl Job {
@@ -393,7 +395,7 @@ impl<'w> Simulation<'w> {
         let mut disk_meta: Vec<Meta> = Vec::new();
         let mut driver_queue: VecDeque<Job> = VecDeque::new();
         let mut idle_queue: VecDeque<Job> = VecDeque::new();
-        let mut busy: Option<(Job, freeblock_disk::Service, Option<Choice>)> = None;
+        let mut busy: Option<(Job, freeblock_disk::Service)> = None;
         let mut last_lbn = 0u64;
         let mut open: HashMap<u64, Open> = HashMap::new();
         let mut requests_in_flight = 0u64;
@@ -610,7 +612,8 @@ impl<'w> Simulation<'w> {
                 }
                 Event::StreamReady { stream } => fetch(stream, now, now, &mut events, &mut staged, &mut self.source, &mut self.layout, &self.drive, next_id)?,
                 Event::Completion => {
-                    let (job, svc, choice) = busy.take().expect("a completion has a request in service");
+                    let (job, svc) = busy.take().expect("a completion has a request in service");
+                    let choice = job.meta.layout.as_ref().and_then(|l| l.choice);
                     let a = &svc.access;
                     if let (Some(layout), Some(io)) = (&mut self.layout, job.phys()) {
                         let chosen = io.starts.iter().position(|&s| s == job.pending.lbn).unwrap_or(0);
@@ -729,8 +732,8 @@ impl<'w> Simulation<'w> {
             // Start the next I/O if the disk is free. Events at the same instant (e.g. the
             // arrival a completion just triggered) are handled first, so the scheduler sees them.
             if busy.is_none() && !idle_busy && events.peek_time() != Some(now) && (!disk_queue.is_empty() || !idle_queue.is_empty()) {
-                let (job, choice) = if disk_queue.is_empty() {
-                    (idle_queue.pop_front().expect("not empty"), None)
+                let job = if disk_queue.is_empty() {
+                    idle_queue.pop_front().expect("not empty")
                 } else if let Some(sel) = selection {
                     let refs: Vec<&Alternatives> = disk_meta.iter().map(|m| m.layout.as_ref().and_then(|l| l.alternatives.as_ref()).expect("candidate-aware jobs carry alternatives")).collect();
                     let choice = choose(&disk, self.drive.head(), now, &refs, self.config.scheduler, sel.mode, sel.search).map_err(Error::Layout)?;
@@ -741,7 +744,10 @@ impl<'w> Simulation<'w> {
                     let alt = job.meta.layout.as_ref().and_then(|l| l.alternatives.as_ref()).expect("present");
                     job.pending.lbn = choice.lbn;
                     job.pending.target = alt.target(choice.candidate);
-                    (job, Some(choice))
+                    if let Some(l) = &mut job.meta.layout {
+                        l.choice = Some(choice);
+                    }
+                    job
                 } else {
                     let ctx = Context { drive: &self.drive, now, last_lbn };
                     let i = if disk_queue.len() == 1 { 0 } else { self.scheduler.pick(&disk_queue, &ctx) };
@@ -754,7 +760,7 @@ impl<'w> Simulation<'w> {
                         job.pending.lbn = c.lbn;
                         job.pending.target = alt.target(c.candidate);
                     }
-                    (job, None)
+                    job
                 };
                 if let Some(d) = driver_queue.pop_front() {
                     disk_queue.push(d.pending);
@@ -794,7 +800,7 @@ impl<'w> Simulation<'w> {
                 }
                 last_lbn = p.lbn + u64::from(p.sectors);
                 events.push(svc.access.end, Event::Completion);
-                busy = Some((job, svc, choice));
+                busy = Some((job, svc));
             } else if busy.is_none() && !idle_busy && idle_since.is_none() && disk_queue.is_empty() && idle_queue.is_empty() {
                 idle_since = Some(now);
                 if let Some(after) = idle_after {
@@ -894,7 +900,7 @@ fn make_job(disk: &Disk, io: PhysIo, owner: Owner, id: u64, now: SimTime, candid
     let alternatives = Alternatives::new(disk, io.op, io.starts.clone(), io.sectors, &context)?;
     let sectors = u32::try_from(io.sectors).map_err(|_| LayoutError::Config { field: "sectors", message: format!("{context}: {} sectors is too long for one request", io.sectors) })?;
     let pending = Pending { id, arrival: now, lbn: io.starts[0], sectors, op: io.op, target: alternatives.target(0) };
-    let layout = LayoutPart { logical_lbn: pending.lbn, split: false, io, alternatives: candidate_aware.then_some(alternatives) };
+    let layout = LayoutPart { logical_lbn: pending.lbn, split: false, io, alternatives: candidate_aware.then_some(alternatives), choice: None };
     Ok(Job { pending, meta: Meta { owner, measured: None, layout: Some(Box::new(layout)) } })
 }
 
