@@ -177,7 +177,6 @@ struct Open {
     lbn: u64,
     phys_lbn: u64,
     sectors: u32,
-    op: Op,
     measured: Option<SimTime>,
     parts_left: u32,
     start: SimTime,
@@ -639,50 +638,64 @@ impl<'w> Simulation<'w> {
                             let request = job.pending.id;
                             // The whole request, once its last physical I/O is done.
                             let split = job.meta.layout.as_ref().is_some_and(|l| l.split);
+                            let mut finished: Option<Open> = None;
                             let whole = if split {
                                 let o = open.get_mut(&request).expect("a split I/O belongs to an open request");
                                 o.parts_left -= 1;
                                 o.start = o.start.min(a.start);
                                 o.breakdown.add(&a.breakdown);
                                 o.cache_hit |= svc.cache_hit;
-                                if o.parts_left == 0 { open.remove(&request) } else { None }
+                                if o.parts_left == 0 {
+                                    finished = open.remove(&request);
+                                }
+                                finished.is_some()
                             } else {
-                                let p = &job.pending;
-                                let lbn = job.meta.layout.as_ref().map_or(p.lbn, |l| l.logical_lbn);
-                                Some(Open { arrival: p.arrival, lbn, phys_lbn: p.lbn, sectors: p.sectors, op: p.op, measured: job.meta.measured, parts_left: 0, start: a.start, breakdown: a.breakdown, cache_hit: svc.cache_hit })
+                                true
                             };
-                            if completed == self.config.warmup && completed > 0 && whole.is_some() {
-                                stats_start = whole.as_ref().map_or(a.start, |o| o.start);
+                            // A whole request is accounted from its one access, a split one from
+                            // the sums over its parts.
+                            let (arrival, start, breakdown, cache_hit) = match &finished {
+                                Some(o) => (o.arrival, o.start, &o.breakdown, o.cache_hit),
+                                None => (job.pending.arrival, a.start, &a.breakdown, svc.cache_hit),
+                            };
+                            if completed == self.config.warmup && completed > 0 && whole {
+                                stats_start = start;
                                 usage = HeadUsage::default();
                             }
                             if completed >= self.config.warmup {
                                 usage.add(&a.breakdown);
                             }
-                            if let Some(o) = whole {
+                            if whole {
                                 requests_in_flight -= 1;
                                 if completed >= self.config.warmup {
-                                    let resp = a.end - o.arrival;
+                                    let op = job.pending.op;
+                                    let resp = a.end - arrival;
                                     response.record(resp);
-                                    access.record(a.end - o.start);
-                                    if o.op.is_read() { read_resp.record(resp) } else { write_resp.record(resp) }
-                                    cache_hits += u64::from(o.cache_hit);
+                                    access.record(a.end - start);
+                                    if op.is_read() { read_resp.record(resp) } else { write_resp.record(resp) }
+                                    cache_hits += u64::from(cache_hit);
                                     if self.config.keep_records {
-                                        let b = &o.breakdown;
+                                        let p = &job.pending;
+                                        let (lbn, phys_lbn, sectors) = match &finished {
+                                            Some(o) => (o.lbn, o.phys_lbn, o.sectors),
+                                            None => (job.meta.layout.as_ref().map_or(p.lbn, |l| l.logical_lbn), p.lbn, p.sectors),
+                                        };
+                                        let b = breakdown;
                                         records.push(Record {
                                             id: request,
-                                            arrival_ns: o.arrival,
-                                            start_ns: o.start,
+                                            arrival_ns: arrival,
+                                            start_ns: start,
                                             end_ns: a.end,
-                                            lbn: o.lbn,
-                                            phys_lbn: o.phys_lbn,
-                                            sectors: o.sectors,
-                                            op: o.op,
+                                            lbn,
+                                            phys_lbn,
+                                            sectors,
+                                            op,
                                             seek_ns: b.seek,
                                             rotational_latency_ns: b.rotational_latency,
                                             transfer_ns: b.transfer,
                                             overhead_ns: b.overhead + b.bus,
-                                            cache_hit: o.cache_hit,
-                                            measured_ns: o.measured,
+                                            cache_hit,
+                                            measured_ns: finished.as_ref().map_or(job.meta.measured, |o| o.measured),
                                         });
                                     }
                                 }
@@ -856,7 +869,6 @@ impl Open {
             lbn: io.lbn,
             phys_lbn: io.lbn,
             sectors: u32::try_from(io.sectors).unwrap_or(u32::MAX),
-            op: io.op,
             measured,
             parts_left: parts,
             start: SimTime::MAX,

@@ -11,23 +11,73 @@
 //!        each I/O served as foreground | idle | free (freeblock)   — or instant (costs nothing)
 //! ```
 //!
-//! | move | I/Os (paper 002 §3.1.3) | commit |
-//! |---|---|---|
-//! | copy in | read home, write slot, write table | the map gains the copy when the slot is written |
-//! | move out, clean | write table | the copy is dropped at once (the home is current) |
-//! | move out, dirty | read copy, write home, write table | the copy is dropped when the home is written |
+//! | move | I/Os (paper 002 §3.1.3) | the in-memory table changes | durable |
+//! |---|---|---|---|
+//! | copy in | read home, write slot, write table | when the slot is written (the copy is entered) | when the table write that carries the entry completes |
+//! | move out, clean | write table | at once (the home is current) | likewise |
+//! | move out, dirty | read copy, write home, write table | when the home is written (the entry is dropped) | likewise |
 //!
 //! **Consistency with the foreground.** Requests are translated when they arrive, so a move must
 //! not race them: a move of a block starts only when no write of it is in flight; a write of a
 //! block that arrives while the block is moving aborts the move (the data it copied is stale; it
-//! is tried again later); a slot whose old block was moved out is not refilled while reads
-//! translated to it are still in flight. A write to a block in the area goes to its copy and sets
+//! is tried again later); a slot whose old block was moved out is not refilled while workload I/O
+//! translated to it is still in flight. A write to a block in the area goes to its copy and sets
 //! its dirty bit, so the copy is written back home when the block cools (paper 002 §3.1.2).
+//! Whether a move out is clean or dirty is decided when it starts, not when it is planned (a
+//! block written in between is dirty).
 //!
 //! **Table writes.** The paper writes the block table after every move. With one move at a time
 //! (foreground or idle service) we do the same. With free service many moves run at once and one
 //! table write commits every move whose data is in place (group commit); the report counts every
 //! I/O actually issued.
+//!
+//! ## Persistence: the block table is journalled
+//!
+//! The table is a [`BlockMap`] (region = the hidden range) kept on stable storage by a
+//! [`Journal`]: snapshot + CRC-framed log of [`MapOp`]s ([`Rearrange::journal_storage`]). Every
+//! change of the table is an operation applied to the in-memory table and queued; **a table write
+//! carries every operation queued before it is issued, and commits them ([`Journal::commit`]) when
+//! it completes** — operations queued while it is in flight wait for the next one. That is the
+//! paper's rule (the on-disk table changes only by a table write) with group commit. What is
+//! logged:
+//!
+//! | operation | when | committed by |
+//! |---|---|---|
+//! | `Write` of the block to its slot | a copy-in's slot write completed | the next table write |
+//! | `Trim` of the block | a move out: at once (clean) or when the home is written (dirty) | the next table write |
+//! | `SetDirty`, `Write` (version) | a workload write to a copy completed | nothing by itself: rides along with the next table write (paper §3.1.2: the on-disk dirty bits may be stale) |
+//! | reservation of a slot for a copy-in under way | — | never: in memory only. No move survives a crash, so recovery sees the slot free (the `Write` that fills it replays onto a free slot) |
+//!
+//! The journal is compacted (a new snapshot of the committed table) after a commit once it has
+//! grown past [`JOURNAL_LIMIT_BYTES`]; in the paper every table write rewrites the whole table, so
+//! this costs nothing the paper did not pay. [`Rearrange::recover`] rebuilds the policy from the
+//! durable table with [`DirtyRule::Uncertain`]: every block in the area is marked dirty (paper
+//! §3.1.2), so it is copied back home when it cools; no move is in progress and the counters
+//! start afresh.
+//!
+//! **The rule that keeps acknowledged writes.** From the moment a block's entry changes in memory
+//! until that change is durable, a crash may leave either the old or the new entry, so the block
+//! has two possible places: home and the slot. *A workload write of such a block goes to both*
+//! (two physical I/Os; the request completes when both have), so whichever place the recovered
+//! table names holds it. Reads follow the in-memory table: both places are equal. And a slot
+//! vacated by a move out is not reused until the drop is durable (the recovered table may still
+//! name it). (Sending the write home and dropping the not-yet-durable copy instead is not enough:
+//! the table write that carries the entry may already be on its way, and then the durable table
+//! names the slot.)
+//!
+//! | a crash … | the durable table | why no acknowledged write is lost |
+//! |---|---|---|
+//! | during a copy-in, before its slot write completes | no entry | reads go home; the copy-in started with no write of the block in flight and a write arriving since aborted it, so the home is current |
+//! | after the copy-in's slot write, before its table write completes | no entry, or the entry if a table write carrying it completed | home and slot are equal (as above), and writes since went to both |
+//! | after the copy-in's table write | the entry, marked dirty | writes went to the copy; on cooling it is copied home |
+//! | during a clean move out, before its table write | the entry, marked dirty | clean: no write since the copy was taken, so copy = home; writes since went to both; the slot is not reused |
+//! | during a dirty move out, before the home write completes | the entry, marked dirty | the copy is current: a write during the move aborts it |
+//! | after the dirty move out's home write, before its table write | the entry, marked dirty | home = copy; writes since went to both; the slot is not reused |
+//! | after the move out's table write | no entry | the home is current |
+//! | inside a table write's journal append (torn) | as before that table write | a commit is atomic |
+//!
+//! In [`Moves::Instant`] runs (and replays) no data moves, and each batch of changes is committed
+//! at once.
 //!
 //! **Schedules.** `alternate` (paper 002 Tables 2–3): periods alternate off and on; at the start
 //! of an on period the area is filled from the counts of the period just ended, at the start of an
@@ -43,6 +93,7 @@ use super::hotlist::{CounterSpec, HotSpotCounter};
 use super::placement::{place, Overflow, Placement};
 use super::RearrangeError;
 use crate::layout::error::{LayoutError, Result};
+use crate::layout::journal::{DirtyRule, Journal, MapOp, MemStorage, RecoveryReport};
 use crate::layout::map::{BlockMap, Candidates, MapConfig, PhysRange, WriteRequest};
 use crate::layout::policy::{Completed, LayoutCtx, LayoutPolicy, LogicalIo, PhysIo, Service};
 
@@ -136,7 +187,9 @@ impl Default for RearrangeConfig {
     }
 }
 
-/// A change of the block table, as the foreground sees it (for replaying a run's moves).
+/// A change of the block table, as the foreground sees it (for replaying a run's moves), and the
+/// table writes that make changes durable (a replay mirrors them: while a change is not durable,
+/// writes of its block go to two places).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TableChange {
     /// The block now lives in the slot at this LBN.
@@ -151,6 +204,10 @@ pub enum TableChange {
         /// Logical block.
         block: u64,
     },
+    /// A table write was issued: it carries every change so far.
+    TableWrite,
+    /// The table write under way completed: the changes it carries are durable.
+    Commit,
 }
 
 /// When a [`TableChange`] took effect, counted in the hook calls the foreground makes (arrivals,
@@ -207,6 +264,10 @@ pub struct RearrangeReport {
     pub table_writes: u64,
     /// Workload writes that went to a copy (and dirtied it).
     pub writes_to_copies: u64,
+    /// Workload block writes sent both home and to the slot, because the block's table entry was
+    /// changing and the change was not durable yet (see the [module docs](self)).
+    #[serde(default)]
+    pub writes_to_both: u64,
     /// Bytes the reference counter holds.
     pub counter_bytes: u64,
     /// Per period.
@@ -242,7 +303,9 @@ struct Move {
 struct Part {
     write: bool,
     blocks: Vec<u64>,
-    slots_read: Vec<u64>,
+    /// Slots it reads or writes (not refilled until it completes).
+    slots: Vec<u64>,
+    /// Writes that went to a copy only: (block, slot), dirtied at completion.
     copies_written: Vec<(u64, u64)>,
 }
 
@@ -250,12 +313,32 @@ struct Part {
 const MOVE_TAG: u64 = 1 << 63;
 const TABLE_TAG: u64 = 1 << 62;
 
+/// The journal is compacted (a new snapshot) after a commit once it is longer than this.
+pub const JOURNAL_LIMIT_BYTES: u64 = 1 << 20;
+
 /// Adaptive block rearrangement (paper 002) as a layout policy. See the [module docs](self).
 pub struct Rearrange {
     config: RearrangeConfig,
     area: ReservedArea,
-    /// Blocks in the area: region = the hidden range, logical space = the logical disk.
+    /// Blocks in the area: region = the hidden range, logical space = the logical disk. The
+    /// in-memory table, which requests are translated by.
     map: BlockMap,
+    /// The table on stable storage.
+    journal: Journal<MemStorage>,
+    /// The table as the journal has it: every operation carried by a table write issued so far.
+    table: BlockMap,
+    /// Operations applied to `map` that no table write has carried yet.
+    unsent: Vec<MapOp>,
+    /// Operations logged so far (operation `i` is the `i`-th, from 0), carried by table writes
+    /// issued, and committed.
+    logged: u64,
+    carried: u64,
+    durable: u64,
+    /// Blocks whose last table change is not durable yet: the slot involved, the operation.
+    unsettled: HashMap<u64, (u64, u64)>,
+    /// Slots vacated by a move out that is not durable yet, with its operation.
+    fenced: HashMap<u64, u64>,
+    journal_limit: u64,
     counter: Box<dyn HotSpotCounter + Send>,
     capacity_blocks: u64,
     bs: u64,
@@ -271,7 +354,7 @@ pub struct Rearrange {
     table_in_flight: Option<Vec<u64>>,
     awaiting_table: Vec<u64>,
     writes_in_flight: HashMap<u64, u32>,
-    slot_readers: HashMap<u64, u32>,
+    slot_users: HashMap<u64, u32>,
     parts: HashMap<u64, Part>,
     next_part: u64,
     changes: Vec<(When, TableChange)>,
@@ -323,6 +406,11 @@ impl Rearrange {
         if hidden.end > b {
             map.pin(PhysRange::new(b, hidden.end - b))?;
         }
+        if config.moves != Moves::Instant && area.table_lbn().is_none() {
+            return Err(LayoutError::Config { field: "layout.area.table_slots", message: "moves commit by writing the block table: it needs at least one slot".into() });
+        }
+        let journal = Journal::create(MemStorage::new(), &map)?;
+        let table = map.clone();
         let counter = config.counter.build()?;
         let period_ns = freeblock_disk::time::ms_to_ns(config.period_s * 1e3);
         let report = RearrangeReport { moves: Some(config.moves), free_slots: free_slots as u64, ..RearrangeReport::default() };
@@ -332,6 +420,15 @@ impl Rearrange {
             config,
             area,
             map,
+            journal,
+            table,
+            unsent: Vec::new(),
+            logged: 0,
+            carried: 0,
+            durable: 0,
+            unsettled: HashMap::new(),
+            fenced: HashMap::new(),
+            journal_limit: JOURNAL_LIMIT_BYTES,
             counter,
             period: 0,
             period_start: 0,
@@ -345,7 +442,7 @@ impl Rearrange {
             table_in_flight: None,
             awaiting_table: Vec::new(),
             writes_in_flight: HashMap::new(),
-            slot_readers: HashMap::new(),
+            slot_users: HashMap::new(),
             parts: HashMap::new(),
             next_part: 0,
             changes: Vec::new(),
@@ -363,6 +460,47 @@ impl Rearrange {
         let mut p = Self::new(disk, RearrangeConfig { moves: Moves::Instant, ..config })?;
         p.replay = Some(changes.into());
         Ok(p)
+    }
+
+    /// The policy rebuilt after a crash from the durable block table in `storage` (what
+    /// [`Rearrange::journal_storage`] held): the committed table with every block in it marked
+    /// dirty ([`DirtyRule::Uncertain`], paper 002 §3.1.2), no move in progress, fresh counters and
+    /// period 0. The storage is checkpointed first, so a torn tail is gone before anything is
+    /// appended.
+    ///
+    /// # Errors
+    /// As [`Rearrange::new`]; as [`Journal::open`] for damaged storage; [`LayoutError::Config`]
+    /// when the recovered table is not one of this area (another region or block size, other
+    /// pinned space, reserved space).
+    pub fn recover(disk: &Disk, config: RearrangeConfig, storage: MemStorage) -> Result<(Self, RecoveryReport)> {
+        let mut p = Self::new(disk, config)?;
+        let (journal, map, report) = Journal::open(storage, DirtyRule::Uncertain)?;
+        let (want, got) = (p.map.to_snapshot(), map.to_snapshot());
+        if got.config != want.config || got.pinned != want.pinned || !got.reserved.is_empty() {
+            return Err(LayoutError::Config {
+                field: "rearrange journal",
+                message: format!("the recovered block table does not fit this area: config {:?}, {} pinned and {} reserved extents (want {:?}, {} pinned, none reserved)", got.config, got.pinned.len(), got.reserved.len(), want.config, want.pinned.len()),
+            });
+        }
+        p.table = map.clone();
+        p.map = map;
+        p.journal = journal;
+        Ok((p, report))
+    }
+
+    /// Compacts the journal after a commit once it is longer than `bytes` (default
+    /// [`JOURNAL_LIMIT_BYTES`]).
+    #[must_use]
+    pub fn with_journal_limit(mut self, bytes: u64) -> Self {
+        self.journal_limit = bytes;
+        self
+    }
+
+    /// The block table's stable storage: the snapshot and the journal as committed. Clone it (and
+    /// truncate the journal, for a torn append) to simulate a crash, then [`Rearrange::recover`].
+    #[must_use]
+    pub fn journal_storage(&self) -> &MemStorage {
+        self.journal.storage()
     }
 
     /// The reserved area.
@@ -400,17 +538,58 @@ impl Rearrange {
         self.map.read(block).and_then(|l| l.copies.first().copied())
     }
 
+    /// Applies `op` to the in-memory table and queues it for the next table write; returns its
+    /// index.
+    fn log(&mut self, op: MapOp) -> Result<u64> {
+        self.map.apply(&op)?;
+        self.unsent.push(op);
+        self.logged += 1;
+        Ok(self.logged - 1)
+    }
+
+    /// A table write is issued: it carries every operation queued so far.
+    fn carry(&mut self) -> Result<()> {
+        for op in std::mem::take(&mut self.unsent) {
+            self.table.apply(&op)?;
+            self.journal.append(&op)?;
+        }
+        self.carried = self.logged;
+        Ok(())
+    }
+
+    /// The table write under way completed: what it carries is durable.
+    fn commit_table(&mut self) -> Result<()> {
+        self.journal.commit()?;
+        self.durable = self.carried;
+        let d = self.durable;
+        self.unsettled.retain(|_, e| e.1 >= d);
+        self.fenced.retain(|_, op| *op >= d);
+        if self.journal.journal_len() > self.journal_limit {
+            // Everything appended is committed, and `table` is exactly that.
+            self.journal.checkpoint(&self.table)?;
+        }
+        Ok(())
+    }
+
     fn apply(&mut self, change: TableChange, when: When) -> Result<()> {
         match change {
             TableChange::In { block, slot_lbn } => {
                 let req = WriteRequest { logical: block, blocks: 1, candidates: Candidates::single(slot_lbn) };
-                self.map.write(&req, slot_lbn)?;
+                let i = self.log(MapOp::Write { req, chosen: slot_lbn })?;
+                self.unsettled.insert(block, (slot_lbn, i));
                 self.report.copied_in += 1;
             }
             TableChange::Out { block } => {
-                self.map.trim(block, 1)?;
+                let slot = self.slot_of(block);
+                let i = self.log(MapOp::Trim { logical: block, blocks: 1 })?;
+                if let Some(slot) = slot {
+                    self.unsettled.insert(block, (slot, i));
+                    self.fenced.insert(slot, i);
+                }
                 self.report.moved_out += 1;
             }
+            TableChange::TableWrite => self.carry()?,
+            TableChange::Commit => self.commit_table()?,
         }
         if self.replay.is_none() {
             self.changes.push((when, change));
@@ -472,6 +651,7 @@ impl Rearrange {
     /// Starts queued moves whose block and slot are ready, as many as the service allows.
     fn start_moves(&mut self, ctx: &mut LayoutCtx<'_>) -> Result<()> {
         if self.config.moves == Moves::Instant {
+            let mut changed = false;
             while let Some(m) = self.queue.pop_front() {
                 let change = match m.kind {
                     Kind::In => {
@@ -483,7 +663,13 @@ impl Rearrange {
                     Kind::Out { .. } => TableChange::Out { block: m.block },
                 };
                 self.apply(change, self.when())?;
+                changed = true;
                 self.committed(m.period, ctx.now);
+            }
+            if changed {
+                // Moving costs nothing here: the batch is durable at once.
+                self.apply(TableChange::TableWrite, self.when())?;
+                self.apply(TableChange::Commit, self.when())?;
             }
             return Ok(());
         }
@@ -492,10 +678,15 @@ impl Rearrange {
         while self.active.len() < self.max_parallel() && looked < n {
             let Some(mut m) = self.queue.pop_front() else { break };
             looked += 1;
-            let busy_block = self.writes_in_flight.get(&m.block).is_some_and(|&n| n > 0) || self.moving.contains_key(&m.block);
+            let busy_block = self.writes_in_flight.get(&m.block).is_some_and(|&n| n > 0) || self.moving.contains_key(&m.block) || self.unsettled.contains_key(&m.block);
             let ready = !busy_block
                 && match m.kind {
-                    Kind::In => self.slot_of(m.block).is_none() && self.map.is_free(m.slot_lbn, self.bs) && !self.slot_readers.contains_key(&m.slot_lbn),
+                    Kind::In => {
+                        self.slot_of(m.block).is_none()
+                            && self.map.is_free(m.slot_lbn, self.bs)
+                            && !self.fenced.contains_key(&m.slot_lbn)
+                            && !self.slot_users.contains_key(&m.slot_lbn)
+                    }
                     Kind::Out { .. } => self.slot_of(m.block) == Some(m.slot_lbn),
                 };
             if !ready {
@@ -508,6 +699,10 @@ impl Rearrange {
             let id = self.next_move;
             self.next_move += 1;
             let service = self.config.moves.service();
+            if let Kind::Out { .. } = m.kind {
+                // Clean or dirty as it is now: a write since the plan dirtied it.
+                m.kind = Kind::Out { dirty: self.map.is_dirty(m.block) };
+            }
             match m.kind {
                 Kind::In => {
                     self.map.reserve(PhysRange::new(m.slot_lbn, self.bs))?;
@@ -531,20 +726,23 @@ impl Rearrange {
             self.moving.insert(m.block, id);
             self.active.insert(id, m);
         }
-        self.write_table(ctx);
-        Ok(())
+        self.write_table(ctx)
     }
 
-    /// One table write for every move whose data is in place, if none is under way.
-    fn write_table(&mut self, ctx: &mut LayoutCtx<'_>) {
+    /// One table write for every move whose data is in place, if none is under way. It carries
+    /// every operation queued so far (dirty bits included).
+    fn write_table(&mut self, ctx: &mut LayoutCtx<'_>) -> Result<()> {
         if self.table_in_flight.is_some() || self.awaiting_table.is_empty() {
-            return;
+            return Ok(());
         }
-        let Some(table) = self.area.table_lbn() else { return };
+        // `new` refuses moves with I/O and no table slot.
+        let Some(table) = self.area.table_lbn() else { return Ok(()) };
         let ids = std::mem::take(&mut self.awaiting_table);
+        self.apply(TableChange::TableWrite, self.when())?;
         self.table_in_flight = Some(ids);
         self.report.table_writes += 1;
         ctx.submit(PhysIo::at(Op::Write, table, self.bs, MOVE_TAG | TABLE_TAG), self.config.moves.service());
+        Ok(())
     }
 
     fn committed(&mut self, period: u64, now: SimTime) {
@@ -569,6 +767,7 @@ impl Rearrange {
             self.moving.remove(&m.block);
             self.report.aborted += 1;
             if m.kind == Kind::In {
+                // Reservations are in memory only (see the module docs).
                 self.map.release(&Candidates::single(m.slot_lbn), 1)?;
             }
             // Tried again later in this period.
@@ -580,10 +779,12 @@ impl Rearrange {
     /// A move's I/O finished: the next stage, or the commit.
     fn move_io_done(&mut self, ctx: &mut LayoutCtx<'_>, tag: u64) -> Result<()> {
         if tag & TABLE_TAG != 0 {
-            for id in self.table_in_flight.take().unwrap_or_default() {
+            let Some(ids) = self.table_in_flight.take() else { return Ok(()) };
+            self.apply(TableChange::Commit, self.when())?;
+            for id in ids {
                 self.finish_move(id, ctx.now);
             }
-            return Ok(());
+            return self.write_table(ctx);
         }
         let id = tag & !MOVE_TAG;
         let Some(m) = self.active.get(&id).cloned() else { return Ok(()) };
@@ -616,8 +817,7 @@ impl Rearrange {
             }
             _ => {}
         }
-        self.write_table(ctx);
-        Ok(())
+        self.write_table(ctx)
     }
 
     fn when(&self) -> When {
@@ -665,27 +865,44 @@ impl LayoutPolicy for Rearrange {
             let piece_end = end.min((block + 1) * bs);
             let offset = s - block * bs;
             self.counter.record(block, io.op);
-            let (phys, slot) = match self.slot_of(block) {
-                Some(slot) => (slot + offset, Some(slot)),
-                None => (self.area.to_physical(s)?, None),
-            };
+            let home = self.area.to_physical(s)?;
+            let slot = self.slot_of(block);
+            // A block whose table change is not durable yet: a write goes to both places.
+            let unsettled = self.unsettled.get(&block).map(|&(slot, _)| slot).filter(|_| write);
             let len = piece_end - s;
             let mut piece = Part { write, blocks: vec![block], ..Part::default() };
-            if let Some(slot) = slot {
-                if write {
-                    piece.copies_written.push((block, slot));
+            let phys = match slot {
+                Some(slot) => {
+                    piece.slots.push(slot);
+                    if write && unsettled.is_none() {
+                        piece.copies_written.push((block, slot));
+                    }
+                    slot + offset
+                }
+                None => home,
+            };
+            let mut pieces = vec![(phys, piece)];
+            if let Some(other) = unsettled {
+                let mut extra = Part { write, blocks: vec![block], ..Part::default() };
+                let at = if slot.is_some() {
+                    home
                 } else {
-                    piece.slots_read.push(slot);
-                }
+                    extra.slots.push(other);
+                    other + offset
+                };
+                pieces.push((at, extra));
+                self.report.writes_to_both += 1;
             }
-            match runs.last_mut() {
-                Some((start, n, p)) if *start + *n == phys => {
-                    *n += len;
-                    p.blocks.extend(piece.blocks);
-                    p.slots_read.extend(piece.slots_read);
-                    p.copies_written.extend(piece.copies_written);
+            for (phys, piece) in pieces {
+                match runs.last_mut() {
+                    Some((start, n, p)) if *start + *n == phys => {
+                        *n += len;
+                        p.blocks.extend(piece.blocks);
+                        p.slots.extend(piece.slots);
+                        p.copies_written.extend(piece.copies_written);
+                    }
+                    _ => runs.push((phys, len, piece)),
                 }
-                _ => runs.push((phys, len, piece)),
             }
             s = piece_end;
         }
@@ -705,8 +922,8 @@ impl LayoutPolicy for Rearrange {
                     }
                 }
             }
-            for &slot in &p.slots_read {
-                *self.slot_readers.entry(slot).or_insert(0) += 1;
+            for &slot in &p.slots {
+                *self.slot_users.entry(slot).or_insert(0) += 1;
             }
             out.push(PhysIo::at(io.op, phys, len, tag));
             self.parts.insert(tag, p);
@@ -741,20 +958,24 @@ impl LayoutPolicy for Rearrange {
                     }
                 }
             }
-            for &slot in &p.slots_read {
-                if let Some(n) = self.slot_readers.get_mut(&slot) {
+            for &slot in &p.slots {
+                if let Some(n) = self.slot_users.get_mut(&slot) {
                     *n -= 1;
                     if *n == 0 {
-                        self.slot_readers.remove(&slot);
+                        self.slot_users.remove(&slot);
                     }
                 }
             }
             for &(block, slot) in &p.copies_written {
                 // The write went to the copy (it was translated there): the copy is newer than
                 // the home now. A block moved out meanwhile cannot be: moves wait for writes.
+                // Logged, not committed: the dirty bit rides along with the next table write.
                 if self.slot_of(block) == Some(slot) {
-                    self.map.write(&WriteRequest { logical: block, blocks: 1, candidates: Candidates::single(slot) }, slot)?;
-                    self.map.set_dirty(block, true)?;
+                    let req = WriteRequest { logical: block, blocks: 1, candidates: Candidates::single(slot) };
+                    self.log(MapOp::Write { req, chosen: slot })?;
+                    if !self.map.is_dirty(block) {
+                        self.log(MapOp::SetDirty { logical: block, dirty: true })?;
+                    }
                     self.report.writes_to_copies += 1;
                 }
             }
