@@ -252,6 +252,9 @@ struct MoveRow {
     /// Seconds from the on day's start until its rearrangement was complete (`None`: not by the
     /// day's end, or no on day).
     done_after_s: Option<f64>,
+    /// Seconds until half, and until 90%, of the moves were committed.
+    half_after_s: Option<f64>,
+    ninety_after_s: Option<f64>,
     complete: bool,
     /// The on day's moves: planned, and committed by the day's end.
     planned_moves: u64,
@@ -272,6 +275,8 @@ fn move_rows(m: &MoveServices) -> Vec<MoveRow> {
                 on_day_response_ms: day.map(|d| d.all.waiting_ms + d.all.service_ms),
                 on_day_seek_ms: day.map(|d| d.all.seek_ms),
                 done_after_s: period.and_then(|p| p.done_after_s),
+                half_after_s: period.and_then(|p| p.half_after_s),
+                ninety_after_s: period.and_then(|p| p.ninety_after_s),
                 complete: period.is_some_and(|p| p.done_after_s.is_some()),
                 planned_moves: period.map_or(0, |p| p.moves),
                 committed_moves: period.map_or(0, |p| p.committed),
@@ -657,13 +662,16 @@ fn placements_text(s: &mut String, runs: &[RunRows], o: &Ordering) {
 
 fn moves_text(s: &mut String, rows: &[MoveRow], m: &MoveServices, identical: bool, requests_per_day: u64) {
     let _ = writeln!(s, "\nOurs beyond the paper: the on day with its moves served five ways (organ-pipe, all requests; a busier day: {requests_per_day} requests/day)");
-    let mut t = Table::new(["moves served", "response ms", "seek ms", "rearrangement done after", "moves committed", "move reads", "move writes", "table writes"]);
+    let mut t = Table::new(["moves served", "response ms", "seek ms", "50% moved after", "90% moved after", "rearrangement done after", "moves committed", "move reads", "move writes", "table writes"]);
+    let secs = |v: Option<f64>, none: &str| v.map_or(none.to_string(), |v| format!("{v:.1} s"));
     for r in rows {
         t.row([
             r.service.clone(),
             r.on_day_response_ms.map_or("—".into(), |v| format!("{v:.2}")),
             r.on_day_seek_ms.map_or("—".into(), |v| format!("{v:.2}")),
-            r.done_after_s.map_or("not complete".into(), |v| format!("{v:.1} s")),
+            secs(r.half_after_s, "—"),
+            secs(r.ninety_after_s, "—"),
+            secs(r.done_after_s, "not complete"),
             format!("{} of {}", r.committed_moves, r.planned_moves),
             r.move_reads.to_string(),
             r.move_writes.to_string(),
@@ -796,7 +804,7 @@ fn fig4_csv(pts: &[Fig4Point]) -> Result<String, std::fmt::Error> {
 
 fn moves_csv(rows: &[MoveRow], m: &MoveServices) -> Result<String, std::fmt::Error> {
     let mut s = String::from(
-        "service,on_day_response_ms,on_day_seek_ms,done_after_s,complete,planned,moves,committed,copied_in,moved_out,moved_out_dirty,aborted,move_reads,move_writes,table_writes,writes_to_copies,differs_from_costless,compared,max_difference_ns,delayed_foreground\n",
+        "service,on_day_response_ms,on_day_seek_ms,half_after_s,ninety_after_s,done_after_s,complete,planned,moves,committed,copied_in,moved_out,moved_out_dirty,aborted,move_reads,move_writes,table_writes,writes_to_copies,differs_from_costless,compared,max_difference_ns,delayed_foreground\n",
     );
     for (row, run) in rows.iter().zip(&m.runs) {
         let p = &run.policy;
@@ -809,10 +817,12 @@ fn moves_csv(rows: &[MoveRow], m: &MoveServices) -> Result<String, std::fmt::Err
         };
         writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{free_cols}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{free_cols}",
             row.service,
             opt(row.on_day_response_ms),
             opt(row.on_day_seek_ms),
+            opt(row.half_after_s),
+            opt(row.ninety_after_s),
             opt(row.done_after_s),
             row.complete,
             period.map_or(0, |q| q.planned),

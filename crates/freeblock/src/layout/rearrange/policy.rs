@@ -237,6 +237,10 @@ pub struct PeriodReport {
     /// Seconds from the period's start until its last planned move was committed (`None`: not
     /// all were, by the period's end).
     pub done_after_s: Option<f64>,
+    /// Seconds until half of the planned moves were committed (`None`: not by the period's end).
+    pub half_after_s: Option<f64>,
+    /// Seconds until 90% of the planned moves were committed (`None`: not by the period's end).
+    pub ninety_after_s: Option<f64>,
     /// References counted in the period before (what the hot list came from).
     pub references: u64,
 }
@@ -632,7 +636,7 @@ impl Rearrange {
                 moves += 1;
             }
         }
-        self.report.periods.push(PeriodReport { period, on, planned: target.len() as u64, moves, committed: 0, done_after_s: (moves == 0).then_some(0.0), references });
+        self.report.periods.push(PeriodReport { period, on, planned: target.len() as u64, moves, committed: 0, done_after_s: (moves == 0).then_some(0.0), half_after_s: (moves == 0).then_some(0.0), ninety_after_s: (moves == 0).then_some(0.0), references });
         self.period_start = now;
         Ok(())
     }
@@ -749,8 +753,15 @@ impl Rearrange {
         let start = self.period_start;
         if let Some(p) = self.report.periods.iter_mut().find(|p| p.period == period) {
             p.committed += 1;
+            let after = Some(now.saturating_sub(start) as f64 / 1e9);
+            if p.half_after_s.is_none() && 2 * p.committed >= p.moves {
+                p.half_after_s = after;
+            }
+            if p.ninety_after_s.is_none() && 10 * p.committed >= 9 * p.moves {
+                p.ninety_after_s = after;
+            }
             if p.committed == p.moves {
-                p.done_after_s = Some((now.saturating_sub(start)) as f64 / 1e9);
+                p.done_after_s = after;
             }
         }
     }
