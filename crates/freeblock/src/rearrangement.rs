@@ -249,11 +249,15 @@ pub fn day_metrics(disk: &Disk, records: &[Record], day_ns: u64, periods: &[Peri
         .collect()
 }
 
+/// A run's rows, its table changes and when they took effect (for a costless replay), and the
+/// engine's report.
+pub type DaysRun = (RunRows, Vec<(When, TableChange)>, RunReport);
+
 /// One rearrangement run of `workload` on `disk`.
 ///
 /// # Errors
 /// Setup errors (a bad area or workload), and whatever the run refuses.
-pub fn run_days(disk: &Arc<Disk>, workload: &WorkloadSpec, seed: u64, scheduler: SchedulerSpec, policy: RearrangeConfig, day_ns: u64, label: &str) -> Result<(RunRows, Vec<(When, TableChange)>, RunReport)> {
+pub fn run_days(disk: &Arc<Disk>, workload: &WorkloadSpec, seed: u64, scheduler: SchedulerSpec, policy: RearrangeConfig, day_ns: u64, label: &str) -> Result<DaysRun> {
     let rearrange = Rearrange::new(disk, policy)?;
     let w = workload.build(rearrange.area().logical_capacity(), seed)?;
     // Free-and-idle moves use freeblock's idle-time transfers once the disk has been idle this long.
@@ -264,7 +268,7 @@ pub fn run_days(disk: &Arc<Disk>, workload: &WorkloadSpec, seed: u64, scheduler:
 /// How long the disk must have been idle before free-and-idle moves use it, ms.
 pub const FREE_IDLE_AFTER_MS: f64 = 100.0;
 
-fn run_policy(disk: &Arc<Disk>, w: Box<dyn Workload>, scheduler: SchedulerSpec, rearrange: Rearrange, day_ns: u64, label: &str, freeblock: Option<FreeblockConfig>) -> Result<(RunRows, Vec<(When, TableChange)>, RunReport)> {
+fn run_policy(disk: &Arc<Disk>, w: Box<dyn Workload>, scheduler: SchedulerSpec, rearrange: Rearrange, day_ns: u64, label: &str, freeblock: Option<FreeblockConfig>) -> Result<DaysRun> {
     let area = rearrange.area().clone();
     let sim = SimConfig { scheduler, keep_records: true, ..SimConfig::default() };
     let mut simulation = Simulation::new(Arc::clone(disk), w, sim).with_layout(Box::new(rearrange));

@@ -27,6 +27,9 @@
 //! configuration and seed always give the same run. Statistics are streamed ([`crate::report`]),
 //! so memory does not grow with the number of requests unless per-request records are asked for.
 
+// `x % n == 0` rather than `is_multiple_of` (Rust 1.87), as in the rest of the workspace.
+#![allow(clippy::manual_is_multiple_of)]
+
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
