@@ -490,40 +490,28 @@ impl<'w> Simulation<'w> {
         }
 
         // Hands the policy what freeblock delivered for it, and queues the I/O the policy's hooks
-        // submitted (which may deliver more, so round again until nothing is left).
+        // submitted (kept out of line: runs without a policy never get here).
         macro_rules! pump {
-            ($layout:expr, $now:expr) => {{
-                let layout = $layout;
-                let now = $now;
-                loop {
-                    drain_deliveries(&mut layout_tasks, layout.as_mut(), &disk, &self.drive, now, &mut submitted)?;
-                    if submitted.is_empty() {
-                        break;
-                    }
-                    for (io, service) in std::mem::take(&mut submitted) {
-                        match service {
-                            Service::Foreground | Service::Idle => {
-                                let id = next_id;
-                                next_id += 1;
-                                let job = make_job(&disk, io, Owner::Layout, id, now, selection.is_some()).map_err(Error::Layout)?;
-                                if service == Service::Idle {
-                                    idle_queue.push_back(job);
-                                } else {
-                                    enqueue(job, &mut disk_queue, &mut disk_meta, &mut driver_queue, depth);
-                                }
-                            }
-                            Service::Free => {
-                                let fb = self.freeblock.get_or_insert_with(|| Freeblock::new(Arc::clone(&disk), FreeblockConfig { stop_when_done: false, ..FreeblockConfig::default() }).expect("the default freeblock configuration is valid"));
-                                let tasks = match &mut layout_tasks {
-                                    Some(t) => t,
-                                    None => layout_tasks.insert(LayoutTasks::new(fb, &disk, now)?),
-                                };
-                                tasks.register(fb, io)?;
-                            }
-                        }
-                    }
-                }
-            }};
+            ($layout:expr, $now:expr) => {
+                pump_layout(
+                    $layout,
+                    $now,
+                    &mut Pump {
+                        tasks: &mut layout_tasks,
+                        freeblock: &mut self.freeblock,
+                        disk: &disk,
+                        drive: &self.drive,
+                        submitted: &mut submitted,
+                        next_id: &mut next_id,
+                        candidate_aware: selection.is_some(),
+                        idle_queue: &mut idle_queue,
+                        disk_queue: &mut disk_queue,
+                        disk_meta: &mut disk_meta,
+                        driver_queue: &mut driver_queue,
+                        depth,
+                    },
+                )?
+            };
         }
 
         while let Some((now, ev)) = events.pop() {
@@ -556,55 +544,58 @@ impl<'w> Simulation<'w> {
                     let staged_io = staged[stream as usize].take().expect("an arrival has a staged request");
                     let id = next_id;
                     next_id += 1;
-                    let mut direct_target = None;
-                    let (logical, measured) = match &staged_io {
-                        Staged::Request(r) => {
-                            if self.layout.is_none() {
-                                direct_target = Some(disk.target(r.lbn).map_err(|source| Error::Request { index: id, source })?);
-                            }
-                            if r.sectors == 0 || r.lbn.saturating_add(u64::from(r.sectors)) > logical_capacity {
-                                let source = freeblock_disk::AccessError::OutOfRange { lbn: r.lbn, end: r.end(), capacity: logical_capacity };
-                                return Err(Error::Request { index: id, source });
-                            }
-                            (LogicalIo { id, stream, op: r.op, lbn: r.lbn, sectors: u64::from(r.sectors), write: None }, r.measured)
-                        }
-                        Staged::Stream(io) => (LogicalIo::from_stream(id, stream, io, self.layout.as_mut().and_then(|l| l.map_mut()).map_or(1, |m| m.block_sectors())), None),
-                    };
                     let owner = Owner::Workload { stream };
                     requests_in_flight += 1;
-                    match &mut self.layout {
-                        None => {
-                            let target = direct_target.expect("looked up above");
-                            let sectors = logical.sectors as u32;
-                            let pending = Pending { id, arrival: now, lbn: logical.lbn, sectors, op: logical.op, target };
-                            let job = Job { pending, meta: Meta { owner, measured, layout: None } };
-                            enqueue(job, &mut disk_queue, &mut disk_meta, &mut driver_queue, depth);
+                    // Without a layout policy a request goes to the disk as it came (the common,
+                    // fast case: nothing is translated).
+                    if let (None, Staged::Request(r)) = (&self.layout, &staged_io) {
+                        let target = disk.target(r.lbn).map_err(|source| Error::Request { index: id, source })?;
+                        if r.sectors == 0 || r.lbn.saturating_add(u64::from(r.sectors)) > logical_capacity {
+                            let source = freeblock_disk::AccessError::OutOfRange { lbn: r.lbn, end: r.end(), capacity: logical_capacity };
+                            return Err(Error::Request { index: id, source });
                         }
-                        Some(layout) => {
-                            let write = match &staged_io {
-                                Staged::Stream(StreamIo::Write(w)) => Some(w),
-                                _ => None,
-                            };
-                            let logical = LogicalIo { write, ..logical };
-                            let mut parts = Vec::new();
-                            let mut lctx = LayoutCtx { disk: &disk, head: self.drive.head(), now, submitted: &mut submitted };
-                            layout.translate(&mut lctx, &logical, &mut parts).map_err(in_request(id, stream))?;
-                            if parts.is_empty() {
-                                return Err(in_request(id, stream)(LayoutError::Config { field: "layout", message: "the layout policy translated a request into no I/O".into() }));
-                            }
-                            let split = parts.len() > 1;
-                            if split {
-                                let mut o = Open::new(now, &logical, measured, parts.len() as u32);
-                                o.phys_lbn = parts[0].starts[0];
-                                open.insert(id, o);
-                            }
-                            for io in parts {
-                                let mut job = make_job(&disk, io, owner, id, now, selection.is_some()).map_err(in_request(id, stream))?;
-                                job.meta.measured = measured;
-                                if let Some(l) = &mut job.meta.layout {
-                                    (l.logical_lbn, l.split) = (logical.lbn, split);
+                        let pending = Pending { id, arrival: now, lbn: r.lbn, sectors: r.sectors, op: r.op, target };
+                        let job = Job { pending, meta: Meta { owner, measured: r.measured, layout: None } };
+                        enqueue(job, &mut disk_queue, &mut disk_meta, &mut driver_queue, depth);
+                    } else {
+                        let (logical, measured) = match &staged_io {
+                            Staged::Request(r) => {
+                                if r.sectors == 0 || r.lbn.saturating_add(u64::from(r.sectors)) > logical_capacity {
+                                    let source = freeblock_disk::AccessError::OutOfRange { lbn: r.lbn, end: r.end(), capacity: logical_capacity };
+                                    return Err(Error::Request { index: id, source });
                                 }
-                                enqueue(job, &mut disk_queue, &mut disk_meta, &mut driver_queue, depth);
+                                (LogicalIo { id, stream, op: r.op, lbn: r.lbn, sectors: u64::from(r.sectors), write: None }, r.measured)
+                            }
+                            Staged::Stream(io) => (LogicalIo::from_stream(id, stream, io, self.layout.as_mut().and_then(|l| l.map_mut()).map_or(1, |m| m.block_sectors())), None),
+                        };
+                        match &mut self.layout {
+                            None => return Err(Error::Config { origin: "layout".into(), message: "streams that place their own writes need a layout policy".into() }),
+                            Some(layout) => {
+                                let write = match &staged_io {
+                                    Staged::Stream(StreamIo::Write(w)) => Some(w),
+                                    _ => None,
+                                };
+                                let logical = LogicalIo { write, ..logical };
+                                let mut parts = Vec::new();
+                                let mut lctx = LayoutCtx { disk: &disk, head: self.drive.head(), now, submitted: &mut submitted };
+                                layout.translate(&mut lctx, &logical, &mut parts).map_err(in_request(id, stream))?;
+                                if parts.is_empty() {
+                                    return Err(in_request(id, stream)(LayoutError::Config { field: "layout", message: "the layout policy translated a request into no I/O".into() }));
+                                }
+                                let split = parts.len() > 1;
+                                if split {
+                                    let mut o = Open::new(now, &logical, measured, parts.len() as u32);
+                                    o.phys_lbn = parts[0].starts[0];
+                                    open.insert(id, o);
+                                }
+                                for io in parts {
+                                    let mut job = make_job(&disk, io, owner, id, now, selection.is_some()).map_err(in_request(id, stream))?;
+                                    job.meta.measured = measured;
+                                    if let Some(l) = &mut job.meta.layout {
+                                        (l.logical_lbn, l.split) = (logical.lbn, split);
+                                    }
+                                    enqueue(job, &mut disk_queue, &mut disk_meta, &mut driver_queue, depth);
+                                }
                             }
                         }
                     }
@@ -734,7 +725,7 @@ impl<'w> Simulation<'w> {
             }
             // Policy I/O submitted by the hooks above, and what freeblock delivered for it.
             if let Some(layout) = &mut self.layout {
-                pump!(&mut *layout, now);
+                pump!(layout.as_mut(), now);
                 let wanted = layout.next_timer();
                 // Once nothing else is left to happen, timers do not keep the run going.
                 let finished = events.is_empty() && requests_in_flight == 0 && disk_queue.is_empty() && idle_queue.is_empty() && busy.is_none();
@@ -803,7 +794,7 @@ impl<'w> Simulation<'w> {
                     let svc = freeblock_disk::Service { access: MediaAccess { breakdown: alone.breakdown, ..done }, cache_hit: false };
                     // What the background work delivered counts from this dispatch on.
                     if let Some(layout) = &mut self.layout {
-                        pump!(&mut *layout, now);
+                        pump!(layout.as_mut(), now);
                     }
                     svc
                 } else {
@@ -945,6 +936,57 @@ impl LayoutTasks {
         fb.sets_mut().register(task, start, io.sectors)?;
         jobs.insert(start, FreeJob { left: io.sectors, io });
         Ok(())
+    }
+}
+
+/// What [`pump_layout`] works on: the engine's queues and counters.
+struct Pump<'a> {
+    tasks: &'a mut Option<LayoutTasks>,
+    freeblock: &'a mut Option<Freeblock>,
+    disk: &'a Arc<Disk>,
+    drive: &'a Drive,
+    submitted: &'a mut Vec<(PhysIo, Service)>,
+    next_id: &'a mut u64,
+    candidate_aware: bool,
+    idle_queue: &'a mut VecDeque<Job>,
+    disk_queue: &'a mut Vec<Pending>,
+    disk_meta: &'a mut Vec<Meta>,
+    driver_queue: &'a mut VecDeque<Job>,
+    depth: usize,
+}
+
+/// Hands the policy what freeblock delivered for it, and queues the I/O its hooks submitted
+/// (which may deliver more, so round again until nothing is left).
+#[inline(never)]
+fn pump_layout(layout: &mut dyn LayoutPolicy, now: SimTime, p: &mut Pump<'_>) -> Result<()> {
+    loop {
+        drain_deliveries(p.tasks, layout, p.disk, p.drive, now, p.submitted)?;
+        if p.submitted.is_empty() {
+            return Ok(());
+        }
+        for (io, service) in std::mem::take(p.submitted) {
+            match service {
+                Service::Foreground | Service::Idle => {
+                    let id = *p.next_id;
+                    *p.next_id += 1;
+                    let job = make_job(p.disk, io, Owner::Layout, id, now, p.candidate_aware).map_err(Error::Layout)?;
+                    if service == Service::Idle {
+                        p.idle_queue.push_back(job);
+                    } else {
+                        enqueue(job, p.disk_queue, p.disk_meta, p.driver_queue, p.depth);
+                    }
+                }
+                Service::Free => {
+                    let disk = p.disk;
+                    let fb = p.freeblock.get_or_insert_with(|| Freeblock::new(Arc::clone(disk), FreeblockConfig { stop_when_done: false, ..FreeblockConfig::default() }).expect("the default freeblock configuration is valid"));
+                    let tasks = match p.tasks {
+                        Some(t) => t,
+                        None => p.tasks.insert(LayoutTasks::new(fb, disk, now)?),
+                    };
+                    tasks.register(fb, io)?;
+                }
+            }
+        }
     }
 }
 
