@@ -210,6 +210,13 @@ fn report_text(r: &RunReport) -> String {
         t.row([name.to_string(), format!("{:.3}", x.mean_ms), format!("{:.3}", x.p50_ms), format!("{:.3}", x.p90_ms), format!("{:.3}", x.p99_ms), format!("{:.3}", x.max_ms)]);
     }
     s.push_str(&t.render());
+    if let Some(l) = &r.layout {
+        // The policy's own scalar figures, in the order it reports them.
+        let figures: Vec<String> = l.details.as_object().map_or_else(Vec::new, |o| {
+            o.iter().filter(|(_, v)| v.is_number() || v.is_string()).map(|(k, v)| format!("{k} {}", v.as_str().map_or_else(|| v.to_string(), str::to_string))).collect()
+        });
+        let _ = writeln!(s, "layout: {}, {} I/Os of its own; {}", l.policy, l.policy_ios, figures.join(", "));
+    }
     s
 }
 
