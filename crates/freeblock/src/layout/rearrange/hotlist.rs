@@ -266,6 +266,9 @@ pub struct SpaceSaving {
     heap: Vec<Counter>,
     /// Block → position in `heap`.
     pos: HashMap<u64, usize>,
+    /// The index's capacity as allocated: `pos.capacity()` counts tombstones against it, so it
+    /// drops as blocks are evicted, in an order that depends on the hash seed.
+    pos_allocated: usize,
     total: u64,
     reads: u64,
     writes: u64,
@@ -288,7 +291,8 @@ impl SpaceSaving {
         heap.try_reserve_exact(k).map_err(|e| bad(&format!("cannot allocate the counters ({e})")))?;
         let mut pos = HashMap::new();
         pos.try_reserve(index).map_err(|e| bad(&format!("cannot allocate the index ({e})")))?;
-        Ok(Self { k, heap, pos, total: 0, reads: 0, writes: 0 })
+        let pos_allocated = pos.capacity();
+        Ok(Self { k, heap, pos, pos_allocated, total: 0, reads: 0, writes: 0 })
     }
 
     /// Number of counters `k`.
@@ -423,7 +427,10 @@ impl HotSpotCounter for SpaceSaving {
     }
 
     fn memory_bytes(&self) -> u64 {
-        (self.heap.capacity() * size_of::<Counter>()) as u64 + hash_bytes(self.pos.capacity(), size_of::<(u64, usize)>())
+        // The allocation, not `capacity()` (which tombstones lower): it changes only if the
+        // index really grows.
+        let index = self.pos_allocated.max(self.pos.capacity());
+        (self.heap.capacity() * size_of::<Counter>()) as u64 + hash_bytes(index, size_of::<(u64, usize)>())
     }
 
     fn total(&self) -> u64 {
