@@ -165,6 +165,8 @@ struct LayoutPart {
     alternatives: Option<Alternatives>,
     /// What the candidate search chose, once it has.
     choice: Option<Choice>,
+    /// Index of the candidate served, once dispatched.
+    chosen: usize,
 }
 
 impl Job {
@@ -550,20 +552,14 @@ impl<'w> Simulation<'w> {
                     // fast case: nothing is translated).
                     if let (None, Staged::Request(r)) = (&self.layout, &staged_io) {
                         let target = disk.target(r.lbn).map_err(|source| Error::Request { index: id, source })?;
-                        if r.sectors == 0 || r.lbn.saturating_add(u64::from(r.sectors)) > logical_capacity {
-                            let source = freeblock_disk::AccessError::OutOfRange { lbn: r.lbn, end: r.end(), capacity: logical_capacity };
-                            return Err(Error::Request { index: id, source });
-                        }
+                        check_extent(r, logical_capacity, id)?;
                         let pending = Pending { id, arrival: now, lbn: r.lbn, sectors: r.sectors, op: r.op, target };
                         let job = Job { pending, meta: Meta { owner, measured: r.measured, layout: None } };
                         enqueue(job, &mut disk_queue, &mut disk_meta, &mut driver_queue, depth);
                     } else {
                         let (logical, measured) = match &staged_io {
                             Staged::Request(r) => {
-                                if r.sectors == 0 || r.lbn.saturating_add(u64::from(r.sectors)) > logical_capacity {
-                                    let source = freeblock_disk::AccessError::OutOfRange { lbn: r.lbn, end: r.end(), capacity: logical_capacity };
-                                    return Err(Error::Request { index: id, source });
-                                }
+                                check_extent(r, logical_capacity, id)?;
                                 (LogicalIo { id, stream, op: r.op, lbn: r.lbn, sectors: u64::from(r.sectors), write: None }, r.measured)
                             }
                             Staged::Stream(io) => (LogicalIo::from_stream(id, stream, io, self.layout.as_mut().and_then(|l| l.map_mut()).map_or(1, |m| m.block_sectors())), None),
@@ -571,11 +567,6 @@ impl<'w> Simulation<'w> {
                         match &mut self.layout {
                             None => return Err(Error::Config { origin: "layout".into(), message: "streams that place their own writes need a layout policy".into() }),
                             Some(layout) => {
-                                let write = match &staged_io {
-                                    Staged::Stream(StreamIo::Write(w)) => Some(w),
-                                    _ => None,
-                                };
-                                let logical = LogicalIo { write, ..logical };
                                 let mut parts = Vec::new();
                                 let mut lctx = LayoutCtx { disk: &disk, head: self.drive.head(), now, submitted: &mut submitted };
                                 layout.translate(&mut lctx, &logical, &mut parts).map_err(in_request(id, stream))?;
@@ -608,18 +599,13 @@ impl<'w> Simulation<'w> {
                     let (job, svc) = busy.take().expect("a completion has a request in service");
                     let choice = job.meta.layout.as_ref().and_then(|l| l.choice);
                     let a = &svc.access;
-                    if let (Some(layout), Some(io)) = (&mut self.layout, job.phys()) {
-                        let chosen = io.starts.iter().position(|&s| s == job.pending.lbn).unwrap_or(0);
-                        let request = match job.meta.owner {
-                            Owner::Workload { stream } => Some(RequestInfo { id: job.pending.id, stream, arrival: job.pending.arrival }),
-                            _ => None,
+                    if let (Some(layout), Some(part)) = (&mut self.layout, job.meta.layout.as_deref()) {
+                        let (request, stream) = match job.meta.owner {
+                            Owner::Workload { stream } => (Some(RequestInfo { id: job.pending.id, stream, arrival: job.pending.arrival }), stream),
+                            Owner::Layout => (None, u32::MAX),
                         };
-                        let done = Completed { io, chosen, lbn: job.pending.lbn, access: Some(a), time: a.end, request, choice };
-                        let stream = match job.meta.owner {
-                            Owner::Workload { stream, .. } => stream,
-                            _ => u32::MAX,
-                        };
-                        layout.complete(&mut ctx!(now), &done).map_err(in_request(request.map_or(job.pending.id, |r| r.id), stream))?;
+                        let done = Completed { io: &part.io, chosen: part.chosen, lbn: job.pending.lbn, access: Some(a), time: a.end, request, choice };
+                        layout.complete(&mut ctx!(now), &done).map_err(in_request(job.pending.id, stream))?;
                     }
                     match job.meta.owner {
                         Owner::Layout => {
@@ -739,7 +725,7 @@ impl<'w> Simulation<'w> {
             // Start the next I/O if the disk is free. Events at the same instant (e.g. the
             // arrival a completion just triggered) are handled first, so the scheduler sees them.
             if busy.is_none() && !idle_busy && events.peek_time() != Some(now) && (!disk_queue.is_empty() || !idle_queue.is_empty()) {
-                let job = if disk_queue.is_empty() {
+                let mut job = if disk_queue.is_empty() {
                     idle_queue.pop_front().expect("not empty")
                 } else if let Some(sel) = selection {
                     let refs: Vec<&Alternatives> = disk_meta.iter().map(|m| m.layout.as_ref().and_then(|l| l.alternatives.as_ref()).expect("candidate-aware jobs carry alternatives")).collect();
@@ -773,9 +759,9 @@ impl<'w> Simulation<'w> {
                     disk_queue.push(d.pending);
                     disk_meta.push(d.meta);
                 }
-                if let (Some(layout), Some(io)) = (&mut self.layout, job.phys()) {
-                    let chosen = io.starts.iter().position(|&s| s == job.pending.lbn).unwrap_or(0);
-                    layout.dispatched(io, chosen);
+                if let (Some(layout), Some(part)) = (&mut self.layout, job.meta.layout.as_deref_mut()) {
+                    part.chosen = part.io.starts.iter().position(|&s| s == job.pending.lbn).unwrap_or(0);
+                    layout.dispatched(&part.io, part.chosen);
                 }
                 let p = job.pending;
                 let svc = if let (Some(fb), Owner::Workload { .. }) = (&mut self.freeblock, job.meta.owner) {
@@ -850,6 +836,15 @@ impl<'w> Simulation<'w> {
     }
 }
 
+/// Refuses request `index` when it is empty or runs past the (logical) disk of `capacity` sectors.
+fn check_extent(r: &Request, capacity: u64, index: u64) -> Result<()> {
+    if r.sectors == 0 || r.lbn.saturating_add(u64::from(r.sectors)) > capacity {
+        let source = freeblock_disk::AccessError::OutOfRange { lbn: r.lbn, end: r.end(), capacity };
+        return Err(Error::Request { index, source });
+    }
+    Ok(())
+}
+
 /// A stream's next request, fetched and waiting for its arrival time.
 enum Staged {
     Request(Request),
@@ -906,7 +901,7 @@ fn make_job(disk: &Disk, io: PhysIo, owner: Owner, id: u64, now: SimTime, candid
     let alternatives = Alternatives::new(disk, io.op, io.starts.clone(), io.sectors, &context)?;
     let sectors = u32::try_from(io.sectors).map_err(|_| LayoutError::Config { field: "sectors", message: format!("{context}: {} sectors is too long for one request", io.sectors) })?;
     let pending = Pending { id, arrival: now, lbn: io.starts[0], sectors, op: io.op, target: alternatives.target(0) };
-    let layout = LayoutPart { logical_lbn: pending.lbn, split: false, io, alternatives: candidate_aware.then_some(alternatives), choice: None };
+    let layout = LayoutPart { logical_lbn: pending.lbn, split: false, io, alternatives: candidate_aware.then_some(alternatives), choice: None, chosen: 0 };
     Ok(Job { pending, meta: Meta { owner, measured: None, layout: Some(Box::new(layout)) } })
 }
 

@@ -683,6 +683,12 @@ impl BlockMap {
         Ok(Written { lbn: chosen, version, freed_old, released })
     }
 
+    /// The first copy of a logical block (disk LBN), without building its [`Location`].
+    #[must_use]
+    pub fn first_copy(&self, logical: u64) -> Option<u64> {
+        self.entries.get(&logical).and_then(|e| e.copies.first()).map(|&b| self.lbn_of(b))
+    }
+
     /// Where a logical block lives, or `None` if it is not mapped.
     #[must_use]
     pub fn read(&self, logical: u64) -> Option<Location> {

@@ -85,15 +85,19 @@ pub struct LogicalIo<'a> {
     pub write: Option<&'a WriteRequest>,
 }
 
-impl LogicalIo<'_> {
-    /// A stream's I/O in sectors (its logical blocks are `block_sectors` long); the candidates of
-    /// a write are attached by the engine.
+impl<'a> LogicalIo<'a> {
+    /// A stream's I/O in sectors (its logical blocks are `block_sectors` long), a write with its
+    /// candidates.
     #[must_use]
-    pub fn from_stream(id: u64, stream: u32, io: &StreamIo, block_sectors: u64) -> Self {
+    pub fn from_stream(id: u64, stream: u32, io: &'a StreamIo, block_sectors: u64) -> Self {
         let r = io.logical_range();
         let op = if io.is_write() { Op::Write } else { Op::Read };
         let lbn = r.start.saturating_mul(block_sectors);
-        Self { id, stream, op, lbn, sectors: (r.end - r.start).saturating_mul(block_sectors), write: None }
+        let write = match io {
+            StreamIo::Write(w) => Some(w),
+            StreamIo::Read { .. } => None,
+        };
+        Self { id, stream, op, lbn, sectors: (r.end - r.start).saturating_mul(block_sectors), write }
     }
 }
 

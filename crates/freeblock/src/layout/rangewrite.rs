@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use super::error::{LayoutError, Result};
 use super::map::{BlockMap, WriteRequest};
 use super::policy::{Completed, LayoutCtx, LayoutPolicy, LogicalIo, PhysIo};
-use crate::sched::alternatives::Alternatives;
+use crate::sched::alternatives::check_starts;
 
 /// One I/O as it was served.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -124,7 +124,7 @@ impl RangeWrites {
         (self.map, self.records)
     }
 
-    fn check_overlap(&self, id: u64, range: &std::ops::Range<u64>, is_write: bool) -> Result<()> {
+    fn check_overlap(&self, range: &std::ops::Range<u64>, is_write: bool) -> Result<()> {
         // In issue order, so the error names the oldest conflicting request.
         let mut conflicting: Vec<&InFlight> = self
             .in_flight
@@ -133,7 +133,6 @@ impl RangeWrites {
             .collect();
         conflicting.sort_by_key(|p| p.stream_request);
         if let Some(p) = conflicting.first() {
-            let _ = id;
             return Err(LayoutError::Config {
                 field: "workload",
                 message: format!(
@@ -156,9 +155,8 @@ fn admit_write(map: &mut BlockMap, disk: &Disk, req: &WriteRequest) -> Result<Ve
     map.validate(req)?;
     let need = req.blocks * map.block_sectors();
     let context = format!("write of logical block {}", req.logical);
-    // Built for its checks (empty list, a start past the disk), which name the write.
     let starts: Vec<u64> = req.candidates.starts(need).collect();
-    Alternatives::new(disk, Op::Write, starts.clone(), need, &context)?;
+    check_starts(disk, &starts, need, &context)?;
     for ext in req.candidates.extents(need) {
         if map.is_free(ext.start, ext.sectors) {
             map.reserve(ext)?;
@@ -179,13 +177,13 @@ impl LayoutPolicy for RangeWrites {
             None => (io.lbn / bs, io.sectors / bs),
         };
         let range = first..first.saturating_add(blocks);
-        self.check_overlap(io.id, &range, io.write.is_some())?;
+        self.check_overlap(&range, io.write.is_some())?;
         let (starts, read_version) = match io.write {
             Some(w) => (admit_write(&mut self.map, ctx.disk, w)?, None),
             None => {
                 let copies = self.map.extent_copies(first, blocks)?;
                 let context = format!("read of logical blocks {first}..{} (no copy holds them contiguously)", range.end);
-                Alternatives::new(ctx.disk, Op::Read, copies.clone(), blocks * bs, &context)?;
+                check_starts(ctx.disk, &copies, blocks * bs, &context)?;
                 (copies, self.map.read(first).map(|l| l.version))
             }
         };

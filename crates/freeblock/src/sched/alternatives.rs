@@ -97,6 +97,28 @@ pub enum Rank {
     SeekThenPositioning,
 }
 
+/// Checks an access of `sectors` sectors that may start at any of `starts`: at least one start,
+/// a non-zero length, and every extent on the disk. Errors name `context`.
+///
+/// # Errors
+/// As [`Alternatives::new`].
+pub fn check_starts(disk: &Disk, starts: &[u64], sectors: u64, context: &str) -> Result<()> {
+    if starts.is_empty() {
+        return Err(LayoutError::EmptyCandidates { context: context.to_string() });
+    }
+    if sectors == 0 {
+        return Err(LayoutError::Config { field: "sectors", message: format!("{context}: zero sectors") });
+    }
+    let capacity = disk.capacity();
+    for &lbn in starts {
+        let end = lbn.saturating_add(sectors);
+        if end > capacity {
+            return Err(LayoutError::CandidateOutside { lbn, end, first: 0, last: capacity, what: "disk" });
+        }
+    }
+    Ok(())
+}
+
 /// The candidates of one pending request in the form the search needs: every start's target
 /// (track and angle), computed once when the request arrives, and the starts grouped by track and
 /// sorted by angle.
@@ -126,21 +148,8 @@ impl Alternatives {
     /// [`LayoutError::CandidateOutside`] for a start whose extent runs past the end of the
     /// disk; [`LayoutError::Config`] for a zero-sector access.
     pub fn new(disk: &Disk, op: Op, starts: Vec<u64>, sectors: u64, context: &str) -> Result<Self> {
-        if starts.is_empty() {
-            return Err(LayoutError::EmptyCandidates { context: context.to_string() });
-        }
-        if sectors == 0 {
-            return Err(LayoutError::Config { field: "sectors", message: format!("{context}: zero sectors") });
-        }
-        let capacity = disk.capacity();
-        let mut targets = Vec::with_capacity(starts.len());
-        for &lbn in &starts {
-            let end = lbn.saturating_add(sectors);
-            if end > capacity {
-                return Err(LayoutError::CandidateOutside { lbn, end, first: 0, last: capacity, what: "disk" });
-            }
-            targets.push(disk.target(lbn)?);
-        }
+        check_starts(disk, &starts, sectors, context)?;
+        let targets = starts.iter().map(|&lbn| disk.target(lbn)).collect::<std::result::Result<Vec<_>, _>>()?;
         let mut groups: Vec<TrackGroup> = Vec::new();
         for (i, t) in targets.iter().enumerate() {
             let entry = (t.pos, i as u32);

@@ -539,7 +539,7 @@ impl Rearrange {
     }
 
     fn slot_of(&self, block: u64) -> Option<u64> {
-        self.map.read(block).and_then(|l| l.copies.first().copied())
+        self.map.first_copy(block)
     }
 
     /// Applies `op` to the in-memory table and queues it for the next table write; returns its
