@@ -20,7 +20,7 @@ use crate::error::{AccessError, SpecError};
 use crate::layout::{Layout, RotPos, TrackAngles, TrackRun};
 use crate::seek::SeekCurve;
 use crate::spec::DiskSpec;
-use crate::time::{ms_to_ns, SimTime};
+use crate::time::{ms_to_ns, SimTime, CACHED_TIME_LIMIT, MAX_DURATION_MS, NS_PER_DAY, NS_PER_MS};
 
 /// Read or write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
@@ -146,11 +146,19 @@ pub struct Disk {
     rev_ps: u64,
     head_switch: SimTime,
     read_settle: SimTime,
-    write_settle: SimTime,
+    /// Signed: DiskSim models may shorten write seeks (see [`DiskSpec::write_settle_ms`]).
+    write_settle: i64,
     read_overhead: SimTime,
     write_overhead: SimTime,
     bus_sector_ps: u64,
     zero_latency: bool,
+    /// Upper bounds for [`Disk::check_time_limit`], ns: all fixed overheads of a request, one
+    /// track run's move and rotation, one sector's bus time, and the sectors the cache may work
+    /// on in the background.
+    worst_fixed_ns: u64,
+    worst_run_ns: u64,
+    worst_bus_sector_ns: u64,
+    background_sectors: u64,
 }
 
 impl Disk {
@@ -163,10 +171,40 @@ impl Disk {
         let rev_ps = (60.0e12 / spec.rpm).round() as u64;
         let layout = Layout::new(&spec, rev_ps)?;
         let seek = SeekCurve::new(&spec.seek, layout.cylinders());
+        if seek.max() > ms_to_ns(MAX_DURATION_MS) {
+            let (distance, longest) = (1..layout.cylinders()).map(|d| (d, seek.time(d))).max_by_key(|&(_, t)| t).unwrap_or((0, 0));
+            return Err(SpecError::Invalid {
+                origin: String::new(),
+                field: "seek".into(),
+                message: format!(
+                    "the curve reaches {} ms at distance {distance}, longer than the {MAX_DURATION_MS} ms a disk time may be",
+                    crate::time::ns_to_ms(longest)
+                ),
+            });
+        }
+        let bounds = TimeBounds::new(&spec, &seek, rev_ps);
+        let write_settle = (spec.write_settle_ms * NS_PER_MS).round() as i64;
+        let shortest_move = (if layout.cylinders() > 1 { seek.time(1) } else { SimTime::MAX })
+            .min(if spec.surfaces > 1 { ms_to_ns(spec.head_switch_ms) } else { SimTime::MAX });
+        if shortest_move != SimTime::MAX && i64::try_from(shortest_move).unwrap_or(i64::MAX).saturating_add(write_settle) < 0 {
+            return Err(SpecError::Invalid {
+                origin: String::new(),
+                field: "write_settle_ms".into(),
+                message: format!(
+                    "{} ms makes the shortest write move ({} ms) negative",
+                    spec.write_settle_ms,
+                    shortest_move as f64 / NS_PER_MS
+                ),
+            });
+        }
         Ok(Self {
+            worst_fixed_ns: bounds.fixed_ns,
+            worst_run_ns: bounds.run_ns,
+            worst_bus_sector_ns: bounds.bus_sector_ns,
+            background_sectors: bounds.background_sectors,
             head_switch: ms_to_ns(spec.head_switch_ms),
             read_settle: ms_to_ns(spec.read_settle_ms),
-            write_settle: ms_to_ns(spec.write_settle_ms),
+            write_settle,
             read_overhead: ms_to_ns(spec.controller.read_miss_ms),
             write_overhead: ms_to_ns(spec.controller.write_miss_ms),
             bus_sector_ps: (spec.controller.bus_sector_ms * 1e9).round() as u64,
@@ -228,10 +266,11 @@ impl Disk {
         self.head_switch
     }
 
-    /// Settle time for an operation, ns.
+    /// Settle time for an operation, ns (negative for a write on a DiskSim model whose write seeks
+    /// are shorter than its seek curve).
     #[must_use]
-    pub fn settle_ns(&self, op: Op) -> SimTime {
-        if op.is_read() { self.read_settle } else { self.write_settle }
+    pub fn settle_ns(&self, op: Op) -> i64 {
+        if op.is_read() { i64::try_from(self.read_settle).unwrap_or(i64::MAX) } else { self.write_settle }
     }
 
     /// Command overhead for a media access, ns.
@@ -243,7 +282,35 @@ impl Disk {
     /// Time to move `sectors` across the host interface, ns.
     #[must_use]
     pub fn bus_ns(&self, sectors: u64) -> SimTime {
-        (self.bus_sector_ps * sectors).div_ceil(1000)
+        // Saturates only for requests [`Disk::check_time_limit`] refuses.
+        self.bus_sector_ps.saturating_mul(sectors).div_ceil(1000)
+    }
+
+    /// Refuses a request whose service could carry simulated time past what the model can count
+    /// (see [`crate::time`]): with the cache on, a start after [`CACHED_TIME_LIMIT`] or a
+    /// worst-case end past 2^64 ps; with it off, a worst-case end past 2^64 ns. The worst case
+    /// is a generous bound (every sector on its own track, a full-stroke seek and three
+    /// revolutions each, every overhead), so real requests are nowhere near it.
+    ///
+    /// # Errors
+    /// [`AccessError::TimeLimit`] naming the limit.
+    pub fn check_time_limit(&self, lbn: u64, start: SimTime, sectors: u64) -> Result<(), AccessError> {
+        let cached = self.spec.cache.enabled;
+        let refuse = |reason: String| Err(AccessError::TimeLimit { lbn, start_ns: start, reason });
+        if cached && start > CACHED_TIME_LIMIT {
+            return refuse(format!(
+                "simulated time is past the {} days a drive with its cache on can count (its buffer model keeps u64 picoseconds)",
+                CACHED_TIME_LIMIT / NS_PER_DAY
+            ));
+        }
+        let per_sector = u128::from(self.worst_run_ns) + u128::from(self.worst_bus_sector_ns);
+        let worst = u128::from(self.worst_fixed_ns) + (u128::from(sectors) + u128::from(self.background_sectors)) * per_sector;
+        let end = if cached { (u128::from(start) + worst) * 1000 } else { u128::from(start) + worst };
+        if end > u128::from(u64::MAX) {
+            let unit = if cached { "2^64 ps (213.5 days)" } else { "2^64 ns (584 years)" };
+            return refuse(format!("its worst-case service of {worst} ns for {sectors} sectors could end past {unit}, the last instant the model can count"));
+        }
+        Ok(())
     }
 
     /// Whether zero-latency access is on.
@@ -256,7 +323,12 @@ impl Disk {
     #[inline]
     #[must_use]
     pub fn rot_pos(&self, t: SimTime) -> RotPos {
-        (t * 1000) % self.rev_ps
+        match t.checked_mul(1000) {
+            Some(ps) => ps % self.rev_ps,
+            // Past 2^64 ps (213.5 days): (t·1000) mod r = ((t mod r)·1000) mod r, and
+            // (t mod r)·1000 fits, as a revolution is at most a minute (6·10^13 ps).
+            None => (t % self.rev_ps) * 1000 % self.rev_ps,
+        }
     }
 
     /// Nanoseconds from `t` until rotational position `target` is under the head, rounded up so
@@ -295,7 +367,8 @@ impl Disk {
         }
         let last = ((u64::from(first) + sectors) % spt) as u32;
         let within = (angles.sector_start(last) + self.rev_ps - start) % self.rev_ps;
-        let span = (sectors / spt) * self.rev_ps + within;
+        // Saturating: only a request `check_time_limit` refuses could reach it.
+        let span = (sectors / spt).saturating_mul(self.rev_ps).saturating_add(within);
         span.saturating_sub(past).div_ceil(1000)
     }
 
@@ -303,7 +376,9 @@ impl Disk {
     #[inline]
     #[must_use]
     pub fn sectors_ns(&self, sectors: u64, spt: u32) -> SimTime {
-        (sectors * self.rev_ps / u64::from(spt)).div_ceil(1000)
+        // A track (≤ 2^20 sectors) of the slowest spindle (10^12 ps) fits; more saturates, and
+        // only requests `check_time_limit` refuses ask for more.
+        (sectors.saturating_mul(self.rev_ps) / u64::from(spt)).div_ceil(1000)
     }
 
     /// Time to move the heads from `from` to a track, ns (seek, or head switch on the same
@@ -318,7 +393,8 @@ impl Disk {
         } else {
             return 0;
         };
-        m + self.settle_ns(op)
+        // `Disk::new` checked that the shortest move plus a negative settle stays ≥ 0.
+        m.saturating_add_signed(self.settle_ns(op))
     }
 
     /// Splits an LBN range into track runs (see [`Layout::track_runs`]).
@@ -345,9 +421,10 @@ impl Disk {
     #[inline]
     #[must_use]
     pub fn positioning_to(&self, head: HeadState, start: SimTime, target: &Target, op: Op) -> (SimTime, SimTime) {
-        let t = start + self.overhead_ns(op);
+        // Saturating: a start near the end of time ranks, and `access` then refuses it.
+        let t = start.saturating_add(self.overhead_ns(op));
         let mv = self.move_ns(head, target.cylinder, target.surface, op);
-        (mv, self.wait_for(t + mv, target.pos))
+        (mv, self.wait_for(t.saturating_add(mv), target.pos))
     }
 
     /// Positioning time (seek + settle + rotational latency, ns) to start a media access at `lbn`
@@ -359,10 +436,10 @@ impl Disk {
     #[inline]
     pub fn positioning(&self, head: HeadState, start: SimTime, lbn: u64, op: Op) -> Result<SimTime, AccessError> {
         let pbn = self.layout.lbn_to_pbn(lbn)?;
-        let t = start + self.overhead_ns(op);
+        let t = start.saturating_add(self.overhead_ns(op));
         let mv = self.move_ns(head, pbn.cylinder, pbn.surface, op);
         let target = self.layout.sector_start(pbn.cylinder, pbn.surface, pbn.sector);
-        Ok(mv + self.wait_for(t + mv, target))
+        Ok(mv + self.wait_for(t.saturating_add(mv), target))
     }
 
     /// Full media access for `sectors` sectors at `lbn`, starting at `start` from `head`.
@@ -401,6 +478,7 @@ impl Disk {
         runs: &mut Vec<TrackRun>,
     ) -> Result<MediaAccess, AccessError> {
         self.layout.track_runs(lbn, sectors, runs)?;
+        self.check_time_limit(lbn, start.max(free_at), sectors)?;
         let mut b = Breakdown { overhead: self.overhead_ns(op), ..Breakdown::default() };
         let mut t = (start + b.overhead).max(free_at);
         let mut pos = head;
@@ -445,13 +523,14 @@ impl Disk {
     pub fn arc(&self, head: HeadState, t: SimTime, cylinder: u32, surface: u32, first: u32, sectors: u32, op: Op) -> ArcAccess {
         let mv = self.move_ns(head, cylinder, surface, op);
         let angles = self.layout.track_angles(cylinder, surface);
-        let wait = self.wait_for(t + mv, angles.map_or(0, |a| a.sector_start(first)));
-        let media_start = t + mv + wait;
+        // Saturating, like `positioning_to`: no panic near the end of time (`access` refuses).
+        let wait = self.wait_for(t.saturating_add(mv), angles.map_or(0, |a| a.sector_start(first)));
+        let media_start = t.saturating_add(mv).saturating_add(wait);
         let transfer = match angles {
             Some(a) => self.transfer_ns(&a, media_start, first, u64::from(sectors)),
             None => self.sectors_ns(u64::from(sectors), self.layout.sectors_per_track(cylinder)),
         };
-        ArcAccess { move_ns: mv, wait_ns: wait, transfer_ns: transfer, media_start, end: media_start + transfer, head: HeadState { cylinder, surface } }
+        ArcAccess { move_ns: mv, wait_ns: wait, transfer_ns: transfer, media_start, end: media_start.saturating_add(transfer), head: HeadState { cylinder, surface } }
     }
 
     /// For a run whose first sector starts at `first`, arriving at `t` with `wait` =
@@ -473,5 +552,63 @@ impl Disk {
         let to_boundary = (sector_ps - rel % sector_ps) % sector_ps;
         let busy = (to_boundary + self.rev_ps).div_ceil(1000);
         (to_boundary.div_ceil(1000), busy.max(xfer))
+    }
+}
+
+/// Generous upper bounds on the parts of a request's service, for [`Disk::check_time_limit`].
+struct TimeBounds {
+    fixed_ns: u64,
+    run_ns: u64,
+    bus_sector_ns: u64,
+    background_sectors: u64,
+}
+
+impl TimeBounds {
+    fn new(spec: &DiskSpec, seek: &SeekCurve, rev_ps: u64) -> Self {
+        let c = &spec.controller;
+        let x = c.extra_write_disconnect.clone().unwrap_or_default();
+        // Every controller time at once: more than any one request pays.
+        let fixed_ms: f64 = [
+            c.read_miss_ms,
+            c.read_hit_ms,
+            c.write_miss_ms,
+            c.write_hit_ms,
+            c.per_request_ms,
+            c.read_complete_ms,
+            c.write_complete_ms,
+            c.data_prep_ms,
+            c.reselect_ms,
+            c.reselect_other_ms,
+            c.read_disconnect_ms,
+            c.write_disconnect_ms,
+            c.min_write_seek_ms,
+            c.read_miss_after_write_ms.unwrap_or(0.0),
+            c.read_hit_after_write_ms.unwrap_or(0.0),
+            c.write_miss_after_write_ms.unwrap_or(0.0),
+            c.write_hit_after_write_ms.unwrap_or(0.0),
+            c.read_disconnect_after_write_ms.unwrap_or(0.0),
+            x.command_ms,
+            x.disconnect_ms,
+            x.inter_disconnect_ms,
+            x.second_disconnect_ms,
+            x.seek_delta_ms,
+        ]
+        .iter()
+        .sum();
+        let settle_ms = spec.read_settle_ms.max(spec.write_settle_ms).max(0.0);
+        // A track run: the longest move and settle, then at most three revolutions (wait, pass,
+        // and a zero-latency wrap).
+        let run_ns = seek.max().max(ms_to_ns(spec.head_switch_ms)) + ms_to_ns(settle_ms) + 3 * rev_ps.div_ceil(1000) + 1;
+        let background_sectors = if spec.cache.enabled {
+            u64::from(spec.cache.segments) * u64::from(spec.cache.segment_sectors) + u64::from(spec.cache.read_ahead_sectors)
+        } else {
+            0
+        };
+        Self {
+            fixed_ns: ms_to_ns(fixed_ms),
+            run_ns,
+            bus_sector_ns: ms_to_ns(c.bus_sector_ms.max(c.bus_write_sector_ms.unwrap_or(0.0))) + 1,
+            background_sectors,
+        }
     }
 }

@@ -17,7 +17,9 @@
 //! blks)`); keys are matched ignoring case and runs of spaces. A value is a number, a word
 //! (identifier or file name), a list `[ v, v, ... ]`, a nested block `type { ... }`, or `source
 //! FILE`, which parses `FILE` (relative to the including file) and takes its single block as the
-//! value. `#` starts a comment. Errors name the file and line.
+//! value. `#` starts a comment. Errors name the file and line. Lists and blocks nest at most 64
+//! deep and `source` files 16 deep (DiskSim's own files nest four), so hostile input gets an error,
+//! not a stack overflow.
 //!
 //! # Mapping to [`DiskSpec`]
 //!
@@ -25,7 +27,7 @@
 //! |---|---|
 //! | `Number of data surfaces`, `Block count` | `surfaces`, `block_count` |
 //! | `Rotation speed (in rpms)`, `Head switch time` | `rpm`, `head_switch_ms` |
-//! | `Add. write settling delay` | `write_settle_ms` (negative values are clamped to 0 and noted in `source`) |
+//! | `Add. write settling delay` | `write_settle_ms`, negative values too (see below) |
 //! | `Seek type = extracted`, `Full seek curve` | [`SeekModel::Table`] from the `.seek` file |
 //! | `Seek type = hplplus10` / `hpl`, `HPL seek equation values`, `First ten seek times` | [`SeekModel::Hpl`] |
 //! | `LBN-to-PBN mapping scheme` 0 / 1 | [`Mapping::CylinderMajor`] / [`Mapping::Serpentine`] |
@@ -34,10 +36,31 @@
 //! | `… over. after read` (×`Time scale for overheads`), `Bulk sector transfer time` | [`crate::Controller`] |
 //! | `Enable caching in buffer`, `Number of buffer segments`, `Segment size (in blks)`, `Maximum read-ahead (blks)`, `Fast write level` > 0 | [`crate::CacheSpec`], `controller.write_back` |
 //! | `… over. after write`, `Read/Write completion overhead`, `Data preparation overhead`, `First/Other reselect overhead`, `Read disconnect afterread/afterwrite`, `Write disconnect overhead`, `Minimum seek delay`, `Hold bus entire read/write xfer`, `Per-request overhead time`, `Extra write disconnect` and `Extradisc …` | the rest of [`crate::Controller`] |
-//! | `Buffer continuous read`, `Minimum read-ahead (blks)`, `Read-ahead on idle hit`, `Read any free blocks`, `Immediate buffer read/write`, `Allow read hits on write data`, `Maximum number of write segments`, `Use separate write segment`, `Write hit stop prefetch`, `Stop prefetch in sector`, `High (read)/Low (write) water mark`, `Set watermark by reqsize` | the rest of [`crate::CacheSpec`] |
+//! | `Buffer continuous read`, `Minimum read-ahead (blks)`, `Read-ahead on idle hit`, `Read any free blocks`, `Allow read hits on write data`, `Maximum number of write segments`, `Use separate write segment`, `Write hit stop prefetch`, `Stop prefetch in sector`, `High (read)/Low (write) water mark`, `Set watermark by reqsize` | the rest of [`crate::CacheSpec`] |
+//! | `Combine seq writes` | `cache.combine_sequential_writes` |
+//! | `Read-ahead over requested` = -1 | `cache.keep_read_data = false` |
+//! | `Immediate buffer read/write` | not applied (see below); noted in `source` |
 //!
 //! The bus a disk hangs on is part of DiskSim's system configuration (`.parv`), not of the disk's
 //! files: [`apply_system_config`] reads its block transfer times.
+//!
+//! # DiskSim 4.0 compatibility
+//!
+//! An imported drive behaves as DiskSim 4.0 runs it, request by request (checked against DiskSim's
+//! own per-request output for all eleven validation drives, see `docs/disksim-compat.md`), also
+//! where DiskSim departs from what its parameters say or from a real drive. Each such point is a
+//! spec field, so the other behaviour is one edit of the imported TOML away:
+//!
+//! - `Immediate buffer read` / `Immediate buffer write` (zero-latency access) are read by
+//!   DiskSim 4.0 but never take effect: `cache.zero_latency_reads` / `…_writes` stay false, and
+//!   `source` notes it. Set them true for the drive's zero-latency access.
+//! - A negative `Add. write settling delay` is applied (write seeks shorter than the seek curve),
+//!   as DiskSim does; [`crate::Disk::new`] refuses one that makes a move negative.
+//! - `Combine seq writes`: a sequential write is taken into the segment being written back, and
+//!   then written to the media once more by a pass of its own, as DiskSim 4.0 does
+//!   (`cache.combine_sequential_writes`; false makes it wait for the write-back instead).
+//! - `Read-ahead over requested = -1`: a read's data leaves the buffer when it completes
+//!   (`cache.keep_read_data = false`), so re-reads go to the media.
 //!
 //! Cylinders that no DiskSim zone covers (DIXtrac leaves such gaps between zones) become zones
 //! holding no LBNs (`empty_front_sectors` equal to all their sectors), so cylinder numbers and seek
@@ -53,6 +76,10 @@ use crate::spec::{CacheSpec, Controller, DiskSpec, ExtraWriteDisconnect, Mapping
 
 /// Deepest `source` nesting accepted (guards against include cycles).
 const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// Deepest nesting of lists and blocks inside one file. DiskSim's own files nest four deep; the
+/// parser recurses once per level, so the limit keeps hostile input from exhausting the stack.
+const MAX_NESTING: usize = 64;
 
 /// A parsed parameter value.
 #[derive(Debug, Clone, PartialEq)]
@@ -219,7 +246,7 @@ pub fn parse_file(path: &Path) -> Result<Vec<Block>, SpecError> {
 /// # Errors
 /// [`SpecError::DiskSim`] naming the origin and line.
 pub fn parse_str(text: &str, origin: &str, dir: &Path) -> Result<Vec<Block>, SpecError> {
-    Parser { src: text.as_bytes(), pos: 0, line: 1, origin: origin.to_string(), dir: dir.to_path_buf(), depth: 0 }.top()
+    Parser { src: text.as_bytes(), pos: 0, line: 1, origin: origin.to_string(), dir: dir.to_path_buf(), depth: 0, nesting: 0 }.top()
 }
 
 struct Parser<'a> {
@@ -228,7 +255,10 @@ struct Parser<'a> {
     line: usize,
     origin: String,
     dir: PathBuf,
+    /// `source` files being read around this one.
     depth: usize,
+    /// Lists and blocks open around the cursor.
+    nesting: usize,
 }
 
 /// Characters that end a word or number.
@@ -344,12 +374,29 @@ impl Parser<'_> {
             origin: path.display().to_string(),
             dir: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
             depth: self.depth + 1,
+            nesting: 0,
         };
         sub.top()
     }
 
+    /// Enters one more level of lists and blocks, refusing to go deeper than [`MAX_NESTING`].
+    fn nest(&mut self, what: impl FnOnce() -> String) -> Result<(), SpecError> {
+        if self.nesting >= MAX_NESTING {
+            return Err(self.err(format!("{} nested more than {MAX_NESTING} deep", what())));
+        }
+        self.nesting += 1;
+        Ok(())
+    }
+
     /// Parses `{ key = value, ... }` with the cursor on `{`.
     fn block_body(&mut self, type_name: String, name: Option<String>, line: usize) -> Result<Block, SpecError> {
+        self.nest(|| format!("block `{type_name}`"))?;
+        let block = self.block_params(type_name, name, line);
+        self.nesting -= 1;
+        block
+    }
+
+    fn block_params(&mut self, type_name: String, name: Option<String>, line: usize) -> Result<Block, SpecError> {
         self.bump(); // '{'
         let mut params = Vec::new();
         loop {
@@ -392,28 +439,36 @@ impl Parser<'_> {
         Ok(Block { type_name, name, params, origin: self.origin.clone(), line })
     }
 
+    /// Parses `[ v, v, ... ]` with the cursor on `[`; `line` is where it opens.
+    fn list_items(&mut self, key: &str, line: usize) -> Result<Value, SpecError> {
+        self.bump(); // '['
+        let mut items = Vec::new();
+        loop {
+            self.skip_ws();
+            if self.peek() == Some(b']') {
+                self.bump();
+                return Ok(Value::List(items));
+            }
+            items.push(self.value(key)?);
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => self.bump(),
+                Some(b']') => {}
+                None => return Err(self.err_at(line, format!("list of `{key}` opened here is never closed"))),
+                _ => return Err(self.err(format!("expected `,` or `]` in the list of `{key}`, found {}", self.found()))),
+            }
+        }
+    }
+
     fn value(&mut self, key: &str) -> Result<Value, SpecError> {
         self.skip_ws();
         let line = self.line;
         match self.peek() {
             Some(b'[') => {
-                self.bump();
-                let mut items = Vec::new();
-                loop {
-                    self.skip_ws();
-                    if self.peek() == Some(b']') {
-                        self.bump();
-                        return Ok(Value::List(items));
-                    }
-                    items.push(self.value(key)?);
-                    self.skip_ws();
-                    match self.peek() {
-                        Some(b',') => self.bump(),
-                        Some(b']') => {}
-                        None => return Err(self.err_at(line, format!("list of `{key}` opened here is never closed"))),
-                        _ => return Err(self.err(format!("expected `,` or `]` in the list of `{key}`, found {}", self.found()))),
-                    }
-                }
+                self.nest(|| format!("list of `{key}`"))?;
+                let list = self.list_items(key, line);
+                self.nesting -= 1;
+                list
             }
             Some(c) if !is_delim(c) => {
                 let w = self.word();
@@ -490,18 +545,23 @@ pub fn import(path: &Path) -> Result<DiskSpec, SpecError> {
     }
 
     let surfaces = model.int("Number of data surfaces", 1)?;
-    let surfaces = u32::try_from(surfaces).map_err(|_| model.err(model.line, "`Number of data surfaces` is too large".into()))?;
+    let surfaces = u32::try_from(surfaces).ok().filter(|&s| s <= crate::spec::MAX_SURFACES).ok_or_else(|| {
+        let line = model.get("Number of data surfaces").map_or(model.line, |p| p.line);
+        model.err(line, format!("`Number of data surfaces` {surfaces} is more than the {} supported", crate::spec::MAX_SURFACES))
+    })?;
     let block_count = u64::try_from(model.int("Block count", 0)?).unwrap_or(0);
     let header_cylinders = model.int_or("Number of cylinders", 1, 0)?;
+    if header_cylinders > i64::from(crate::spec::MAX_CYLINDERS) {
+        let line = model.get("Number of cylinders").map_or(model.line, |p| p.line);
+        return Err(model.err(line, format!("`Number of cylinders` {header_cylinders} is more than the {} supported", crate::spec::MAX_CYLINDERS)));
+    }
 
     let mech = model.block("Mechanical Model", "dm_mech_g1")?;
     let rpm = mech.num("Rotation speed (in rpms)")?;
     let head_switch_ms = mech.num("Head switch time")?;
-    let mut write_settle_ms = mech.num_or("Add. write settling delay", 0.0)?;
-    if write_settle_ms < 0.0 {
-        notes.push(format!("Add. write settling delay {write_settle_ms} ms clamped to 0"));
-        write_settle_ms = 0.0;
-    }
+    // Applied as given, negative too (DiskSim 4.0 does; `Disk::new` refuses a settle that would
+    // make a move negative).
+    let write_settle_ms = mech.num_or("Add. write settling delay", 0.0)?;
     let seek = seek_model(mech, &mut files)?;
 
     let layout = model.block("Layout Model", "dm_layout_g1")?;
@@ -520,7 +580,7 @@ pub fn import(path: &Path) -> Result<DiskSpec, SpecError> {
     let sparing = sparing_scheme(layout)?;
 
     let (controller, cache) = match ctl {
-        Some(d) => controller_and_cache(d)?,
+        Some(d) => controller_and_cache(d, &mut notes)?,
         None => (Controller::default(), CacheSpec::default()),
     };
 
@@ -602,7 +662,8 @@ fn seek_table(text: &str, origin: &str) -> Result<Vec<[f64; 2]>, SpecError> {
         .strip_prefix("Seek distances measured:")
         .and_then(|n| n.trim().parse::<usize>().ok())
         .ok_or_else(|| err(hline, format!("expected `Seek distances measured: N`, found `{header}`")))?;
-    let mut points: Vec<[f64; 2]> = Vec::with_capacity(count);
+    // The header is not trusted for the allocation: a count of 2^63 must not reserve 2^63 points.
+    let mut points: Vec<[f64; 2]> = Vec::with_capacity(count.min(text.lines().count()));
     for (line, l) in lines {
         let mut parts = l.split(',').map(str::trim);
         let (Some(d), Some(t), None) = (parts.next(), parts.next(), parts.next()) else {
@@ -666,6 +727,19 @@ fn revolutions(b: &Block) -> Result<Option<bool>, SpecError> {
     }
 }
 
+/// A zone's cylinder number, below [`crate::spec::MAX_CYLINDERS`] (so zone arithmetic cannot
+/// overflow before the spec is validated).
+fn cylinder_of(b: &Block, key: &str) -> Result<u32, SpecError> {
+    let v = b.int(key, 0)?;
+    match u32::try_from(v) {
+        Ok(c) if c < crate::spec::MAX_CYLINDERS => Ok(c),
+        _ => {
+            let p = b.req(key)?;
+            Err(b.err(p.line, format!("`{key}` {v} is beyond the last cylinder supported ({})", crate::spec::MAX_CYLINDERS - 1)))
+        }
+    }
+}
+
 fn u32_of(b: &Block, key: &str, v: i64) -> Result<u32, SpecError> {
     u32::try_from(v).map_err(|_| b.err(b.get(key).map_or(b.line, |p| p.line), format!("`{key}` is too large")))
 }
@@ -679,13 +753,17 @@ fn zones(layout: &Block, surfaces: u32, header_cylinders: i64) -> Result<(Vec<Zo
         let Value::Block(b) = v else {
             return Err(layout.err(zp.line, "`Zones` must be a list of `dm_layout_g1_zone` blocks".into()));
         };
-        let first = u32_of(b, "First cylinder number", b.int("First cylinder number", 0)?)?;
-        let last = u32_of(b, "Last cylinder number", b.int("Last cylinder number", 0)?)?;
+        let first = cylinder_of(b, "First cylinder number")?;
+        let last = cylinder_of(b, "Last cylinder number")?;
         if last < first {
             let p = b.req("Last cylinder number")?;
             return Err(b.err(p.line, format!("last cylinder {last} is before first cylinder {first}")));
         }
         let spt = u32_of(b, "Blocks per track", b.int("Blocks per track", 1)?)?;
+        if spt > crate::spec::MAX_SECTORS_PER_TRACK {
+            let p = b.req("Blocks per track")?;
+            return Err(b.err(p.line, format!("`Blocks per track` {spt} is more than the {} supported", crate::spec::MAX_SECTORS_PER_TRACK)));
+        }
         let revs = revolutions(b)?.unwrap_or(layout_revs);
         // DiskSim keeps whole sectors ((int) value × sector width) unless units are revolutions.
         let angle = |key: &str| -> Result<f64, SpecError> {
@@ -773,7 +851,10 @@ fn zones(layout: &Block, surfaces: u32, header_cylinders: i64) -> Result<(Vec<Zo
     Ok((out, note))
 }
 
-fn controller_and_cache(d: &Block) -> Result<(Controller, CacheSpec), SpecError> {
+/// The controller and cache, as DiskSim 4.0 runs them (see the module docs' "DiskSim 4.0
+/// compatibility"); `notes` gets a line for each parameter that DiskSim 4.0 reads but does not
+/// apply.
+fn controller_and_cache(d: &Block, notes: &mut Vec<String>) -> Result<(Controller, CacheSpec), SpecError> {
     let scale = d.num_or("Time scale for overheads", 1.0)?;
     let overhead = |key: &str| -> Result<f64, SpecError> { Ok(d.num_or(key, 0.0)? * scale) };
     // An "after write" variant kept only where it differs from the "after read" one.
@@ -806,17 +887,26 @@ fn controller_and_cache(d: &Block) -> Result<(Controller, CacheSpec), SpecError>
         min_read_ahead_sectors: u32_of(d, "Minimum read-ahead (blks)", d.int_or("Minimum read-ahead (blks)", 0, 0)?)?,
         read_ahead_on_hit: flag("Read-ahead on idle hit", 0)?,
         read_any_free_blocks: flag("Read any free blocks", 0)?,
-        zero_latency_reads: flag("Immediate buffer read", 0)?,
-        zero_latency_writes: flag("Immediate buffer write", 0)?,
+        // DiskSim 4.0 reads "Immediate buffer read/write" but its media access never starts
+        // before the wanted sector: zero latency stays off (the differential fixtures show it).
+        zero_latency_reads: false,
+        zero_latency_writes: false,
         read_hits_on_write_data: flag("Allow read hits on write data", 1)?,
         write_segments: u32_of(d, "Maximum number of write segments", d.int_or("Maximum number of write segments", 1, 1)?)?,
         separate_write_segment: flag("Use separate write segment", 0)?,
+        combine_sequential_writes: flag("Combine seq writes", 0)?,
+        keep_read_data: d.int_or("Read-ahead over requested", -1, 1)? != -1,
         write_stops_read_ahead: flag("Write hit stop prefetch", 0)?,
         stop_read_ahead_mid_sector: flag("Stop prefetch in sector", 1)?,
         read_watermark: d.num_or("High (read) water mark", 0.0)?,
         write_watermark: d.num_or("Low (write) water mark", 0.0)?,
         watermark_of_request: flag("Set watermark by reqsize", 1)?,
     };
+    for key in ["Immediate buffer read", "Immediate buffer write"] {
+        if flag(key, 0)? {
+            notes.push(format!("`{key}` not applied, as in DiskSim 4.0 (cache.zero_latency_{} = true applies it)", if key.ends_with("read") { "reads" } else { "writes" }));
+        }
+    }
     let read_miss_ms = overhead("Read miss over. after read")?;
     let read_hit_ms = overhead("Read hit over. after read")?;
     let write_miss_ms = overhead("Write miss over. after read")?;
@@ -958,6 +1048,12 @@ pub fn bus_transfer_times(parv: &Path) -> Result<Option<(f64, f64)>, SpecError> 
     let Some(bus) = blocks.first() else { return Ok(None) };
     let read = bus.num_or("Read block transfer time", 0.0)?;
     let write = bus.num_or("Write block transfer time", 0.0)?;
+    for (key, v) in [("Read block transfer time", read), ("Write block transfer time", write)] {
+        if !(0.0..=crate::time::MAX_DURATION_MS).contains(&v) {
+            let line = bus.get(key).map_or(bus.line, |p| p.line);
+            return Err(bus.err(line, format!("`{key}` must be between 0 and {} ms, got {v}", crate::time::MAX_DURATION_MS)));
+        }
+    }
     Ok((read > 0.0 || write > 0.0).then_some((read, write)))
 }
 

@@ -83,6 +83,7 @@ impl Drive {
     pub fn predict(&self, start: SimTime, lbn: u64, sectors: u64, op: Op) -> Result<Service, AccessError> {
         if let Some(b) = &self.buffer {
             self.check(lbn, sectors)?;
+            self.disk.check_time_limit(lbn, start, sectors)?;
             let mut b = b.clone();
             return Ok(self.buffered(&mut b, start, lbn, sectors, op));
         }
@@ -97,7 +98,7 @@ impl Drive {
     /// [`AccessError`] for an empty or out-of-range request; the state is then unchanged.
     pub fn serve(&mut self, start: SimTime, lbn: u64, sectors: u64, op: Op) -> Result<Service, AccessError> {
         if let Some(mut b) = self.buffer.take() {
-            let r = self.check(lbn, sectors).map(|()| self.buffered(&mut b, start, lbn, sectors, op));
+            let r = self.check(lbn, sectors).and_then(|()| self.disk.check_time_limit(lbn, start, sectors)).map(|()| self.buffered(&mut b, start, lbn, sectors, op));
             self.buffer = Some(b);
             return r;
         }

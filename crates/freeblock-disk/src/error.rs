@@ -85,4 +85,15 @@ pub enum AccessError {
         /// LBN of the request.
         lbn: u64,
     },
+    /// Serving the request would take simulated time past what the model can count (see
+    /// [`crate::time`]): the run is longer than the model supports.
+    #[error("request at LBN {lbn} starting at {start_ns} ns: {reason}")]
+    TimeLimit {
+        /// LBN of the request.
+        lbn: u64,
+        /// When the request would start, ns.
+        start_ns: u64,
+        /// Which limit it reaches.
+        reason: String,
+    },
 }

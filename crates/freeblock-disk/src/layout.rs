@@ -18,7 +18,7 @@
 //! picoseconds into the revolution ([`RotPos`]) so that time and angle share one unit.
 
 use crate::error::{AccessError, SpecError};
-use crate::sparing::{self, SlotRange};
+use crate::sparing::{self, SlipSkew, SlotRange};
 use crate::spec::{DiskSpec, Mapping};
 
 /// A physical sector address.
@@ -72,12 +72,18 @@ pub(crate) struct ZoneMap {
     reserved: Vec<SlotRange>,
     /// `reserved_before[i]` = total reserved slots in `reserved[..i]`.
     reserved_before: Vec<u64>,
-    /// Remapped defects: `(slot, spare_slot)`, sorted by slot.
+    /// Remapped defects: `(defective unit, spare unit)` (units of `remap_unit` slots), sorted.
     remap: Vec<(u64, u64)>,
+    /// The same pairs sorted by spare unit, for the reverse lookup.
+    remap_by_spare: Vec<(u64, u64)>,
+    /// Slots per remapped unit: a track's sectors under track sparing, else 1. Kept per unit so
+    /// a remapped track costs one entry, not one per sector.
+    remap_unit: u64,
     first_offset: f64,
     track_skew: f64,
     cylinder_skew: f64,
-    extra_skew: Vec<f64>,
+    /// Extra skew from slips, when the sparing scheme adds any.
+    slip_skew: Option<SlipSkew>,
 }
 
 impl ZoneMap {
@@ -150,12 +156,13 @@ impl Layout {
     /// Builds the mapping from a validated spec.
     ///
     /// # Errors
-    /// [`SpecError::Invalid`] when `block_count` exceeds what the zones hold.
+    /// [`SpecError::Invalid`] when `block_count` exceeds what the zones hold, or a remapped
+    /// defect is not an LBN's sector or its spare is not a spare sector.
     pub fn new(spec: &DiskSpec, rev_ps: u64) -> Result<Self, SpecError> {
         let mut zones = Vec::with_capacity(spec.zones.len());
         let mut next_lbn = 0u64;
         let surfaces = u64::from(spec.surfaces);
-        for z in &spec.zones {
+        for (zone_index, z) in spec.zones.iter().enumerate() {
             let spt = u64::from(z.sectors_per_track);
             let tracks = u64::from(z.last_cylinder - z.first_cylinder + 1) * surfaces;
             let reserved = sparing::reserved_ranges(spec, z);
@@ -166,14 +173,12 @@ impl Layout {
                 acc += len;
             }
             let lbn_count = tracks * spt - acc;
-            let remap = sparing::remapped_slots(spec, z);
-            let extra_skew = if reserved.is_empty() {
-                Vec::new()
-            } else {
-                (0..tracks).map(|t| sparing::extra_skew_sectors(spec, z, t)).collect::<Vec<_>>()
-            };
-            let extra_skew = if extra_skew.iter().all(|&x| x == 0.0) { Vec::new() } else { extra_skew };
-            zones.push(ZoneMap {
+            let remap_unit = if spec.sparing == crate::spec::Sparing::Tracks { spt } else { 1 };
+            let mut remap: Vec<(u64, u64)> = z.defects.iter().filter(|[d, r]| d != r).map(|&[d, r]| (d, r)).collect();
+            remap.sort_unstable();
+            let mut remap_by_spare: Vec<(u64, u64)> = remap.iter().map(|&(d, r)| (r, d)).collect();
+            remap_by_spare.sort_unstable();
+            let zone = ZoneMap {
                 first_cylinder: z.first_cylinder,
                 last_cylinder: z.last_cylinder,
                 spt: z.sectors_per_track,
@@ -182,11 +187,15 @@ impl Layout {
                 reserved,
                 reserved_before,
                 remap,
+                remap_by_spare,
+                remap_unit,
                 first_offset: z.first_sector_offset,
                 track_skew: z.track_skew,
                 cylinder_skew: z.cylinder_skew,
-                extra_skew,
-            });
+                slip_skew: SlipSkew::new(spec, z),
+            };
+            check_defects(spec, zone_index, &zone)?;
+            zones.push(zone);
             next_lbn += lbn_count;
         }
         let capacity = match spec.block_count {
@@ -200,6 +209,13 @@ impl Layout {
             Some(n) => n,
             None => next_lbn,
         };
+        if capacity == 0 {
+            return Err(SpecError::Invalid {
+                origin: String::new(),
+                field: "zones".into(),
+                message: "the zones hold no LBNs (every sector is spare, slipped or empty)".into(),
+            });
+        }
         Ok(Self { zones, surfaces: spec.surfaces, capacity, mapping: spec.mapping, rev_ps })
     }
 
@@ -270,8 +286,11 @@ impl Layout {
         let zi = self.zone_of_lbn(lbn);
         let z = &self.zones[zi];
         let mut slot = z.slot_of(lbn - z.first_lbn);
-        if let Ok(i) = z.remap.binary_search_by_key(&slot, |r| r.0) {
-            slot = z.remap[i].1;
+        if !z.remap.is_empty() {
+            let (unit, within) = (slot / z.remap_unit, slot % z.remap_unit);
+            if let Ok(i) = z.remap.binary_search_by_key(&unit, |r| r.0) {
+                slot = z.remap[i].1 * z.remap_unit + within;
+            }
         }
         Ok(self.slot_to_pbn(z, slot))
     }
@@ -292,10 +311,13 @@ impl Layout {
             return None;
         }
         let mut slot = self.track_in_zone(z, pbn.cylinder, pbn.surface) * u64::from(z.spt) + u64::from(pbn.sector);
-        if let Some(&(from, _)) = z.remap.iter().find(|r| r.1 == slot) {
-            slot = from;
-        } else if z.remap.binary_search_by_key(&slot, |r| r.0).is_ok() {
-            return None;
+        if !z.remap.is_empty() {
+            let (unit, within) = (slot / z.remap_unit, slot % z.remap_unit);
+            if let Ok(i) = z.remap_by_spare.binary_search_by_key(&unit, |r| r.0) {
+                slot = z.remap_by_spare[i].1 * z.remap_unit + within;
+            } else if z.remap.binary_search_by_key(&unit, |r| r.0).is_ok() {
+                return None;
+            }
         }
         if z.is_reserved(slot) {
             return None;
@@ -310,8 +332,8 @@ impl Layout {
         let t = self.track_in_zone(z, cylinder, surface);
         let switches_in_cyl = f64::from(self.surfaces - 1) * c + (t % u64::from(self.surfaces)) as f64;
         let mut off = z.first_offset + z.track_skew * switches_in_cyl + z.cylinder_skew * c;
-        if !z.extra_skew.is_empty() {
-            off += z.extra_skew[t as usize];
+        if let Some(skew) = &z.slip_skew {
+            off += skew.sectors(t);
         }
         off.rem_euclid(f64::from(z.spt))
     }
@@ -450,6 +472,33 @@ impl Layout {
     pub fn zone_table(&self) -> Vec<(u32, u32, u32, u64, u64)> {
         self.zones.iter().map(|z| (z.first_cylinder, z.last_cylinder, z.spt, z.first_lbn, z.lbn_count)).collect()
     }
+}
+
+/// A remapped defect must move an LBN's sector to a spare one: its defective slot must hold an
+/// LBN (not a spare, slipped or empty one) and its spare slot must hold none (and not be a slip:
+/// slipped sectors are bad media). Otherwise two LBNs would share a sector or an LBN would vanish.
+fn check_defects(spec: &DiskSpec, zone_index: usize, zone: &ZoneMap) -> Result<(), SpecError> {
+    let z = &spec.zones[zone_index];
+    let spt = u64::from(z.sectors_per_track);
+    let per_unit = if spec.sparing == crate::spec::Sparing::Tracks { spt } else { 1 };
+    for (j, &[from, to]) in z.defects.iter().enumerate() {
+        let bad = |message: String| Err(SpecError::Invalid { origin: String::new(), field: format!("zones[{zone_index}].defects[{j}]"), message });
+        if from == to {
+            continue; // remapped to itself: nothing moves
+        }
+        if z.slips.contains(&to) {
+            return bad(format!("spare {to} is slipped (bad media), not a spare"));
+        }
+        // Reserved slots in the unit (a sector, or a track under track sparing).
+        let reserved_in = |unit: u64| zone.reserved_below((unit + 1) * per_unit) - zone.reserved_below(unit * per_unit);
+        if reserved_in(from) > 0 {
+            return bad(format!("defective {from} holds no LBN (it is a spare, slipped or empty sector)"));
+        }
+        if reserved_in(to) < per_unit {
+            return bad(format!("spare {to} is not a spare sector of the zone (it holds an LBN)"));
+        }
+    }
+    Ok(())
 }
 
 /// Appends a piece to `out`, extending the last one when both LBNs and sectors continue it.

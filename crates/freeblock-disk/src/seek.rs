@@ -2,6 +2,27 @@
 //!
 //! Every [`SeekModel`] is evaluated once, at build time, into a table with one entry per possible
 //! distance, so a seek costs one array load on the hot path.
+//!
+//! # The average seek
+//!
+//! "Average seek time" here, as in drive datasheets, is the mean over uniformly random pairs of
+//! *distinct* cylinders (source ≠ destination). On `n` cylinders a distance `d ≥ 1` occurs in
+//! `2(n − d)` of the `n(n − 1)` ordered pairs, so the average weighs distance `d` by `n − d`
+//! ([`SeekCurve::average`]).
+//!
+//! # The three-point curve
+//!
+//! [`SeekModel::ThreePoint`] is given the single-cylinder, average and full-stroke times. The
+//! curve is `single + b·√(d−1) + c·(d−1)` (square root for the arm's acceleration, linear for its
+//! coast), with `b` and `c` solving the two conditions "full stroke = `full_ms`" and "average =
+//! `average_ms`". It is used when `b, c ≥ 0`, so that it rises everywhere: when the average lies
+//! between about 1/3 (a straight line) and 8/15 (a pure square root) of the way from `single_ms`
+//! to `full_ms`, as on real drives. Outside that band the solution has `b < 0` (it dips below
+//! `single_ms`, down to negative times that were once clamped to 0) or `c < 0` (it can turn down
+//! before the full stroke), so the curve is instead
+//! `single + (full − single)·((d−1)/(D−1))^p`, `D` the full-stroke distance, with the exponent `p`
+//! found numerically so the average is `average_ms`. Either way the curve rises from `single_ms`
+//! to `full_ms` and its average is `average_ms` (to the nanosecond rounding of the table).
 
 use crate::spec::SeekModel;
 use crate::time::{ms_to_ns, SimTime};
@@ -55,16 +76,25 @@ impl SeekCurve {
     pub fn full_stroke(&self) -> SimTime {
         *self.table.last().unwrap_or(&0)
     }
+
+    /// Longest seek in the table, ns.
+    #[must_use]
+    pub fn max(&self) -> SimTime {
+        self.table.iter().copied().max().unwrap_or(0)
+    }
 }
 
 /// The model as a function of (fractional) distance in cylinders, returning ms.
 fn curve_fn(model: &SeekModel, cylinders: u32) -> Box<dyn Fn(f64) -> f64> {
     match model.clone() {
         SeekModel::Table { points } => Box::new(move |d| interpolate(&points, d)),
-        SeekModel::ThreePoint { single_ms, average_ms, full_ms } => {
-            let (b, c) = three_point_coefficients(single_ms, average_ms, full_ms, cylinders);
-            Box::new(move |d| single_ms + b * (d - 1.0).sqrt() + c * (d - 1.0))
-        }
+        SeekModel::ThreePoint { single_ms, average_ms, full_ms } => match three_point_fit(single_ms, average_ms, full_ms, cylinders) {
+            ThreePointFit::SqrtLinear { b, c } => Box::new(move |d| single_ms + b * (d - 1.0).sqrt() + c * (d - 1.0)),
+            ThreePointFit::Power { p, full_distance } => {
+                let span = (full_distance - 1.0).max(1.0);
+                Box::new(move |d| single_ms + (full_ms - single_ms) * ((d - 1.0) / span).powf(p))
+            }
+        },
         SeekModel::Hpl { boundary, sqrt_a, sqrt_b, linear_a, linear_b, first_ten_ms } => Box::new(move |d| {
             let i = d as usize;
             if i >= 1 && i <= first_ten_ms.len() {
@@ -108,31 +138,104 @@ fn interpolate(points: &[[f64; 2]], d: f64) -> f64 {
     t0 + (t1 - t0) * (d - d0) / (d1 - d0)
 }
 
-/// Solves for `b`, `c` in `single + b·sqrt(d−1) + c·(d−1)` so the full stroke and the mean over
-/// random distinct-cylinder pairs match.
-fn three_point_coefficients(single: f64, average: f64, full: f64, cylinders: u32) -> (f64, f64) {
-    let n = f64::from(cylinders.max(3));
-    let max_d = n - 1.0;
-    let (mut es, mut el, mut w) = (0.0, 0.0, 0.0);
-    let mut d = 1.0;
-    while d <= max_d {
-        let weight = n - d;
-        es += weight * (d - 1.0).sqrt();
-        el += weight * (d - 1.0);
-        w += weight;
-        d += 1.0;
+/// The fitted form of a three-point curve (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum ThreePointFit {
+    /// `single + b·√(d−1) + c·(d−1)`, `b, c ≥ 0`.
+    SqrtLinear { b: f64, c: f64 },
+    /// `single + (full − single)·((d−1)/(full_distance−1))^p`.
+    Power { p: f64, full_distance: f64 },
+}
+
+/// The weights of the average over distinct-cylinder pairs: distance `d` (1..n) weighs `n − d`.
+/// Returns `(n, full-stroke distance, total weight)`.
+fn pair_weights(cylinders: u32) -> (f64, f64, f64) {
+    let n = f64::from(cylinders.max(2));
+    (n, n - 1.0, n * (n - 1.0) / 2.0)
+}
+
+/// The range of averages a rising curve from `single` to `full` can have on `cylinders`
+/// cylinders, both ends excluded: near `single` when only the full stroke costs more, near `full`
+/// when every seek but the single-cylinder one costs `full`. Equal ends when `single == full`.
+#[must_use]
+pub fn three_point_average_range(single: f64, full: f64, cylinders: u32) -> (f64, f64) {
+    let (n, _, total) = pair_weights(cylinders);
+    if cylinders <= 2 {
+        return (single, single);
     }
-    es /= w;
-    el /= w;
-    let (fs, fl) = ((max_d - 1.0).sqrt(), max_d - 1.0);
-    // [es el; fs fl] [b c]^T = [average-single, full-single]
-    let det = es * fl - el * fs;
-    if det.abs() < 1e-12 {
-        return (0.0, (full - single) / fl.max(1.0));
+    // Weight of the full stroke is 1; of the single-cylinder distance n − 1.
+    (single + (full - single) / total, full - (full - single) * (n - 1.0) / total)
+}
+
+/// Fits a three-point curve; the spec has been validated (`single ≤ average ≤ full`, the average
+/// strictly inside [`three_point_average_range`] unless `single == full`).
+fn three_point_fit(single: f64, average: f64, full: f64, cylinders: u32) -> ThreePointFit {
+    let (n, max_d, total) = pair_weights(cylinders);
+    if full <= single || cylinders <= 3 {
+        // A flat curve, or too few distances for a shape: a straight line from single to full.
+        return ThreePointFit::Power { p: 1.0, full_distance: max_d };
     }
-    let b = ((average - single) * fl - el * (full - single)) / det;
-    let c = (es * (full - single) - fs * (average - single)) / det;
-    (b, c)
+    // Means of √(d−1) and (d−1) over the pair weights, and their values at the full stroke.
+    let (mut mean_sqrt, mut mean_lin) = (0.0, 0.0);
+    for i in 1..cylinders {
+        let d = f64::from(i);
+        let w = n - d;
+        mean_sqrt += w * (d - 1.0).sqrt();
+        mean_lin += w * (d - 1.0);
+    }
+    mean_sqrt /= total;
+    mean_lin /= total;
+    let (full_sqrt, full_lin) = ((max_d - 1.0).sqrt(), max_d - 1.0);
+    // [mean_sqrt mean_lin; full_sqrt full_lin] [b c]ᵀ = [average − single, full − single]
+    let det = mean_sqrt * full_lin - mean_lin * full_sqrt;
+    let b = ((average - single) * full_lin - mean_lin * (full - single)) / det;
+    let c = (mean_sqrt * (full - single) - full_sqrt * (average - single)) / det;
+    if b >= 0.0 && c >= 0.0 {
+        return ThreePointFit::SqrtLinear { b, c };
+    }
+    ThreePointFit::Power { p: power_for_average((average - single) / (full - single), cylinders), full_distance: max_d }
+}
+
+/// The exponent `p` for which the pair-weighted mean of `((d−1)/(D−1))^p` over `d = 1..=D` is
+/// `target` (`0 < target < 1`, inside the attainable range). The mean falls as `p` grows, so
+/// this is bisection on `ln p` with Newton steps where they stay inside the bracket.
+fn power_for_average(target: f64, cylinders: u32) -> f64 {
+    let (n, max_d, total) = pair_weights(cylinders);
+    let span = max_d - 1.0;
+    // Mean of x^p and its derivative with respect to q = ln p.
+    let eval = |q: f64| {
+        let p = q.exp();
+        let (mut mean, mut slope) = (0.0, 0.0);
+        for i in 2..cylinders {
+            let d = f64::from(i);
+            let x = (d - 1.0) / span;
+            let xp = x.powf(p);
+            mean += (n - d) * xp;
+            slope += (n - d) * xp * x.ln() * p;
+        }
+        (mean / total, slope / total)
+    };
+    // At q = ±60 the mean has reached its limits to double precision on any allowed disk.
+    let (mut lo, mut hi) = (-60.0_f64, 60.0_f64);
+    let mut q = 0.0;
+    for _ in 0..200 {
+        let (mean, slope) = eval(q);
+        let err = mean - target;
+        if err.abs() <= 1e-13 {
+            break;
+        }
+        if err > 0.0 {
+            lo = q; // mean too high: p must grow
+        } else {
+            hi = q;
+        }
+        let newton = q - err / slope;
+        q = if slope < 0.0 && newton > lo && newton < hi { newton } else { 0.5 * (lo + hi) };
+        if hi - lo < 1e-12 {
+            break;
+        }
+    }
+    q.exp()
 }
 
 #[cfg(test)]
@@ -150,13 +253,54 @@ mod tests {
         assert_eq!(c.time(7), 6_000_000);
     }
 
+    /// The pair-weighted mean computed the slow way: every ordered pair of distinct cylinders.
+    fn brute_force_average(c: &SeekCurve, cylinders: u32) -> f64 {
+        let (mut sum, mut pairs) = (0.0, 0.0);
+        for from in 0..cylinders {
+            for to in 0..cylinders {
+                if from != to {
+                    sum += c.between(from, to) as f64;
+                    pairs += 1.0;
+                }
+            }
+        }
+        sum / pairs
+    }
+
+    fn assert_three_point(single: f64, average: f64, full: f64, cylinders: u32) {
+        let m = SeekModel::ThreePoint { single_ms: single, average_ms: average, full_ms: full };
+        let c = SeekCurve::new(&m, cylinders);
+        let what = format!("three_point {single}/{average}/{full} on {cylinders} cylinders");
+        assert_eq!(c.time(1), ms_to_ns(single), "{what}: single");
+        assert_eq!(c.full_stroke(), ms_to_ns(full), "{what}: full stroke");
+        for d in 1..cylinders - 1 {
+            assert!(c.time(d) > 0, "{what}: distance {d} costs 0");
+            assert!(c.time(d + 1) >= c.time(d), "{what}: falls from {} to {} at distance {d}", c.time(d), c.time(d + 1));
+        }
+        // Table entries are rounded to the ns, so the mean is within a nanosecond.
+        assert!((c.average() - average * 1e6).abs() < 1.0, "{what}: average {} ns", c.average());
+    }
+
     #[test]
     fn three_point_hits_its_targets() {
-        let m = SeekModel::ThreePoint { single_ms: 0.8, average_ms: 5.2, full_ms: 11.0 };
-        let c = SeekCurve::new(&m, 9772);
-        assert_eq!(c.time(1), 800_000);
-        assert!((c.full_stroke() as f64 - 11.0e6).abs() < 1e3);
-        assert!((c.average() - 5.2e6).abs() < 2e4, "average {}", c.average());
+        // Averages in the square-root-plus-line band (built-in disks), below it and above it.
+        assert_three_point(0.8, 5.2, 11.0, 9772);
+        assert_three_point(1.245, 5.0, 11.175, 10042);
+        assert_three_point(2.0, 3.0, 20.0, 5000);
+        assert_three_point(0.5, 1.0, 30.0, 2000);
+        assert_three_point(1.0, 17.0, 18.0, 3000);
+        assert_three_point(3.0, 3.0, 3.0, 100);
+    }
+
+    #[test]
+    fn three_point_average_is_over_distinct_cylinder_pairs() {
+        for (single, average, full) in [(1.0, 4.0, 8.0), (2.0, 2.5, 20.0), (0.5, 7.0, 8.0)] {
+            let m = SeekModel::ThreePoint { single_ms: single, average_ms: average, full_ms: full };
+            let c = SeekCurve::new(&m, 300);
+            let brute = brute_force_average(&c, 300);
+            assert!((brute - c.average()).abs() < 1e-3, "{brute} vs {}", c.average());
+            assert!((brute - average * 1e6).abs() < 1.0, "{single}/{average}/{full}: average {brute} ns");
+        }
     }
 
     #[test]

@@ -214,17 +214,45 @@ pub fn remapped_slots(spec: &DiskSpec, zone: &Zone) -> Vec<(u64, u64)> {
 /// track's first sector one sector further round. Other schemes add nothing.
 #[must_use]
 pub fn extra_skew_sectors(spec: &DiskSpec, zone: &Zone, track_in_zone: u64) -> f64 {
-    let surfaces = u64::from(spec.surfaces);
-    let cutoff_track = match spec.sparing {
-        Sparing::SectorsPerCylinder
-        | Sparing::SectorsPerCylinderSlipToEnd
-        | Sparing::SectorsPerCylinderAtFront
-        | Sparing::SectorsPerCylinderAtFrontSlipToEnd => track_in_zone - track_in_zone % surfaces,
-        Sparing::SectorsPerTrack => track_in_zone,
-        _ => return 0.0,
-    };
-    let cutoff = cutoff_track * u64::from(zone.sectors_per_track);
-    zone.slips.iter().filter(|&&s| s < cutoff).count() as f64
+    SlipSkew::new(spec, zone).map_or(0.0, |s| s.sectors(track_in_zone))
+}
+
+/// The skew slips add to a zone's tracks ([`extra_skew_sectors`]), kept as the sorted slips so a
+/// track's extra skew is one binary search, with no per-track table.
+#[derive(Debug, Clone)]
+pub(crate) struct SlipSkew {
+    /// Slipped slots, sorted.
+    slips: Vec<u64>,
+    /// Tracks per sparing unit: 1 (per track) or the surface count (per cylinder).
+    unit_tracks: u64,
+    /// Sectors per track.
+    spt: u64,
+}
+
+impl SlipSkew {
+    /// `None` when the scheme adds no skew or the zone has no slips.
+    pub(crate) fn new(spec: &DiskSpec, zone: &Zone) -> Option<Self> {
+        let unit_tracks = match spec.sparing {
+            Sparing::SectorsPerCylinder
+            | Sparing::SectorsPerCylinderSlipToEnd
+            | Sparing::SectorsPerCylinderAtFront
+            | Sparing::SectorsPerCylinderAtFrontSlipToEnd => u64::from(spec.surfaces),
+            Sparing::SectorsPerTrack => 1,
+            _ => return None,
+        };
+        if zone.slips.is_empty() {
+            return None;
+        }
+        let mut slips = zone.slips.clone();
+        slips.sort_unstable();
+        Some(Self { slips, unit_tracks, spt: u64::from(zone.sectors_per_track) })
+    }
+
+    /// Extra skew of a track, in sectors: the slips before its sparing unit.
+    pub(crate) fn sectors(&self, track_in_zone: u64) -> f64 {
+        let cutoff = (track_in_zone - track_in_zone % self.unit_tracks) * self.spt;
+        self.slips.partition_point(|&s| s < cutoff) as f64
+    }
 }
 
 #[cfg(test)]

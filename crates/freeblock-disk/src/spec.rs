@@ -11,6 +11,33 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::SpecError;
+use crate::time::MAX_DURATION_MS;
+
+/// Slowest spindle accepted, rpm (a revolution of a second; real drives spin at 3,600 and up).
+/// With it, a whole track of [`MAX_SECTORS_PER_TRACK`] sectors in picoseconds fits a `u64`.
+pub const MIN_RPM: f64 = 60.0;
+/// Fastest spindle accepted, rpm (a revolution of 60 µs).
+pub const MAX_RPM: f64 = 1_000_000.0;
+/// Most surfaces (heads) a spec may have. Real drives have at most a few dozen.
+pub const MAX_SURFACES: u32 = 1024;
+/// Most cylinders a spec may have (2^22; a multi-terabyte drive has under a million). The seek
+/// curve holds one entry per cylinder.
+pub const MAX_CYLINDERS: u32 = 1 << 22;
+/// Most sectors on one track (2^20; real tracks hold a few thousand).
+pub const MAX_SECTORS_PER_TRACK: u32 = 1 << 20;
+/// Most tracks (cylinders × surfaces) a spec may have (2^23, e.g. 14 surfaces of 599,000
+/// cylinders). Per-track sparing keeps a spare range per track, so this bounds the model's memory
+/// (about 400 MB at the limit in the worst scheme).
+pub const MAX_TRACKS: u64 = 1 << 23;
+/// Largest sector, bytes (real drives use 512 or 4096).
+pub const MAX_SECTOR_BYTES: u32 = 65_536;
+/// Largest skew or first-sector offset, sectors. Angles are computed in `f64` from
+/// `skew × track number`; below this bound that product is exact to a thousandth of a sector.
+pub const MAX_SKEW_SECTORS: f64 = MAX_SECTORS_PER_TRACK as f64;
+/// Most buffer segments (DiskSim models use up to a few dozen).
+pub const MAX_CACHE_SEGMENTS: u32 = 1024;
+/// Largest buffer segment, sectors (2^24 = 8 GiB of 512-byte sectors).
+pub const MAX_SEGMENT_SECTORS: u32 = 1 << 24;
 
 fn default_sector_bytes() -> u32 {
     512
@@ -56,7 +83,9 @@ pub struct DiskSpec {
     #[serde(default)]
     pub read_settle_ms: f64,
     /// Extra settle time after positioning for a write, ms (DiskSim "Add. write settling delay").
-    /// Default 0.
+    /// Default 0. May be negative (write seeks shorter than the seek curve, which some DiskSim
+    /// models measured with reads), as long as the shortest move — a head switch or a
+    /// one-cylinder seek — plus it stays at least 0.
     #[serde(default)]
     pub write_settle_ms: f64,
     /// Controller overheads and interface speed.
@@ -139,10 +168,14 @@ pub struct Zone {
     /// Spare count for the disk's sparing scheme (tracks or sectors; see [`Sparing`]).
     #[serde(default)]
     pub spares: u32,
-    /// Slipped sectors: zone-relative physical sector numbers skipped by the LBN mapping.
+    /// Slipped sectors: zone-relative physical sector numbers skipped by the LBN mapping (whole
+    /// tracks, numbered from 0 in the zone, under track sparing). Each inside the zone and listed
+    /// once, in any order.
     #[serde(default)]
     pub slips: Vec<u64>,
-    /// Remapped defects: `[defective, spare]` zone-relative physical sector numbers.
+    /// Remapped defects: `[defective, spare]` zone-relative physical sector numbers (tracks under
+    /// track sparing). The defective sector must hold an LBN and the spare must be a spare
+    /// sector, each used once; a defect remapped to itself changes nothing.
     #[serde(default)]
     pub defects: Vec<[u64; 2]>,
 }
@@ -154,14 +187,21 @@ pub struct Zone {
 pub enum SeekModel {
     /// Measured `[distance_cylinders, ms]` points, linearly interpolated (DiskSim "extracted"
     /// curves). Distances must be strictly increasing and start at 1; beyond the last point the
-    /// last segment's slope is extended.
+    /// last segment's slope is extended, so when the disk has longer seeks than the last point
+    /// that segment may not slope down. Times are at most a minute each.
     Table {
         /// `[distance, ms]` pairs.
         points: Vec<[f64; 2]>,
     },
     /// Three-point fit through single-cylinder, average and full-stroke seek times: the curve
-    /// `a + b·sqrt(d-1) + c·(d-1)` with `a` the single-cylinder time, `b` and `c` chosen so the mean
-    /// over uniformly random seeks equals `average_ms` and the full stroke equals `full_ms`.
+    /// `a + b·sqrt(d-1) + c·(d-1)` with `a` the single-cylinder time, `b, c ≥ 0` chosen so the mean
+    /// over uniformly random pairs of distinct cylinders equals `average_ms` and the full stroke
+    /// equals `full_ms`. When no such `b, c` exist (an average below about a third or above about
+    /// 8/15 of the way from `single_ms` to `full_ms`), the curve is
+    /// `single + (full − single)·((d−1)/(D−1))^p` (`D` the full stroke) with `p` fitted to the
+    /// average instead; see [`crate::seek`]. Either curve rises from `single_ms` to `full_ms`.
+    /// Needs `0 < single_ms ≤ average_ms ≤ full_ms`, the average strictly between the two unless
+    /// all three are equal, and at least 4 cylinders when they are not.
     ThreePoint {
         /// One-cylinder seek, ms.
         single_ms: f64,
@@ -378,6 +418,21 @@ pub struct CacheSpec {
     /// segment").
     #[serde(skip_serializing_if = "is_false")]
     pub separate_write_segment: bool,
+    /// A read's own data stays in its segment once the read has completed, for later hits
+    /// (default true). False: only the read-ahead past it stays — DiskSim "Read-ahead over
+    /// requested" = -1 ("discard request data") — so reading the same sectors again goes to
+    /// the media.
+    #[serde(skip_serializing_if = "is_true")]
+    pub keep_read_data: bool,
+    /// A write that starts where the data of a segment being written back ends is taken into
+    /// that segment at once ("append"), instead of waiting for the write-back to finish and
+    /// taking a segment of its own (DiskSim "Combine seq writes"). As in DiskSim 4.0, the
+    /// write-back under way goes on through the appended data, and each appended write then
+    /// writes its data once more in a media pass of its own, in arrival order, before the
+    /// mechanism serves anything else. Default false. Only write-back (`controller.write_back`)
+    /// leaves segments dirty when the next request arrives, so it matters only then.
+    #[serde(skip_serializing_if = "is_false")]
+    pub combine_sequential_writes: bool,
     /// A write overlapping a segment being read ahead stops the read-ahead ("Write hit stop
     /// prefetch").
     #[serde(skip_serializing_if = "is_false")]
@@ -424,6 +479,8 @@ impl Default for CacheSpec {
             zero_latency_writes: false,
             read_hits_on_write_data: true,
             write_segments: 1,
+            combine_sequential_writes: false,
+            keep_read_data: true,
             separate_write_segment: false,
             write_stops_read_ahead: false,
             stop_read_ahead_mid_sector: true,
@@ -487,11 +544,20 @@ impl DiskSpec {
         if !(self.rpm.is_finite() && self.rpm > 0.0) {
             return bad("rpm".into(), format!("must be a positive number of revolutions per minute, got {}", self.rpm));
         }
+        if !(MIN_RPM..=MAX_RPM).contains(&self.rpm) {
+            return bad("rpm".into(), format!("must be between {MIN_RPM} and {MAX_RPM} revolutions per minute, got {}", shown(self.rpm)));
+        }
         if self.surfaces == 0 {
             return bad("surfaces".into(), "must be at least 1".into());
         }
-        if self.sector_bytes == 0 || self.sector_bytes % 512 != 0 {
-            return bad("sector_bytes".into(), format!("must be a positive multiple of 512, got {}", self.sector_bytes));
+        if self.surfaces > MAX_SURFACES {
+            return bad("surfaces".into(), format!("{} is more than the {MAX_SURFACES} supported", self.surfaces));
+        }
+        if self.sector_bytes == 0 || !self.sector_bytes.is_multiple_of(512) || self.sector_bytes > MAX_SECTOR_BYTES {
+            return bad("sector_bytes".into(), format!("must be a positive multiple of 512 up to {MAX_SECTOR_BYTES}, got {}", self.sector_bytes));
+        }
+        if self.block_count == Some(0) {
+            return bad("block_count".into(), "must be at least 1 (or left out to export everything the zones hold)".into());
         }
         if self.zones.is_empty() {
             return bad("zones".into(), "at least one zone is needed".into());
@@ -508,20 +574,39 @@ impl DiskSpec {
             if z.last_cylinder < z.first_cylinder {
                 return bad(format!("zones[{i}].last_cylinder"), format!("{} is before first_cylinder {}", z.last_cylinder, z.first_cylinder));
             }
+            if z.last_cylinder >= MAX_CYLINDERS {
+                return bad(
+                    format!("zones[{i}].last_cylinder"),
+                    format!("{} is beyond the last cylinder supported ({}: at most {MAX_CYLINDERS} cylinders)", z.last_cylinder, MAX_CYLINDERS - 1),
+                );
+            }
             if z.sectors_per_track == 0 {
                 return bad(format!("zones[{i}].sectors_per_track"), "must be at least 1".into());
+            }
+            if z.sectors_per_track > MAX_SECTORS_PER_TRACK {
+                return bad(format!("zones[{i}].sectors_per_track"), format!("{} is more than the {MAX_SECTORS_PER_TRACK} supported", z.sectors_per_track));
             }
             for (name, v) in [("first_sector_offset", z.first_sector_offset), ("track_skew", z.track_skew), ("cylinder_skew", z.cylinder_skew)] {
                 if !(v.is_finite() && v >= 0.0) {
                     return bad(format!("zones[{i}].{name}"), format!("must be a non-negative number of sectors, got {v}"));
                 }
+                if v > MAX_SKEW_SECTORS {
+                    return bad(format!("zones[{i}].{name}"), format!("{} is more than the {MAX_SKEW_SECTORS} sectors supported", shown(v)));
+                }
             }
             next_cylinder = z.last_cylinder + 1;
         }
+        let tracks = u64::from(next_cylinder) * u64::from(self.surfaces);
+        if tracks > MAX_TRACKS {
+            return bad(
+                "zones".into(),
+                format!("{next_cylinder} cylinders × {} surfaces = {tracks} tracks, more than the {MAX_TRACKS} supported", self.surfaces),
+            );
+        }
+        self.validate_zone_sectors()?;
         for (name, v) in [
             ("head_switch_ms", self.head_switch_ms),
             ("read_settle_ms", self.read_settle_ms),
-            ("write_settle_ms", self.write_settle_ms),
             ("controller.read_miss_ms", self.controller.read_miss_ms),
             ("controller.read_hit_ms", self.controller.read_hit_ms),
             ("controller.write_miss_ms", self.controller.write_miss_ms),
@@ -540,6 +625,17 @@ impl DiskSpec {
             if !(v.is_finite() && v >= 0.0) {
                 return bad(name.into(), format!("must be a non-negative time in ms, got {v}"));
             }
+            if v > MAX_DURATION_MS {
+                return bad(name.into(), format!("{} ms is longer than the {MAX_DURATION_MS} ms a disk time may be", shown(v)));
+            }
+        }
+        // Negative: write seeks shorter than the (read) seek curve, as some DiskSim models say
+        // ("Add. write settling delay" < 0). `Disk::new` checks that no write move goes below 0.
+        if !(self.write_settle_ms.is_finite() && self.write_settle_ms.abs() <= MAX_DURATION_MS) {
+            return bad(
+                "write_settle_ms".into(),
+                format!("must be a time in ms of at most {MAX_DURATION_MS} either way, got {}", self.write_settle_ms),
+            );
         }
         let c = &self.controller;
         for (name, v) in [
@@ -554,6 +650,9 @@ impl DiskSpec {
                 if !(v.is_finite() && v >= 0.0) {
                     return bad(name.into(), format!("must be a non-negative time in ms, got {v}"));
                 }
+                if v > MAX_DURATION_MS {
+                    return bad(name.into(), format!("{} ms is longer than the {MAX_DURATION_MS} ms a disk time may be", shown(v)));
+                }
             }
         }
         if let Some(x) = &c.extra_write_disconnect {
@@ -566,6 +665,12 @@ impl DiskSpec {
             ] {
                 if !(v.is_finite() && v >= 0.0) {
                     return bad(format!("controller.extra_write_disconnect.{name}"), format!("must be a non-negative time in ms, got {v}"));
+                }
+                if v > MAX_DURATION_MS {
+                    return bad(
+                        format!("controller.extra_write_disconnect.{name}"),
+                        format!("{} ms is longer than the {MAX_DURATION_MS} ms a disk time may be", shown(v)),
+                    );
                 }
             }
         }
@@ -589,11 +694,81 @@ impl DiskSpec {
                 return bad("cache.segment_sectors".into(), "must be at least 1 when the cache is enabled".into());
             }
         }
+        if self.cache.segments > MAX_CACHE_SEGMENTS {
+            return bad("cache.segments".into(), format!("{} is more than the {MAX_CACHE_SEGMENTS} supported", self.cache.segments));
+        }
+        if self.cache.segment_sectors > MAX_SEGMENT_SECTORS {
+            return bad("cache.segment_sectors".into(), format!("{} is more than the {MAX_SEGMENT_SECTORS} supported", self.cache.segment_sectors));
+        }
         if self.controller.write_back && !self.cache.enabled {
             return bad("controller.write_back".into(), "needs cache.enabled = true".into());
         }
         if let Sparing::SectorsPerRange { range_size: 0 } = self.sparing {
             return bad("sparing.range_size".into(), "must be at least 1".into());
+        }
+        Ok(())
+    }
+
+    /// Per zone: spares that fit their sparing unit, slips and defects inside the zone and listed
+    /// once, an empty front no larger than the zone. (Whether a defect's spare is a spare sector
+    /// is checked when the layout is built: it depends on the reserved areas.)
+    fn validate_zone_sectors(&self) -> Result<(), SpecError> {
+        let surfaces = u64::from(self.surfaces);
+        for (i, z) in self.zones.iter().enumerate() {
+            let bad = |field: &str, message: String| Err(SpecError::Invalid { origin: String::new(), field: format!("zones[{i}].{field}"), message });
+            let spt = u64::from(z.sectors_per_track);
+            let tracks = u64::from(z.last_cylinder - z.first_cylinder + 1) * surfaces;
+            let total = tracks * spt;
+            if z.empty_front_sectors > total {
+                return bad("empty_front_sectors", format!("{} is more than the zone's {total} sectors", z.empty_front_sectors));
+            }
+            let spares = u64::from(z.spares);
+            let per_cylinder = surfaces * spt;
+            let (unit, unit_name) = match self.sparing {
+                Sparing::None => (u64::MAX, ""),
+                Sparing::Tracks => (tracks, "tracks in the zone"),
+                Sparing::SectorsPerTrack => (spt, "sectors on a track"),
+                Sparing::SectorsPerCylinder
+                | Sparing::SectorsPerCylinderSlipToEnd
+                | Sparing::SectorsPerCylinderAtFront
+                | Sparing::SectorsPerCylinderAtFrontSlipToEnd => (per_cylinder, "sectors in a cylinder"),
+                Sparing::SectorsPerRange { range_size } => (u64::from(range_size).saturating_mul(per_cylinder), "sectors in a sparing range"),
+                Sparing::SectorsAtEnd | Sparing::SectorsPerZone | Sparing::SectorsPerZoneSlipToEnd => (total, "sectors in the zone"),
+            };
+            if spares > unit {
+                return bad("spares", format!("{spares} spares is more than the {unit} {unit_name}"));
+            }
+            // Slips and defects count tracks under track sparing, sectors otherwise.
+            let (bound, units) = if self.sparing == Sparing::Tracks { (tracks, "tracks") } else { (total, "sectors") };
+            let mut seen = std::collections::HashSet::with_capacity(z.slips.len());
+            for (j, &slip) in z.slips.iter().enumerate() {
+                if slip >= bound {
+                    return bad(&format!("slips[{j}]"), format!("{slip} is outside the zone ({bound} {units}, numbered from 0)"));
+                }
+                if !seen.insert(slip) {
+                    return bad(&format!("slips[{j}]"), format!("{slip} is listed twice"));
+                }
+            }
+            let (mut defective, mut spare) = (std::collections::HashSet::new(), std::collections::HashSet::new());
+            for (j, &[from, to]) in z.defects.iter().enumerate() {
+                for v in [from, to] {
+                    if v >= bound {
+                        return bad(&format!("defects[{j}]"), format!("{v} is outside the zone ({bound} {units}, numbered from 0)"));
+                    }
+                }
+                if !defective.insert(from) {
+                    return bad(&format!("defects[{j}]"), format!("defective {from} is listed twice"));
+                }
+                // Remapped to itself: changes nothing (DiskSim's cheetah4LP lists one).
+                if from != to && !spare.insert(to) {
+                    return bad(&format!("defects[{j}]"), format!("spare {to} is given to two defects"));
+                }
+            }
+            for (j, [from, _]) in z.defects.iter().enumerate() {
+                if spare.contains(from) {
+                    return bad(&format!("defects[{j}]"), format!("defective {from} is also a defect's spare"));
+                }
+            }
         }
         Ok(())
     }
@@ -613,12 +788,51 @@ impl DiskSpec {
                     if !(ms.is_finite() && *ms >= 0.0) {
                         return bad(&format!("seek.points[{i}]"), format!("seek time must be a non-negative number of ms, got {ms}"));
                     }
+                    if *ms > MAX_DURATION_MS {
+                        return bad(&format!("seek.points[{i}]"), format!("{} ms is longer than the {MAX_DURATION_MS} ms a disk time may be", shown(*ms)));
+                    }
                     prev = *d;
+                }
+                // Measured tables dip a little here and there (DiskSim's atlas10k: 1.245 ms for
+                // one cylinder, 1.157 for two), which is data. But past its last point the curve
+                // continues the last segment's slope: sloping down, it would make the longest
+                // seeks the fastest and reach 0 ms.
+                let full_stroke = f64::from(self.cylinders().saturating_sub(1));
+                if let [.., [d0, t0], [d1, t1]] = points.as_slice() {
+                    if t1 < t0 && full_stroke > *d1 {
+                        let at_full = t1 + (t1 - t0) / (d1 - d0) * (full_stroke - d1);
+                        return bad(
+                            &format!("seek.points[{}]", points.len() - 1),
+                            format!(
+                                "the last segment slopes down ({t0} ms at distance {d0}, {t1} ms at {d1}) and is extended to the full stroke of {full_stroke} cylinders, reaching {at_full:.3} ms; add a point at distance {full_stroke} or beyond"
+                            ),
+                        );
+                    }
                 }
             }
             SeekModel::ThreePoint { single_ms, average_ms, full_ms } => {
-                if !(*single_ms > 0.0 && single_ms <= average_ms && average_ms <= full_ms && full_ms.is_finite()) {
-                    return bad("seek", format!("need 0 < single_ms ≤ average_ms ≤ full_ms, got {single_ms}, {average_ms}, {full_ms}"));
+                let (single, average, full) = (*single_ms, *average_ms, *full_ms);
+                if !(single > 0.0 && single <= average && average <= full && full.is_finite()) {
+                    return bad("seek", format!("need 0 < single_ms ≤ average_ms ≤ full_ms, got {single}, {average}, {full}"));
+                }
+                if full > MAX_DURATION_MS {
+                    return bad("seek.full_ms", format!("{} ms is longer than the {MAX_DURATION_MS} ms a disk time may be", shown(full)));
+                }
+                if single < full {
+                    let cylinders = self.cylinders();
+                    if cylinders < 4 {
+                        return bad(
+                            "seek",
+                            format!("a three-point curve rising from single_ms to full_ms needs at least 4 cylinders to fit an average; this disk has {cylinders} (use a `table` curve)"),
+                        );
+                    }
+                    let (lo, hi) = crate::seek::three_point_average_range(single, full, cylinders);
+                    if !(average > lo && average < hi) {
+                        return bad(
+                            "seek.average_ms",
+                            format!("{average} ms cannot be the average of a curve rising from {single} to {full} ms over {cylinders} cylinders (it must lie strictly between {lo:.6} and {hi:.6})"),
+                        );
+                    }
                 }
             }
             SeekModel::Hpl { boundary, sqrt_a, sqrt_b, linear_a, linear_b, first_ten_ms } => {
@@ -627,13 +841,24 @@ impl DiskSpec {
                         return bad(&format!("seek.{name}"), format!("must be a non-negative number, got {v}"));
                     }
                 }
-                if first_ten_ms.len() > 10 || first_ten_ms.iter().any(|v| !(v.is_finite() && *v >= 0.0)) {
-                    return bad("seek.first_ten_ms", "at most ten non-negative times".into());
+                if first_ten_ms.len() > 10 || first_ten_ms.iter().any(|v| !(v.is_finite() && (0.0..=MAX_DURATION_MS).contains(v))) {
+                    return bad("seek.first_ten_ms", format!("at most ten times, each between 0 and {MAX_DURATION_MS} ms"));
                 }
+                // The longest seek of the curve is checked when the disk is built (it depends
+                // on the evaluated curve).
             }
             SeekModel::ToshibaMk156f => {}
         }
         Ok(())
+    }
+}
+
+/// A number for an error message: huge values in exponent form (`1e308`, not 309 digits).
+fn shown(v: f64) -> String {
+    if v.is_finite() && v.abs() >= 1e12 {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
     }
 }
 

@@ -3,12 +3,12 @@
 //! DiskSim's `rms` tool computes it, see `freeblock::validate`).
 //!
 //! Needs the shared folder (`../shared` next to the repository) with `disksim-models` and
-//! `disksim-validation`; without it the test prints a notice and passes.
+//! `disksim-validation`; without it the test fails (see `support/shared.rs` for where it looks).
 //!
 //! `FREEBLOCK_VALIDATE_DUMP=<folder>` also writes `<trace>.csv` there: one line per request with
 //! the trace's own fields and the simulated service time, for error analysis.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use freeblock::validate::{disk_for_trace, replay, rms_demerit, rms_demerit_exact};
 use freeblock_disk::disksim;
@@ -16,17 +16,18 @@ use freeblock_disk::disksim;
 /// (trace stem, DiskSim 4.0 mean ms, DiskSim 4.0 RMS demerit ms).
 const DISKSIM: [(&str, f64, f64); 2] = [("atlas10k", 3.971, 0.268), ("hp_c2247a", 15.315, 0.090)];
 
+#[path = "support/shared.rs"]
+mod support;
+
 fn shared() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
-    (dir.join("disksim-models").is_dir() && dir.join("disksim-validation").is_dir()).then_some(dir)
+    support::shared_dir("disksim-validation").filter(|d| d.join("disksim-models").is_dir())
 }
 
 #[test]
 fn real_drive_traces_are_replayed_as_well_as_disksim_does() {
-    let Some(shared) = shared() else {
-        eprintln!("skipped: ../shared/disksim-models or ../shared/disksim-validation not found");
-        return;
-    };
+    let shared = shared().expect(
+        "the shared folder with disksim-models and disksim-validation is missing ($FREEBLOCK_SHARED, a `shared` folder beside the repository, or /work/shared)",
+    );
     let dump = std::env::var_os("FREEBLOCK_VALIDATE_DUMP").map(PathBuf::from);
     let mut failures = Vec::new();
     for (stem, disksim_mean, disksim_demerit) in DISKSIM {

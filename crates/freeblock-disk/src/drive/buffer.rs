@@ -17,10 +17,16 @@
 //! the same overheads. Host-side components (driver, controller, buses other than the disk's) take
 //! no time, as in DiskSim's validation set-ups. Times are kept in picoseconds inside.
 //!
-//! Not modelled: several commands queued at the disk, sequential-write combining into a segment
-//! being written back (`Combine seq writes`), "sneaky" and "almost" read hits, the limited
-//! fast-write level (treated as full), preseeking, and DiskSim's "keep request data" read-ahead
-//! variants (a read-ahead of 0 sectors with a read-ahead mode means the segment size).
+//! Sequential writes combined into a segment being written back (`Combine seq writes`,
+//! [`crate::CacheSpec::combine_sequential_writes`]) are taken at once, as DiskSim 4.0 takes them:
+//! the write-back under way goes on through the appended data, and each appended write, once
+//! complete, keeps a media pass of its own that writes its data again (DiskSim leaves the
+//! appended request in its queue, and serves it when the mechanism frees). Those passes run in
+//! arrival order before any later request gets the mechanism.
+//!
+//! Not modelled: several commands queued at the disk, "sneaky" and "almost" read hits, the
+//! limited fast-write level (treated as full), preseeking, and DiskSim's "keep request data"
+//! read-ahead variants (a read-ahead of 0 sectors with a read-ahead mode means the segment size).
 
 use crate::disk::{Disk, HeadState, Op};
 use crate::layout::Pbn;
@@ -68,6 +74,8 @@ pub(crate) struct Params {
     immed_read: bool,
     immed_write: bool,
     hits_on_write: bool,
+    combine_writes: bool,
+    keep_read_data: bool,
     stop_in_sector: bool,
     read_water: f64,
     write_water: f64,
@@ -115,6 +123,8 @@ impl Params {
             immed_read: k.zero_latency_reads,
             immed_write: k.zero_latency_writes,
             hits_on_write: k.read_hits_on_write_data,
+            combine_writes: k.combine_sequential_writes,
+            keep_read_data: k.keep_read_data,
             stop_in_sector: k.stop_read_ahead_mid_sector,
             read_water: k.read_watermark,
             write_water: k.write_watermark,
@@ -157,6 +167,9 @@ struct Seg {
     max_ra: u64,
     /// Kind of the last access through the segment (`None`: never used).
     access_read: Option<bool>,
+    /// Completed writes appended to the segment while it was being written back, `(lbn, end)`,
+    /// oldest first: each still has its own media pass to make (see the module notes).
+    appended: Vec<(u64, u64)>,
 }
 
 impl Seg {
@@ -291,6 +304,8 @@ enum Hit {
     Whole,
     Partial,
     Collision,
+    /// A write that continues the data of a segment being written back.
+    Append,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -400,6 +415,7 @@ impl Buffer {
                 min_ra: 0,
                 max_ra: 0,
                 access_read: None,
+                appended: Vec::new(),
             })
             .collect();
         Self { p, segs, lru: (0..n).collect(), numdirty: 0, last_read: false, seek_stop: 0, head: HeadState::default(), hda: None, req: None }
@@ -605,6 +621,7 @@ impl Buffer {
         let room = self.numdirty < self.p.write_segs;
         let mut best = 0i32;
         let mut sel = None;
+        let mut append = false;
         for &i in &self.lru {
             let s = &self.segs[i];
             let busy = bg.is_some_and(|b| b.1 == i);
@@ -643,6 +660,15 @@ impl Buffer {
                     }
                 }
                 St::Dirty | St::Writing => {
+                    if self.appendable(i, lbn) {
+                        v = if s.state == St::Writing { 7 } else { 6 };
+                        if v > best {
+                            best = v;
+                            sel = Some(i);
+                            append = true;
+                        }
+                        continue;
+                    }
                     if s.overlaps(lbn, end) {
                         return (None, Hit::Collision);
                     }
@@ -651,12 +677,31 @@ impl Buffer {
             if v > best {
                 best = v;
                 sel = Some(i);
+                append = false;
             }
         }
         if best == 1 && !self.prefetch_stopable() {
             sel = None;
         }
-        (sel, Hit::NoMatch)
+        (sel, if append && sel.is_some() { Hit::Append } else { Hit::NoMatch })
+    }
+
+    /// May a write starting at `lbn` be appended to segment `i` (DiskSim `BUFFER_APPEND`)? It
+    /// must start where the segment's data ends, with room left in the segment past what the
+    /// write-back under way has put on the media.
+    fn appendable(&self, i: usize, lbn: u64) -> bool {
+        let s = &self.segs[i];
+        if !self.p.combine_writes || lbn != s.end {
+            return false;
+        }
+        let owner_in = match &self.hda {
+            Some(h) if h.seg == i && !h.read => h.inblkno,
+            _ => match s.appended.first() {
+                Some(&(first, _)) => first,
+                None => return false,
+            },
+        };
+        self.p.seg_size > lbn.saturating_sub(owner_in)
     }
 
     /// DiskSim `disk_buffer_set_segment`: most recently used, drop stale clean copies of written
@@ -835,6 +880,11 @@ impl Buffer {
         let stopable = match self.bg_owner() {
             None => true,
             Some((Owner::Prefetch, _)) => self.prefetch_stopable(),
+            // DiskSim: an append to the segment being written merges with that write-back, unless
+            // an earlier appended write still waits for its pass (it is first in the queue).
+            Some((Owner::Destage, i)) => {
+                hit == Hit::Append && seg == Some(i) && self.segs[i].state == St::Writing && self.segs[i].appended.is_empty()
+            }
             Some(_) => false,
         };
         if seg.is_some() && stopable {
@@ -864,7 +914,7 @@ impl Buffer {
     /// DiskSim `disk_activate_read` / `disk_activate_write` for the arriving request.
     fn activate(&mut self, disk: &Disk, t: u64, setseg: bool, stopable: bool, merge: bool) {
         let hit = self.req().hit;
-        if self.hda.is_some() && hit != Hit::Collision && stopable {
+        if self.hda.is_some() && !matches!(hit, Hit::Collision | Hit::Append) && stopable {
             let dirty = self.req().seg.is_some_and(|s| self.segs[s].state == St::Dirty);
             if !dirty {
                 if merge {
@@ -1266,7 +1316,10 @@ impl Buffer {
     /// DiskSim `disk_buffer_update_outbuffer`: written data that has arrived is in the segment.
     fn update_outbuffer(&mut self, t: u64) {
         let Some(r) = self.req.as_ref() else { return };
-        if r.read || !r.hda {
+        // The write taking its data into the segment the mechanism is writing: the request that
+        // holds it, or one appended to a write-back.
+        let on_media = self.hda.as_ref().map(|h| h.seg);
+        if r.read || !(r.hda || (r.hit == Hit::Append && r.seg == on_media)) {
             return;
         }
         let Some(seg) = r.seg else { return };
@@ -1395,10 +1448,33 @@ impl Buffer {
             Owner::Destage => {
                 let seg = h.seg;
                 self.hda = None;
-                self.segs[seg].state = if self.p.hits_on_write { St::Clean } else { St::Empty };
-                self.numdirty = self.numdirty.saturating_sub(1);
+                if !self.segs[seg].appended.is_empty() {
+                    let (lbn, end) = self.segs[seg].appended.remove(0);
+                    self.start_appended_pass(disk, t, seg, lbn, end);
+                    return;
+                }
+                let live_append = self.req.as_ref().is_some_and(|r| r.waiting && r.hit == Hit::Append && r.seg == Some(seg));
+                if !live_append {
+                    self.segs[seg].state = if self.p.hits_on_write { St::Clean } else { St::Empty };
+                    self.numdirty = self.numdirty.saturating_sub(1);
+                }
+                // An append still taking its data gets the mechanism as the request it is.
                 self.hda_free(disk, t);
             }
+        }
+    }
+
+    /// The media pass of a completed appended write (DiskSim serves the appended request from its
+    /// queue once the write-back before it released the mechanism): it writes from its first
+    /// sector to the end of the segment's data, in the background.
+    fn start_appended_pass(&mut self, disk: &Disk, t: u64, seg: usize, lbn: u64, end: u64) {
+        self.segs[seg].state = St::Writing;
+        let mut h = self.new_access(seg, false, true, lbn, end, end - lbn);
+        h.owner = Owner::Destage;
+        self.hda = Some(h);
+        let delay = self.seek_stop.saturating_sub(t);
+        if !self.initiate_seek(disk, t, lbn, delay, self.p.min_write_seek) {
+            self.end_access(disk, t);
         }
     }
 
@@ -1452,6 +1528,18 @@ impl Buffer {
 
     /// Sends the completion message.
     fn complete(&mut self, t: u64) {
+        if !self.p.keep_read_data {
+            // DiskSim "discard request data": the read's own sectors leave the segment.
+            let r = self.req();
+            if let (true, Some(seg)) = (r.read, r.seg) {
+                let out = r.outblkno;
+                let s = &mut self.segs[seg];
+                // DiskSim keeps it when another request shares the segment (dirty data).
+                if !matches!(s.state, St::Dirty | St::Writing) {
+                    s.start = s.start.max(out.min(s.end));
+                }
+            }
+        }
         let (rc, wc) = (self.p.read_complete, self.p.write_complete);
         let r = self.req_mut();
         r.seg_out = SegOut::Idle;
@@ -1548,7 +1636,7 @@ impl Buffer {
                 return;
             }
         }
-        let owner_in = self.owner_inblkno();
+        let owner_in = self.seg_owner_inblkno();
         let (outblkno, end) = (self.req().outblkno, self.req().end);
         let room = (self.p.seg_size + owner_in).saturating_sub(outblkno);
         let count = room.min(end - outblkno);
@@ -1571,6 +1659,26 @@ impl Buffer {
             _ if r.media_done => r.end,
             _ => r.lbn,
         }
+    }
+
+    /// Media progress of the write that owns the request's segment (DiskSim
+    /// `disk_buffer_seg_owner`): the request itself, or for a write appended to a segment being
+    /// written back, that write-back (or the oldest appended write still to make its pass).
+    fn seg_owner_inblkno(&self) -> u64 {
+        let r = self.req();
+        if r.hit == Hit::Append && !r.hda {
+            if let Some(seg) = r.seg {
+                match &self.hda {
+                    Some(h) if h.seg == seg && !h.read => return h.inblkno,
+                    _ => {
+                        if let Some(&(first, _)) = self.segs[seg].appended.first() {
+                            return first;
+                        }
+                    }
+                }
+            }
+        }
+        self.owner_inblkno()
     }
 
     /// DiskSim `disk_disconnect`.
@@ -1600,11 +1708,16 @@ impl Buffer {
             (s.end > r.outblkno && s.start <= r.outblkno && (s.end >= r.end || s.end - r.outblkno >= r.watermark))
                 .then(|| s.end.min(r.end) - r.outblkno)
         } else {
-            let inb = self.owner_inblkno();
+            let own = self.owner_inblkno();
+            let owner = self.seg_owner_inblkno();
             let size = self.p.seg_size;
-            let first = r.outblkno == r.lbn;
-            let more = s.end == r.outblkno && s.end < r.end && s.end - inb < size && s.end - inb <= r.watermark;
-            (inb >= r.end || first || more).then(|| if first { r.n.min(size) } else { (r.end - r.outblkno).min((size + inb).saturating_sub(s.end)) })
+            // An append's first data goes by the segment's room, like the rest of it.
+            let first = r.outblkno == r.lbn && r.hit != Hit::Append;
+            let more = s.end == r.outblkno
+                && s.end < r.end
+                && s.end.saturating_sub(owner) < size
+                && s.end.saturating_sub(own) <= r.watermark;
+            (own >= r.end || first || more).then(|| if first { r.n.min(size) } else { (r.end - r.outblkno).min((size + owner).saturating_sub(s.end)) })
         }
     }
 
@@ -1637,6 +1750,12 @@ impl Buffer {
             (r.read, r.hda, r.media_done)
         };
         if !hda {
+            let r = self.req();
+            if let (Hit::Append, Some(seg)) = (r.hit, r.seg) {
+                // Its data is in the segment; its own media pass comes when the mechanism frees.
+                let range = (r.lbn, r.end);
+                self.segs[seg].appended.push(range);
+            }
             return;
         }
         let Some(h) = self.hda.as_mut() else { return };

@@ -184,3 +184,37 @@ fn unsupported_schemes_are_named() {
     let msg = disksim::import(&write_model("mapping", &bad)).unwrap_err().to_string();
     assert!(msg.contains(":13: unsupported `LBN-to-PBN mapping scheme` 2"), "{msg}");
 }
+
+/// DiskSim 4.0 applies a negative "Add. write settling delay" (write seeks shorter than the
+/// curve): so does the import, and a settle that would make a move negative is refused.
+#[test]
+fn a_negative_write_settle_shortens_write_moves() {
+    let model = MODEL.replace("Head switch time = 0.5,", "Head switch time = 0.5,\n      Add. write settling delay = -0.3,");
+    let spec = disksim::import(&write_model("negsettle", &model)).unwrap();
+    assert_eq!(spec.write_settle_ms, -0.3);
+    let disk = Disk::new(spec.clone()).unwrap();
+    let from = freeblock_disk::HeadState { cylinder: 0, surface: 0 };
+    let read = disk.move_ns(from, 1, 0, freeblock_disk::Op::Read);
+    let write = disk.move_ns(from, 1, 0, freeblock_disk::Op::Write);
+    assert_eq!(read - write, 300_000, "one-cylinder seek: read {read} ns, write {write} ns");
+    // The head switch (0.5 ms) is the shortest move: −0.6 ms would make it negative.
+    let too_much = DiskSpec { write_settle_ms: -0.6, ..spec };
+    let e = Disk::new(too_much).unwrap_err().to_string();
+    assert!(e.contains("write_settle_ms") && e.contains("negative"), "{e}");
+}
+
+/// "Immediate buffer read/write" are read but, as in DiskSim 4.0, not applied; the import says
+/// so in `source`.
+#[test]
+fn immediate_buffer_access_is_noted_not_applied() {
+    let Some(models) = disksim_models() else {
+        eprintln!("skipped: ../shared/disksim-models not found");
+        return;
+    };
+    let spec = disksim::import(&models.join("atlas10k.diskspecs")).unwrap();
+    assert!(!spec.cache.zero_latency_reads && !spec.cache.zero_latency_writes);
+    assert!(spec.source.contains("`Immediate buffer read` not applied"), "{}", spec.source);
+    assert!(spec.cache.combine_sequential_writes && spec.cache.keep_read_data);
+    let st = disksim::import(&models.join("st41601n.diskspecs")).unwrap();
+    assert!(!st.cache.keep_read_data, "Read-ahead over requested = -1");
+}
