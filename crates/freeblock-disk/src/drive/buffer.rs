@@ -231,8 +231,12 @@ impl Track {
         (self.pos0 + s * rev / u64::from(self.spt)) % rev
     }
 
+    fn is(&self, cyl: u32, surf: u32) -> bool {
+        self.valid && self.cyl == cyl && self.surf == surf
+    }
+
     fn load(&mut self, disk: &Disk, cyl: u32, surf: u32) {
-        if self.valid && self.cyl == cyl && self.surf == surf {
+        if self.is(cyl, surf) {
             return;
         }
         let layout = disk.layout();
@@ -399,6 +403,9 @@ pub(crate) struct Buffer {
     head: HeadState,
     hda: Option<Hda>,
     req: Option<Req>,
+    /// The track looked up last: a request's read-ahead limit and its seek are usually on the
+    /// same track, and a track's LBNs cost several mapping lookups.
+    last_track: Track,
 }
 
 impl Buffer {
@@ -418,7 +425,7 @@ impl Buffer {
                 appended: Vec::new(),
             })
             .collect();
-        Self { p, segs, lru: (0..n).collect(), numdirty: 0, last_read: false, seek_stop: 0, head: HeadState::default(), hda: None, req: None }
+        Self { p, segs, lru: (0..n).collect(), numdirty: 0, last_read: false, seek_stop: 0, head: HeadState::default(), hda: None, req: None, last_track: Track::default() }
     }
 
     pub(crate) fn head(&self) -> HeadState {
@@ -731,7 +738,7 @@ impl Buffer {
 
     /// Where read-ahead for a request ending at `end` may go (DiskSim
     /// `disk_buffer_get_max_readahead`).
-    fn max_readahead(&self, disk: &Disk, seg: usize, lbn: u64, end: u64) -> u64 {
+    fn max_readahead(&mut self, disk: &Disk, seg: usize, lbn: u64, end: u64) -> u64 {
         let cap = self.p.capacity;
         let v = match self.p.ra_mode {
             ReadAhead::None => end,
@@ -740,13 +747,13 @@ impl Buffer {
                     cap
                 } else {
                     let pbn = disk.layout().lbn_to_pbn(end).expect("in range");
-                    let mut t = Track::default();
-                    t.load(disk, pbn.cylinder, pbn.surface);
-                    if self.segs[seg].start < t.first {
+                    self.last_track.load(disk, pbn.cylinder, pbn.surface);
+                    let (first, next) = (self.last_track.first, self.last_track.next);
+                    if self.segs[seg].start < first {
                         let spt = disk.layout().lbn_to_pbn(lbn).map_or(0, |p| disk.layout().sectors_per_track(p.cylinder));
-                        t.next + u64::from(spt)
+                        next + u64::from(spt)
                     } else {
-                        t.next
+                        next
                     }
                 }
             }
@@ -788,12 +795,15 @@ impl Buffer {
         }
     }
 
-    fn update_readahead(&mut self, disk: &Disk, seg: usize, lbn: u64, end: u64) {
+    /// Raises the segment's read-ahead limits for a request ending at `end`; returns
+    /// [`Self::max_readahead`] (which the update leaves unchanged).
+    fn update_readahead(&mut self, disk: &Disk, seg: usize, lbn: u64, end: u64) -> u64 {
         let cap = self.p.capacity;
         let max = self.max_readahead(disk, seg, lbn, end);
         let s = &mut self.segs[seg];
         s.min_ra = s.min_ra.max((end + self.p.min_ra).min(cap));
         s.max_ra = s.max_ra.max(max);
+        max
     }
 
     /// Stops the read-ahead in progress (DiskSim `disk_buffer_stopable_access` and
@@ -959,8 +969,7 @@ impl Buffer {
         if read {
             let active = self.hda.as_ref().is_some_and(|h| h.owner == Owner::Req && !matches!(h.phase, Phase::Idle));
             self.segs[seg].access_read = Some(true);
-            self.update_readahead(disk, seg, lbn, end);
-            let max = self.max_readahead(disk, seg, lbn, end);
+            let max = self.update_readahead(disk, seg, lbn, end);
             let s = &mut self.segs[seg];
             s.state = St::Reading;
             let (mut initiate, mut bg) = (false, false);
@@ -1068,15 +1077,23 @@ impl Buffer {
     /// could be involved, so the result is exactly that of taking the boundaries one by one.
     fn fast_forward(&mut self, limit: u64) {
         let Some(h) = self.hda.as_ref() else { return };
-        if !h.read || !h.track.lbns.is_empty() {
+        if !h.read {
+            self.fast_forward_write_back(limit);
+            return;
+        }
+        if !h.track.lbns.is_empty() {
             return;
         }
         let Phase::Rot { base, i, prev: Some((s, valid)), .. } = h.phase else { return };
-        // The boundary just taken may itself have set the host interface going.
-        let limit = match self.req.as_ref().map(|r| r.bus) {
-            Some(Bus::Xfer { .. } | Bus::Outwait) => return,
-            Some(Bus::Msg { at, .. }) => limit.min(at),
-            Some(Bus::Idle) | None => limit,
+        // The boundary just taken may itself have set the host interface going. While a read's
+        // data moves over the bus, a boundary depends on the bus only through how much room the
+        // transfer has freed in the segment (`block_available`); the bounds below assume none,
+        // which is exact for every sector they let through.
+        let (limit, moving) = match self.req.as_ref().map(|r| (r.bus, r.read)) {
+            Some((Bus::Outwait, _) | (Bus::Xfer { .. }, false)) => return,
+            Some((Bus::Xfer { end, .. }, true)) => (limit.min(end), true),
+            Some((Bus::Msg { at, .. }, _)) => (limit.min(at), false),
+            Some((Bus::Idle, _)) | None => (limit, false),
         };
         let rev = self.p.rev;
         let spt = u64::from(h.track.spt);
@@ -1128,7 +1145,11 @@ impl Buffer {
             h.phase = Phase::Rot { base, i: i + m, prev: Some((x, true)), next: (x + 1) % h.track.spt };
             return;
         }
-        // (b) Sectors that pass without effect.
+        // (b) Sectors that pass without effect. A sector refused for want of room might be taken
+        // once the bus has moved data out, so that case is left to the step-by-step path.
+        if moving && size_limited {
+            return;
+        }
         let first = seg.end;
         let goal = if h.bg { seg.max_ra } else { h.req_end };
         let last = goal.min(tr.next);
@@ -1171,6 +1192,63 @@ impl Buffer {
         h.phase = Phase::Rot { base, i: i + m, prev: Some((x, v)), next: (x + 1) % spt32 };
     }
 
+    /// Takes the coming sector boundaries of a write-back at once while each of them only writes
+    /// the next sector of the segment, with no threshold reached (end of the segment's data,
+    /// track end, zero-latency run). Only for a write-back that no request holds and whose
+    /// segment takes no data from the host meanwhile, so nothing else can see the steps.
+    fn fast_forward_write_back(&mut self, limit: u64) {
+        let Some(h) = self.hda.as_ref() else { return };
+        if h.owner != Owner::Destage || !h.bg || h.immed || !h.track.lbns.is_empty() {
+            return;
+        }
+        let Phase::Rot { base, i, prev: Some((s, true)), .. } = h.phase else { return };
+        let limit = match self.req.as_ref() {
+            None => limit,
+            // `update_outbuffer` would add the request's arriving data to this segment.
+            Some(r) if !r.read && (r.hda || (r.hit == Hit::Append && r.seg == Some(h.seg))) => return,
+            Some(r) => match r.bus {
+                Bus::Msg { at, .. } => limit.min(at),
+                _ => limit,
+            },
+        };
+        let tr = &h.track;
+        let w = tr.base + u64::from(s);
+        if w != h.inblkno {
+            return;
+        }
+        let rev = self.p.rev;
+        let spt = u64::from(tr.spt);
+        if base + i * rev / spt >= limit {
+            return;
+        }
+        // Boundaries j ≥ i with base + ⌊j·rev/spt⌋ < limit.
+        let d = u128::from(limit - base);
+        let last_j = ((d * u128::from(spt)).div_ceil(u128::from(rev)) - 1).min(u128::from(u64::MAX)) as u64;
+        let by_time = (last_j - i).saturating_add(1);
+        // Boundary i + k writes LBN w + k and leaves the next one to write at w + k + 1, which
+        // must stay short of the segment's end (write-back done), the track's end (seek) and
+        // the zero-latency run's start.
+        let seg = &self.segs[h.seg];
+        let mut stop = seg.end.min(tr.next);
+        if h.immedstart > w {
+            stop = stop.min(h.immedstart);
+        }
+        if stop <= w + 1 {
+            return;
+        }
+        let m = (stop - 1 - w).min(by_time);
+        if m < 2 {
+            return;
+        }
+        let size = self.p.seg_size;
+        let h = self.hda.as_mut().expect("access");
+        let seg = &mut self.segs[h.seg];
+        seg.start = seg.start.max(seg.end.saturating_sub(size));
+        h.inblkno = w + m;
+        let x = s + m as u32;
+        h.phase = Phase::Rot { base, i: i + m, prev: Some((x, true)), next: (x + 1) % h.track.spt };
+    }
+
     /// DiskSim `disk_buffer_seekdone`: on track; find the first sector to pass.
     fn seek_done(&mut self, disk: &Disk, at: u64, target: u64) {
         let rev = self.p.rev;
@@ -1178,7 +1256,10 @@ impl Buffer {
         self.head = HeadState { cylinder: pbn.cylinder, surface: pbn.surface };
         let read_any_free = self.p.read_any_free;
         let h = self.hda.as_mut().expect("access");
-        h.track.load(disk, pbn.cylinder, pbn.surface);
+        if !h.track.is(pbn.cylinder, pbn.surface) {
+            self.last_track.load(disk, pbn.cylinder, pbn.surface);
+            h.track.clone_from(&self.last_track);
+        }
         let tr = &h.track;
         let spt = u64::from(tr.spt);
         let immed = h.immed || (read_any_free && h.read && target != tr.first);
