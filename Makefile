@@ -2,7 +2,9 @@
 # .venv with the package built in release mode), and stamp files keep repeated runs fast.
 #
 #   make demo    build, then run the quick-start demo (`freeblock demo`)
-#   make test    build, then the Rust tests and the Python tests
+#   make test    build, then the Rust tests and the Python tests (with a short fuzz run of every
+#                parser and the engine: crates/freeblock/tests/fuzz_regressions.rs)
+#   make fuzz    libFuzzer, 1 M inputs per target (docs/fuzzing.md; FUZZ_TARGETS, FUZZ_RUNS)
 #   make build   the virtualenv with the freeblock package (and its `freeblock` command)
 #   make bench   simulator speed (`freeblock bench`)
 #   make lint    cargo clippy, and ruff when it is installed
@@ -24,16 +26,17 @@ STAMPS := $(VENV)/.freeblock-stamps
 # Everything the extension module is built from.
 RUST_INPUTS := Cargo.toml Cargo.lock pyproject.toml $(shell find crates -type f -not -path '*/target/*' 2>/dev/null)
 
-.PHONY: help toolchain venv build demo test test-rust test-python bench lint clean
+.PHONY: help toolchain venv build demo test test-rust test-python bench lint clean fuzz
 
 help:
 	@echo "make demo    build, then run the quick-start demo"
 	@echo "make test    build, then run the Rust and Python tests"
+	@echo "make fuzz    1 M fuzz inputs per parser and the engine (libFuzzer)"
 	@echo "make build | bench | lint | clean"
 
 toolchain:
 	@command -v $(CARGO) >/dev/null 2>&1 || { \
-	  echo "error: '$(CARGO)' not found. Install the Rust toolchain (rustup, stable, Rust >= 1.80) and make sure cargo is on PATH." >&2; exit 1; }
+	  echo "error: '$(CARGO)' not found. Install the Rust toolchain (rustup, stable, Rust >= 1.81) and make sure cargo is on PATH." >&2; exit 1; }
 	@command -v $(PYTHON) >/dev/null 2>&1 || { \
 	  echo "error: '$(PYTHON)' not found. Install Python >= 3.11, or run make PYTHON=/path/to/python3.11." >&2; exit 1; }
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' || { \
@@ -79,6 +82,11 @@ test-python: build
 
 bench: build
 	$(VENV)/bin/freeblock bench
+
+# Every fuzz target (or FUZZ_TARGETS), FUZZ_RUNS inputs each; summary in fuzz/logs/summary.md.
+FUZZ_RUNS ?= 1000000
+fuzz: toolchain
+	RUNS=$(FUZZ_RUNS) CARGO=$(CARGO) bash fuzz/run.sh $(FUZZ_TARGETS)
 
 lint: toolchain
 	$(CARGO) clippy --workspace --all-targets

@@ -46,6 +46,7 @@ from freeblock._run import (
     to_toml,
 )
 from freeblock._tasks import ROUTES, BackgroundTask, Batch, TaskControl
+from freeblock.sweep import sweep
 
 __all__ = [
     "HEAD_USAGE_COMPONENTS",
@@ -71,6 +72,7 @@ __all__ = [
     "plot",
     "run",
     "seek_curve",
+    "sweep",
     "to_toml",
     "validate",
     "zones",

@@ -1,5 +1,7 @@
 """The ``freeblock`` command line from Python: ``python -m freeblock ...`` and the ``freeblock``
-console script both forward ``sys.argv`` to the Rust command line (one implementation)."""
+console script both forward ``sys.argv`` to the Rust command line (one implementation), except
+for what runs on Dask: ``freeblock sweep FILE`` and the runs of ``freeblock repro free-mining``
+(see :mod:`freeblock.sweep`)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from freeblock._freeblock import cli_main
+from freeblock._freeblock import cli_main, free_mining_plan
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -23,6 +25,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     sys.stdout.flush()
     sys.stderr.flush()
+    # The commands that run on Dask are driven from Python (freeblock.sweep); the rest is Rust.
+    if args[:1] == ["sweep"]:
+        from freeblock.sweep import main as sweep_main
+
+        return sweep_main(args[1:])
+    if args[:1] == ["repro"]:
+        plan = free_mining_plan(["freeblock", *args])
+        if plan is not None:
+            from freeblock.sweep import repro_free_mining
+
+            return repro_free_mining(["freeblock", *args], plan)
     return cli_main(["freeblock", *args])
 
 

@@ -9,6 +9,10 @@ __version__: str
 #: Names of the delivery routes, indexed by the codes of a raw batch's ``route`` bytes.
 ROUTES: tuple[str, ...]
 
+#: The per-request columns ``(name, kind)``, kind one of ``int``, ``ms``, ``optional_ms``,
+#: ``bool``, ``text``: the command line's CSV columns, in order.
+RECORD_SCHEMA: tuple[tuple[str, str], ...]
+
 class FreeblockError(Exception):
     """Base class of every error raised by freeblock."""
 
@@ -93,3 +97,14 @@ def validate(trace_path: str | PathLike[str], model: str) -> str:
 
 def cli_main(argv: Sequence[str]) -> int:
     """Runs the ``freeblock`` command line (program name first); returns the exit code."""
+
+def free_mining_plan(argv: Sequence[str]) -> dict[str, Any] | None:
+    """The runs of ``freeblock repro free-mining …`` (``argv``, program name first): ``config``
+    and ``runs`` (JSON), ``labels``, ``start_order``, ``workers``, ``scheduler_address``,
+    ``quiet``; ``None`` when ``argv`` is any other command line."""
+
+def free_mining_run(config: str, run: str) -> bytes:
+    """One planned free-mining run; its outcome (or error) as bytes for ``free_mining_finish``."""
+
+def free_mining_finish(argv: Sequence[str], outcomes: Sequence[bytes], ran_on: str, wall_s: float) -> int:
+    """Writes and prints the free-mining report from every run's outcome; returns the exit code."""

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from freeblock import _freeblock
+from freeblock._errors import error
 from freeblock._tasks import BackgroundTask
 
 __all__ = ["Result", "run", "to_toml"]
@@ -21,36 +22,9 @@ __all__ = ["Result", "run", "to_toml"]
 #: Head-usage components, in the order they are stacked in plots.
 HEAD_USAGE_COMPONENTS: tuple[str, ...] = ("seek", "rotational_latency", "transfer", "overhead", "idle")
 
-#: Nanosecond record columns that become millisecond columns (``seek_ns`` → ``seek_ms``).
-_NS_COLUMNS: tuple[str, ...] = (
-    "arrival_ns",
-    "start_ns",
-    "end_ns",
-    "seek_ns",
-    "rotational_latency_ns",
-    "transfer_ns",
-    "overhead_ns",
-)
-
-#: Columns of :attr:`Result.records`, in order.
-RECORD_COLUMNS: tuple[str, ...] = (
-    "id",
-    "arrival_ms",
-    "start_ms",
-    "end_ms",
-    "response_ms",
-    "access_ms",
-    "lbn",
-    "phys_lbn",
-    "sectors",
-    "op",
-    "seek_ms",
-    "rotational_latency_ms",
-    "transfer_ms",
-    "overhead_ms",
-    "cache_hit",
-    "measured_ms",
-)
+#: Columns of :attr:`Result.records`, in order: the same columns as the command line's CSV
+#: (``freeblock run --csv`` / ``--out``), defined once in the simulator.
+RECORD_COLUMNS: tuple[str, ...] = tuple(name for name, _ in _freeblock.RECORD_SCHEMA)
 
 #: Columns of :attr:`Result.freeblock_timeline`, in order.
 TIMELINE_COLUMNS: tuple[str, ...] = (
@@ -117,16 +91,31 @@ def _load(experiment: Experiment, base_dir: str | os.PathLike[str] | None) -> tu
     """``(toml_text, base_dir, origin)`` for any accepted form of experiment."""
     if isinstance(experiment, Mapping):
         return to_toml(experiment), Path(base_dir or Path.cwd()), "<experiment dict>"
-    if isinstance(experiment, str) and ("\n" in experiment or "=" in experiment):
+    if isinstance(experiment, str) and _is_toml_text(experiment):
         return experiment, Path(base_dir or Path.cwd()), "<experiment text>"
     if isinstance(experiment, (str, os.PathLike)):
         path = Path(experiment)
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as e:
-            raise _freeblock.FileError(f"{path}: {e.strerror or e}") from e
+            raise error(_freeblock.FileError, f"{path}: {e.strerror or e}", path=str(path)) from e
         return text, Path(base_dir) if base_dir is not None else path.parent, str(path)
     raise TypeError(f"experiment must be a dict, TOML text or a path, not {type(experiment).__name__}")
+
+
+def _is_toml_text(text: str) -> bool:
+    """Whether a string given as an experiment is TOML text rather than a path: an existing file
+    is a path (whatever its name holds, ``=`` included); otherwise text with a newline, or a
+    line that parses as TOML (``"workload.count = 5"``), is TOML; anything else is a path."""
+    if "\n" not in text and Path(text).is_file():
+        return False
+    if "\n" in text:
+        return True
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return False
+    return "=" in text
 
 
 def _expected_requests(toml_text: str) -> int | None:
@@ -164,8 +153,9 @@ class Result:
             ``duration_ns``, ``head_usage`` (ns per component), ``head_usage_fractions``,
             ``response``, ``access``, ``read_response``, ``write_response`` (each with
             ``count``, ``mean_ms``, ``p50_ms``, ``p90_ms``, ``p95_ms``, ``p99_ms``, ``max_ms``),
-            ``cache_hits``, ``throughput_per_s`` and ``freeblock`` (the freeblock report, or
-            ``None``).
+            ``cache_hits``, ``throughput_per_s``; and only when they were on, ``freeblock``
+            (the freeblock report), ``layout`` and ``selection``: a key that was off is absent
+            (:attr:`freeblock` and :attr:`layout` are ``None`` then).
         records: one row per request (see :data:`RECORD_COLUMNS`); times in milliseconds,
             ``op`` is ``"R"`` or ``"W"``, ``measured_ms`` is NaN unless the trace recorded it.
             Empty when the run kept no records.
@@ -329,28 +319,23 @@ def _frame(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> pd.DataFrame
 
 
 def _records_frame(columns: Mapping[str, list[Any]]) -> pd.DataFrame:
-    ns = {name: np.asarray(columns[name], dtype=np.int64) for name in _NS_COLUMNS}
-    ms = {name[: -len("_ns")] + "_ms": values / 1e6 for name, values in ns.items()}
-    data: dict[str, Any] = {
-        "id": np.asarray(columns["id"], dtype=np.int64),
-        "arrival_ms": ms["arrival_ms"],
-        "start_ms": ms["start_ms"],
-        "end_ms": ms["end_ms"],
-        "response_ms": (ns["end_ns"] - ns["arrival_ns"]) / 1e6,
-        "access_ms": (ns["end_ns"] - ns["start_ns"]) / 1e6,
-        "lbn": np.asarray(columns["lbn"], dtype=np.int64),
-        # Where it was served: differs from lbn when a layout policy placed the block elsewhere.
-        "phys_lbn": np.asarray(columns["phys_lbn"], dtype=np.int64),
-        "sectors": np.asarray(columns["sectors"], dtype=np.int64),
-        "op": pd.Categorical(columns["op"], categories=["R", "W"]),
-        "seek_ms": ms["seek_ms"],
-        "rotational_latency_ms": ms["rotational_latency_ms"],
-        "transfer_ms": ms["transfer_ms"],
-        "overhead_ms": ms["overhead_ms"],
-        "cache_hit": np.asarray(columns["cache_hit"], dtype=bool),
-        # None (not measured) becomes NaN.
-        "measured_ms": np.asarray(columns["measured_ns"], dtype=np.float64) / 1e6,
-    }
+    """The records DataFrame: one typed column per entry of ``RECORD_SCHEMA``."""
+
+    def typed(values: list[Any], kind: str) -> Any:
+        if kind == "int":
+            return np.asarray(values, dtype=np.int64)
+        if kind in ("ms", "optional_ms"):
+            # None (not measured) becomes NaN.
+            return np.asarray(values, dtype=np.float64)
+        if kind == "bool":
+            return np.asarray(values, dtype=bool)
+        if kind == "text":
+            return pd.Categorical(values)
+        raise AssertionError(f"unknown record column kind {kind!r}")  # the extension defines them
+
+    data = {name: typed(columns[name], kind) for name, kind in _freeblock.RECORD_SCHEMA}
+    # Reads and writes as a fixed category pair, so frames of different runs concatenate.
+    data["op"] = pd.Categorical(columns["op"], categories=["R", "W"])
     return pd.DataFrame(data, columns=list(RECORD_COLUMNS))
 
 
@@ -367,9 +352,11 @@ def run(
 
     Args:
         experiment: a dict with the keys of an experiment file (``seed``, ``disk``,
-            ``workload``, ``sim``, ``freeblock``; see ``docs/python.md``), the TOML text of one, or the path
-            of a ``.toml`` file. A string containing a newline or ``=`` is TOML text; any other
-            string is a path.
+            ``workload``, ``sim``, ``freeblock``, ``layout``; see ``docs/python.md``), the TOML
+            text of one, or the path of a ``.toml`` file (a ``str`` or ``os.PathLike``). A string
+            naming an existing file is a path, even with ``=`` in its name; otherwise a string
+            with a newline, or one line that parses as TOML, is TOML text; any other string is a
+            path (and a missing file raises ``FileError``).
         progress: ``True`` shows a tqdm bar on stderr when stderr is a terminal, ``"always"``
             shows it anyway, ``False`` shows none; a callable is called with the number of
             requests completed so far instead.

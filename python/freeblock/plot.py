@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from freeblock._errors import error
+from freeblock._freeblock import ConfigError
 from freeblock._run import HEAD_USAGE_COMPONENTS, Result
 
 if TYPE_CHECKING:
@@ -64,7 +66,11 @@ def head_usage_table(results: Any) -> pd.DataFrame:
             return results["fraction"].rename(name).to_frame().T
         missing = [c for c in HEAD_USAGE_COMPONENTS if c not in results.columns and c != "idle"]
         if missing:
-            raise ValueError(f"a head-usage table needs columns {list(HEAD_USAGE_COMPONENTS)}; missing {missing}")
+            raise error(
+                ConfigError,
+                f"results: a head-usage table needs columns {list(HEAD_USAGE_COMPONENTS)}; missing {missing}",
+                field=missing[0],
+            )
         return results.reindex(columns=list(HEAD_USAGE_COMPONENTS), fill_value=0.0)
     if isinstance(results, Mapping):
         items = [(str(k), v) for k, v in results.items()]
@@ -147,7 +153,7 @@ def scan_progress(results: Any, ax: Axes | None = None, *, title: str | None = "
     if title:
         ax.set_title(title)
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="lower right", frameon=False)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     return ax
 
 

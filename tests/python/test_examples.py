@@ -9,7 +9,15 @@ import pytest
 
 import freeblock
 
-EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.toml"))
+
+
+def _is_experiment(path: Path) -> bool:
+    """Experiment files; sweep definitions (a top-level ``experiment`` key naming the file they
+    sweep) are run by test_sweep.py."""
+    return "experiment" not in tomllib.loads(path.read_text())
+
+
+EXAMPLES = sorted(p for p in (Path(__file__).resolve().parents[2] / "examples").glob("*.toml") if _is_experiment(p))
 
 #: Most foreground requests a test run of an example takes (some examples are long measurements).
 MAX_REQUESTS = 40_000

@@ -336,8 +336,9 @@ def test_bad_task_objects_and_values_are_rejected() -> None:
         freeblock.run(oltp(count=50), tasks=[object()], progress=False)  # type: ignore[list-item]
     task = Registers("start")
     task.op = "erase"
-    with pytest.raises(ValueError, match=r"op must be \"read\" or \"write\", not \"erase\""):
+    with pytest.raises(freeblock.ConfigError, match=r"op: must be \"read\" or \"write\", not \"erase\"") as info:
         freeblock.run(oltp(count=50), tasks=[task], progress=False)
+    assert info.value.field == "op"
 
 
 class Raises(Recorder):

@@ -59,5 +59,6 @@ def test_draws_on_a_given_axes_and_from_a_dataframe(results: list[freeblock.Resu
 def test_rejects_what_it_cannot_plot() -> None:
     with pytest.raises(TypeError):
         freeblock.plot.head_usage_table(3)
-    with pytest.raises(ValueError):
+    with pytest.raises(freeblock.ConfigError) as info:
         freeblock.plot.head_usage_table(pd.DataFrame({"x": [1.0]}))
+    assert info.value.field == "seek"

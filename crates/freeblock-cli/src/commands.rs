@@ -5,24 +5,21 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::Args;
-use freeblock::experiment::Experiment;
-use freeblock::report::RunReport;
-use freeblock::sched::SchedulerSpec;
 use freeblock_disk::{library, Disk, DiskSummary};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::table::{pct, Table};
+use crate::table::Table;
 
 type CmdResult = Result<(), Box<dyn std::error::Error>>;
 
 fn print_json<T: serde::Serialize>(v: &T) -> CmdResult {
-    println!("{}", serde_json::to_string_pretty(v)?);
+    outln!("{}", serde_json::to_string_pretty(v)?);
     Ok(())
 }
 
 /// A bar over `total` requests, or, when the run's length in requests is not known (a workload
 /// without a count, or one stopped by `max_time_s`), a spinner counting the requests served.
-fn progress_bar(total: u64, enabled: bool) -> Option<ProgressBar> {
+pub fn progress_bar(total: u64, enabled: bool) -> Option<ProgressBar> {
     if !enabled {
         return None;
     }
@@ -64,7 +61,7 @@ pub fn disks(json: bool) -> CmdResult {
             r["description"].as_str().unwrap_or("").to_string(),
         ]);
     }
-    print!("{}", t.render());
+    out!("{}", t.render());
     Ok(())
 }
 
@@ -105,119 +102,14 @@ pub fn disk_show(name: &str, json: bool) -> CmdResult {
         t.row([dist.to_string(), format!("{ms:.3}")]);
     }
     s.push_str(&t.render());
-    print!("{s}");
+    out!("{s}");
     Ok(())
 }
 
 pub fn disk_import(path: &Path) -> CmdResult {
     let spec = freeblock_disk::disksim::import(path)?;
-    print!("{}", spec.to_toml_string());
+    out!("{}", spec.to_toml_string());
     Ok(())
-}
-
-#[derive(Debug, Args)]
-pub struct RunArgs {
-    /// Experiment file (TOML).
-    pub experiment: PathBuf,
-    /// Override the scheduler (fcfs, clook, sstf, sptf, sptf-swN).
-    #[arg(long)]
-    pub scheduler: Option<String>,
-    /// Override the seed.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Write per-request records as CSV.
-    #[arg(long)]
-    pub csv: Option<PathBuf>,
-    /// Print JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// No progress bar.
-    #[arg(long)]
-    pub quiet: bool,
-}
-
-pub fn run(a: &RunArgs) -> CmdResult {
-    let mut e = Experiment::from_file(&a.experiment)?;
-    if let Some(s) = &a.scheduler {
-        e.sim.scheduler = SchedulerSpec::parse(s)?;
-    }
-    if let Some(seed) = a.seed {
-        e.seed = seed;
-    }
-    if a.csv.is_some() {
-        e.sim.keep_records = true;
-    }
-    // The bar's length: the fewer of the workload's count and `max_requests`, whichever are known.
-    let total = [e.workload.count(), (e.sim.max_requests > 0).then_some(e.sim.max_requests)].into_iter().flatten().min().unwrap_or(0);
-    let pb = progress_bar(total, !a.quiet && !a.json);
-    let mut tick = |n: u64| {
-        if let Some(pb) = &pb {
-            pb.set_position(n);
-        }
-    };
-    let report = e.run(Some(&mut tick))?;
-    if let Some(pb) = pb {
-        pb.finish_and_clear();
-    }
-    if let Some(path) = &a.csv {
-        write_records_csv(&report, path)?;
-    }
-    if a.json {
-        return print_json(&report);
-    }
-    print!("{}", report_text(&report));
-    if let Some(path) = &a.csv {
-        println!("records written to {}", path.display());
-    }
-    Ok(())
-}
-
-fn write_records_csv(report: &RunReport, path: &Path) -> CmdResult {
-    let mut s = String::from("id,arrival_ms,start_ms,end_ms,lbn,sectors,op,seek_ms,rotational_latency_ms,transfer_ms,overhead_ms,response_ms,cache_hit,measured_ms\n");
-    for r in &report.records {
-        let ms = |v: u64| v as f64 / 1e6;
-        writeln!(
-            s,
-            "{},{:.6},{:.6},{:.6},{},{},{},{:.6},{:.6},{:.6},{:.6},{:.6},{},{}",
-            r.id,
-            ms(r.arrival_ns),
-            ms(r.start_ns),
-            ms(r.end_ns),
-            r.lbn,
-            r.sectors,
-            if r.op.is_read() { "R" } else { "W" },
-            ms(r.seek_ns),
-            ms(r.rotational_latency_ns),
-            ms(r.transfer_ns),
-            ms(r.overhead_ns),
-            ms(r.end_ns - r.arrival_ns),
-            r.cache_hit,
-            r.measured_ns.map_or(String::new(), |m| format!("{:.6}", ms(m)))
-        )?;
-    }
-    std::fs::write(path, s).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(())
-}
-
-fn report_text(r: &RunReport) -> String {
-    let f = r.head_usage_fractions;
-    let mut s = format!("{} requests on {} under {}, {:.3} s simulated\n", r.requests, r.disk, r.scheduler, r.duration_ns as f64 / 1e9);
-    let mut t = Table::new(["head usage", "seek", "rot. latency", "transfer", "overhead", "idle"]);
-    t.row(["share".to_string(), pct(f.seek), pct(f.rotational_latency), pct(f.transfer), pct(f.overhead), pct(f.idle)]);
-    s.push_str(&t.render());
-    let mut t = Table::new(["time (ms)", "mean", "p50", "p90", "p99", "max"]);
-    for (name, x) in [("response", &r.response), ("access", &r.access), ("read response", &r.read_response), ("write response", &r.write_response)] {
-        t.row([name.to_string(), format!("{:.3}", x.mean_ms), format!("{:.3}", x.p50_ms), format!("{:.3}", x.p90_ms), format!("{:.3}", x.p99_ms), format!("{:.3}", x.max_ms)]);
-    }
-    s.push_str(&t.render());
-    if let Some(l) = &r.layout {
-        // The policy's own scalar figures, in the order it reports them.
-        let figures: Vec<String> = l.details.as_object().map_or_else(Vec::new, |o| {
-            o.iter().filter(|(_, v)| v.is_number() || v.is_string()).map(|(k, v)| format!("{k} {}", v.as_str().map_or_else(|| v.to_string(), str::to_string))).collect()
-        });
-        let _ = writeln!(s, "layout: {}, {} I/Os of its own; {}", l.policy, l.policy_ios, figures.join(", "));
-    }
-    s
 }
 
 #[derive(Debug, Args)]
@@ -322,8 +214,8 @@ pub fn validate(a: &ValidateArgs) -> CmdResult {
             verdict.to_string(),
         ]);
     }
-    println!("RMS demerit as DiskSim's `rms` tool computes it (binned CDFs); \"exact samples\": the same distance between the raw samples' CDFs.");
-    print!("{}", t.render());
+    outln!("RMS demerit as DiskSim's `rms` tool computes it (binned CDFs); \"exact samples\": the same distance between the raw samples' CDFs.");
+    out!("{}", t.render());
     Ok(())
 }
 
@@ -343,9 +235,15 @@ pub struct ReproArgs {
     /// --quick). A run that reaches it before its scan pass ends is reported as partial.
     #[arg(long)]
     pub max_requests: Option<u64>,
-    /// free-mining, rearrangement: simulations run at once (default 2).
+    /// free-mining, rearrangement: simulations run at once (default 2). With the Python
+    /// package's `freeblock` command, free-mining runs them as Dask tasks: the number of local
+    /// worker processes (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// free-mining, with the Python package's `freeblock` command: run on the Dask scheduler at
+    /// this address (e.g. tcp://10.0.0.5:8786) instead of local workers.
+    #[arg(long, value_name = "ADDRESS")]
+    pub scheduler_address: Option<String>,
     /// rearrangement: days of the workload, alternately off and on (default: the `days`
     /// workload's, 4; 2 with --quick).
     #[arg(long)]
@@ -444,10 +342,10 @@ pub fn bench(a: &BenchArgs, probe: Option<&'static dyn freeblock::bench::Allocat
                 format!("{:.1}", r.peak_rss_mb),
             ]);
         }
-        print!("{}", t.render());
+        out!("{}", t.render());
     }
     if let Some(fb) = fb {
-        print!("{}", crate::commands_freeblock::bench_text(&fb, probe.is_some()));
+        out!("{}", crate::commands_freeblock::bench_text(&fb, probe.is_some()));
     }
     Ok(())
 }

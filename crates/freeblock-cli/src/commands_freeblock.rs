@@ -2,6 +2,7 @@
 //! free-scan part of `freeblock demo`, and the planner rows of `freeblock bench`.
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -16,7 +17,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::progress::Runs;
 use crate::commands::ReproArgs;
-use crate::plot::{lines, stacked_bars, Line, StackedBar};
+use crate::plot::{lines, stacked_bars, Line, Reference, SegmentMark, StackedBar};
 use crate::table::{pct, Table};
 
 type CmdResult = Result<(), Box<dyn std::error::Error>>;
@@ -48,8 +49,23 @@ fn hours_cell(pass_s: Option<f64>) -> String {
     pass_s.map_or("not done".into(), |s| format!("{:.2}", s / 3600.0))
 }
 
-/// `freeblock repro free-mining`.
+/// `freeblock repro free-mining`: its runs on `--threads` threads of this process. (The
+/// `freeblock` command of the Python package runs them as Dask tasks instead, and ends with
+/// [`free_mining_output`] as this does.)
 pub fn free_mining(a: &ReproArgs) -> CmdResult {
+    if a.scheduler_address.is_some() {
+        return Err(crate::commands_sweep::NEEDS_PYTHON.replace("{what}", "repro free-mining --scheduler-address").into());
+    }
+    let config = free_mining_config(a);
+    let pb = Runs::new("free-mining", 1, a.quiet || a.json);
+    let started = Instant::now();
+    let report = free_mining::free_mining(&config, &|done, total| pb.set(done, total))?;
+    pb.finish();
+    free_mining_output(a, &report, &format!("{} threads", config.threads), started.elapsed().as_secs_f64())
+}
+
+/// The reproduction `a` asks for: the full one or `--quick`, with its cap and thread count.
+pub fn free_mining_config(a: &ReproArgs) -> FreeMiningConfig {
     let mut config = if a.quick { FreeMiningConfig::quick() } else { FreeMiningConfig::default() };
     if let Some(cap) = a.max_requests {
         config.max_requests = cap;
@@ -57,26 +73,28 @@ pub fn free_mining(a: &ReproArgs) -> CmdResult {
     if let Some(t) = a.threads {
         config.threads = t.max(1);
     }
-    let pb = Runs::new("free-mining", 1, a.quiet || a.json);
-    let started = Instant::now();
-    let report = free_mining::free_mining(&config, &|done, total| pb.set(done, total))?;
-    pb.finish();
-    let wall = started.elapsed().as_secs_f64();
+    config
+}
+
+/// Writes the plots and CSVs of `report` and prints it (text or `--json`); `ran_on` says where
+/// the runs ran ("2 threads", "2 Dask workers") in the closing line on stderr, `wall_s` how long
+/// they took.
+pub fn free_mining_output(a: &ReproArgs, report: &FreeMiningReport, ran_on: &str, wall_s: f64) -> CmdResult {
     std::fs::create_dir_all(&a.out)?;
-    let plots = free_mining_plots(&report, &a.out)?;
-    let csvs = free_mining_csvs(&report, &a.out)?;
+    let plots = free_mining_plots(report, &a.out)?;
+    let csvs = free_mining_csvs(report, &a.out)?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "report": report, "plots": plots, "data": csvs }))?);
+        outln!("{}", serde_json::to_string_pretty(&serde_json::json!({ "report": report, "plots": plots, "data": csvs }))?);
         if !report.failed_runs.is_empty() {
             return Err(format!("{} runs failed (see failed_runs)", report.failed_runs.len()).into());
         }
         return Ok(());
     }
-    print!("{}", free_mining_text(&report));
-    println!("plots: {}", plots.join(", "));
-    println!("data: {}", csvs.join(", "));
+    out!("{}", free_mining_text(report));
+    outln!("plots: {}", plots.join(", "));
+    outln!("data: {}", csvs.join(", "));
     if !a.quiet {
-        eprintln!("free-mining: {} simulated runs on {} threads in {wall:.1} s", report.runs.len() + report.failed_runs.len(), config.threads);
+        let _ = writeln!(std::io::stderr(), "free-mining: {} simulated runs on {ran_on} in {wall_s:.1} s", report.runs.len() + report.failed_runs.len());
     }
     if report.failed_runs.is_empty() {
         Ok(())
@@ -335,10 +353,18 @@ fn free_mining_plots(r: &FreeMiningReport, out: &Path) -> Result<Vec<String>, Bo
             .collect()
     };
     let p = out.join("paper000-fig8.svg");
-    lines(&p, &format!("Paper 000 Fig. 8b: free bandwidth for data mining, {} (paper: ~4.9 MB/s at high MPL)", c.disk), "multiprogramming level", "free bandwidth (MB/s)", &per_sched(&|x| x.free_mb_s))?;
+    lines(
+        &p,
+        &format!("Paper 000 Fig. 8b: free bandwidth for data mining, {}", c.disk),
+        "multiprogramming level",
+        "free bandwidth (MB/s)",
+        &per_sched(&|x| x.free_mb_s),
+        &[Reference::Level { label: format!("paper 000: ~{} MB/s at high MPL", free_mining::PAPER_FREE_MB_S), y: free_mining::PAPER_FREE_MB_S }],
+    )?;
     written.push(p);
     let p = out.join("paper000-fig8-potential.svg");
-    lines(&p, "Paper 000 Fig. 8b: potential free bandwidth (rotational latency × media rate)", "multiprogramming level", "potential free bandwidth (MB/s)", &per_sched(&|x| x.potential_mb_s))?;
+    // The paper prints no potential figure of its own: ours alone.
+    lines(&p, "Paper 000 Fig. 8b: potential free bandwidth (rotational latency × media rate)", "multiprogramming level", "potential free bandwidth (MB/s)", &per_sched(&|x| x.potential_mb_s), &[])?;
     written.push(p);
     let bars: Vec<StackedBar> = c
         .mpls
@@ -346,6 +372,7 @@ fn free_mining_plots(r: &FreeMiningReport, out: &Path) -> Result<Vec<String>, Bo
         .filter_map(|&m| r.run(c.detail_scheduler, m, c.paper_planner, 100.0))
         .map(|x| StackedBar {
             label: format!("MPL {}", x.mpl),
+            marks: fig8c_marks(x.fg_rotational_latency),
             values: vec![
                 x.fg_seek,
                 x.fg_transfer,
@@ -359,6 +386,7 @@ fn free_mining_plots(r: &FreeMiningReport, out: &Path) -> Result<Vec<String>, Bo
     stacked_bars(
         &p,
         &format!("Paper 000 Fig. 8c: head usage with the scan ({}, {}; rest: overhead, idle)", c.detail_scheduler, c.paper_planner),
+        "% of disk head time",
         &["seek", "foreground transfer", "free transfer", "extra seek", "unused latency"],
         &bars,
     )?;
@@ -386,7 +414,18 @@ fn free_mining_plots(r: &FreeMiningReport, out: &Path) -> Result<Vec<String>, Bo
         series.push(Line { label: format!("potential, {}", d.planner), points });
     }
     let p = out.join("paper000-fig9.svg");
-    lines(&p, &format!("Paper 000 Fig. 9a: scan progress ({}, MPL {})", c.detail_scheduler, c.detail_mpl), "time (% of the pass)", "blocks read (% of the disk)", &series)?;
+    lines(
+        &p,
+        &format!("Paper 000 Fig. 9a: scan progress ({}, MPL {})", c.detail_scheduler, c.detail_mpl),
+        "time (% of the pass)",
+        "blocks read (% of the disk)",
+        &series,
+        &[Reference::Point {
+            label: format!("paper 000: the last 5% take ~{:.0}% of the time", 100.0 * free_mining::PAPER_LAST_5PCT_TIME_SHARE),
+            x: 100.0 * (1.0 - free_mining::PAPER_LAST_5PCT_TIME_SHARE),
+            y: 95.0,
+        }],
+    )?;
     written.push(p);
     for d in &r.fig9 {
         let span = d.pass_s.unwrap_or_else(|| d.buckets.last().map_or(1.0, |b| b.end_s));
@@ -398,14 +437,17 @@ fn free_mining_plots(r: &FreeMiningReport, out: &Path) -> Result<Vec<String>, Bo
             Line { label: "unused latency".into(), points: inside.iter().map(|b| (x(b), 100.0 * b.unused)).collect() },
         ];
         let p = out.join(format!("paper000-fig9c-{}.svg", d.planner));
-        lines(&p, &format!("Paper 000 Fig. 9c: use of the potential over the scan ({}, MPL {}, {})", c.detail_scheduler, c.detail_mpl, d.planner), "time (% of the pass)", "% of the potential", &split)?;
+        let paper_split = [("free transfer", 1.0 - free_mining::PAPER_EXTRA_SEEK_SHARE - free_mining::PAPER_UNUSED_SHARE), ("extra seek", free_mining::PAPER_EXTRA_SEEK_SHARE), ("unused latency", free_mining::PAPER_UNUSED_SHARE)]
+            .map(|(what, share)| Reference::Level { label: format!("paper 000: {what} ~{:.0}% over the scan", 100.0 * share), y: 100.0 * share });
+        lines(&p, &format!("Paper 000 Fig. 9c: use of the potential over the scan ({}, MPL {}, {})", c.detail_scheduler, c.detail_mpl, d.planner), "time (% of the pass)", "% of the potential", &split, &paper_split)?;
         written.push(p);
         let bw = [
             Line { label: "free".into(), points: inside.iter().map(|b| (x(b), b.free_mb_s)).collect() },
             Line { label: "potential".into(), points: inside.iter().map(|b| (x(b), b.potential_mb_s)).collect() },
         ];
         let p = out.join(format!("paper000-fig9b-{}.svg", d.planner));
-        lines(&p, &format!("Paper 000 Fig. 9b: instantaneous free bandwidth ({}, MPL {}, {})", c.detail_scheduler, c.detail_mpl, d.planner), "time (% of the pass)", "MB/s", &bw)?;
+        // Fig. 9b's curve has no figure in the paper's text to set beside ours.
+        lines(&p, &format!("Paper 000 Fig. 9b: instantaneous free bandwidth ({}, MPL {}, {})", c.detail_scheduler, c.detail_mpl, d.planner), "time (% of the pass)", "MB/s", &bw, &[])?;
         written.push(p);
     }
 
@@ -416,12 +458,36 @@ fn free_mining_plots(r: &FreeMiningReport, out: &Path) -> Result<Vec<String>, Bo
             .collect()
     };
     let p = out.join("paper000-fig10.svg");
-    lines(&p, &format!("Paper 000 Fig. 10: sampling efficiency ({}, MPL {})", c.detail_scheduler, c.detail_mpl), "share of the disk needed (%)", "efficiency (% of potential)", &fig10(&|x| 100.0 * x.efficiency))?;
+    lines(
+        &p,
+        &format!("Paper 000 Fig. 10: sampling efficiency ({}, MPL {})", c.detail_scheduler, c.detail_mpl),
+        "share of the disk needed (%)",
+        "efficiency (% of potential)",
+        &fig10(&|x| 100.0 * x.efficiency),
+        &[Reference::Point { label: format!("paper 000: ~{:.0}% for any 80%", 100.0 * free_mining::PAPER_SAMPLE_80_EFFICIENCY), x: 80.0, y: 100.0 * free_mining::PAPER_SAMPLE_80_EFFICIENCY }],
+    )?;
     written.push(p);
     let p = out.join("paper000-fig10-per-day.svg");
-    lines(&p, &format!("Paper 000 Fig. 10: samples per day ({}, MPL {})", c.detail_scheduler, c.detail_mpl), "share of the disk needed (%)", "samples per day", &fig10(&|x| x.samples_per_day))?;
+    lines(
+        &p,
+        &format!("Paper 000 Fig. 10: samples per day ({}, MPL {})", c.detail_scheduler, c.detail_mpl),
+        "share of the disk needed (%)",
+        "samples per day",
+        &fig10(&|x| x.samples_per_day),
+        &[Reference::Point { label: format!("paper 000: {:.0}+ a day for any 80%", free_mining::PAPER_SAMPLE_80_PER_DAY), x: 80.0, y: free_mining::PAPER_SAMPLE_80_PER_DAY }],
+    )?;
     written.push(p);
     Ok(written.iter().map(|p| p.display().to_string()).collect())
+}
+
+/// Fig. 8c's paper marks: the paper's split of the potential (the foreground's rotational
+/// latency) into free transfer, extra seek and unused latency, applied to each bar's own
+/// rotational latency `rotational` (a share of the head's time; segments 2–4 of the bar).
+fn fig8c_marks(rotational: f64) -> Vec<SegmentMark> {
+    let unused = free_mining::PAPER_UNUSED_SHARE;
+    let extra = free_mining::PAPER_EXTRA_SEEK_SHARE;
+    let free = 1.0 - extra - unused;
+    [(2, free), (3, extra), (4, unused)].into_iter().map(|(segment, share)| SegmentMark { segment, low: rotational * share, high: rotational * share }).collect()
 }
 
 fn free_mining_csvs(r: &FreeMiningReport, out: &Path) -> Result<Vec<String>, Box<dyn std::error::Error>> {
@@ -553,7 +619,7 @@ pub fn demo_free_scan(max_requests: u64) -> CmdResult {
     let workload = || WorkloadSpec::Oltp(OltpSpec { think_time_ms: think_ms, ..OltpSpec::default() }).build(disk.capacity(), 42);
     let scan = TaskSpec::Scan { block_bytes: 4096, passes: 1, fraction: 1.0, first_lbn: None, blocks: None, next_pass_at: None, passes_in_flight: None };
     let fb = Freeblock::new(Arc::clone(&disk), FreeblockConfig { planner: PlannerKind::TwoTrack, tasks: vec![scan], ..FreeblockConfig::default() })?;
-    println!(
+    outln!(
         "\nFree scan: OLTP on the {} (cache off), MPL {mpl}, {scheduler}, {think_ms} ms think time; in the background one whole-disk scan in 4 KB blocks ({} planner), until it ends (at most {max_requests} foreground requests)\n",
         disk.spec().description,
         PlannerKind::TwoTrack
@@ -572,12 +638,12 @@ pub fn demo_free_scan(max_requests: u64) -> CmdResult {
     for (name, r) in [("without the scan", &alone), ("with the scan", &with)] {
         t.row([name.to_string(), r.requests.to_string(), format!("{:.3}", r.response.mean_ms), format!("{:.3}", r.response.p99_ms), format!("{:.3}", r.response.max_ms), format!("{:.1}", r.throughput_per_s)]);
     }
-    print!("{}", t.render());
+    out!("{}", t.render());
     let identical = alone.response == with.response && alone.requests == with.requests && alone.duration_ns == with.duration_ns && f.delayed_foreground == 0;
     if identical {
-        println!("Foreground identical with and without the scan: every response-time statistic is equal, and no request was delayed (in-firmware freeblock scheduling is free).");
+        outln!("Foreground identical with and without the scan: every response-time statistic is equal, and no request was delayed (in-firmware freeblock scheduling is free).");
     } else {
-        println!("Foreground NOT identical ({} requests delayed by background work).", f.delayed_foreground);
+        outln!("Foreground NOT identical ({} requests delayed by background work).", f.delayed_foreground);
     }
     let task = f.tasks.first();
     let blocks = disk.capacity() / 8;
@@ -594,13 +660,13 @@ pub fn demo_free_scan(max_requests: u64) -> CmdResult {
             f.duration_s
         ),
     };
-    println!(
+    outln!(
         "Free bandwidth: {:.2} MB/s of a potential {:.2} MB/s ({} realised; {} of the disk's media bandwidth); {per_day}.",
         f.free_mb_s,
         f.potential_mb_s,
         pct(f.efficiency),
         pct(f.free_mb_s / free_mining::media_mb_s(&disk))
     );
-    println!("(`freeblock repro free-mining` sweeps MPL and schedulers and compares with paper 000 §6.)");
+    outln!("(`freeblock repro free-mining` sweeps MPL and schedulers and compares with paper 000 §6.)");
     Ok(())
 }

@@ -15,7 +15,7 @@ use freeblock_disk::library;
 use serde::Serialize;
 
 use crate::commands::ReproArgs;
-use crate::plot::{lines, Line};
+use crate::plot::{lines, Line, Reference};
 use crate::progress::Runs;
 use crate::table::Table;
 
@@ -453,7 +453,7 @@ pub fn rearrangement(a: &ReproArgs) -> CmdResult {
             plots,
             data,
         };
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
     }
 
@@ -470,9 +470,9 @@ pub fn rearrangement(a: &ReproArgs) -> CmdResult {
         }
         (None, None) => {}
     }
-    print!("{s}");
-    println!("\nplots: {}", plots.join(", "));
-    println!("data: {}", data.join(", "));
+    out!("{s}");
+    outln!("\nplots: {}", plots.join(", "));
+    outln!("data: {}", data.join(", "));
     Ok(())
 }
 
@@ -867,13 +867,14 @@ fn plots(out: &Path, days: &RunRows, pts: &[Fig4Point]) -> Result<Vec<String>, B
     let x = |p: &Fig4Point| p.blocks as f64;
     lines(
         &fig4,
-        "Paper 002 Fig. 4: seek time against the number of rearranged blocks (ours)",
+        "Paper 002 Fig. 4: seek time against the number of rearranged blocks",
         "blocks placed in the reserved area",
         "mean seek time (ms)",
         &[
             Line { label: "seek time".into(), points: pts.iter().map(|p| (x(p), p.all.seek_ms)).collect() },
             Line { label: "FCFS seek time".into(), points: pts.iter().map(|p| (x(p), p.all.fcfs_seek_ms)).collect() },
         ],
+        &[Reference::At { label: format!("paper 002: little gain past ~{PAPER_FIG4_KNEE_BLOCKS} blocks"), x: PAPER_FIG4_KNEE_BLOCKS as f64 }],
     )?;
     let per_day = out.join("paper002-days.svg");
     let day = |d: &DayRow| (d.day + 1) as f64;
@@ -889,6 +890,7 @@ fn plots(out: &Path, days: &RunRows, pts: &[Fig4Point]) -> Result<Vec<String>, B
             Line { label: "ours, reads".into(), points: days.days.iter().map(|d| (day(d), d.reads.seek_ms)).collect() },
             Line { label: "paper, reads".into(), points: paper(&PAPER_TABLE_3) },
         ],
+        &[],
     )?;
     Ok(vec![fig4.display().to_string(), per_day.display().to_string()])
 }

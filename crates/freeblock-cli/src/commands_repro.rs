@@ -12,7 +12,7 @@ use freeblock_disk::library;
 
 use crate::progress::Runs;
 use crate::commands::{DemoArgs, ReproArgs};
-use crate::plot::{stacked_bars, StackedBar};
+use crate::plot::{stacked_bars, SegmentMark, StackedBar};
 use crate::table::{pct, Table};
 
 type CmdResult = Result<(), Box<dyn std::error::Error>>;
@@ -25,6 +25,12 @@ const FIGURE_TITLES: [(u32, &str); 5] = [
     (6, "Fig. 6: SPTF-SWn% (Atlas 10K, 20 outstanding)"),
 ];
 
+/// Paper 004 Experiment 1: the best offset of the one alternative ("40–45 sectors", about half
+/// a track; plotted at the middle), and the reductions it measured there (%).
+const PAPER004_BEST_OFFSET: f64 = 42.5;
+const PAPER004_ROT_REDUCTION_PCT: f64 = 32.0;
+const PAPER004_POS_REDUCTION_PCT: f64 = 16.0;
+
 pub fn head_usage(a: &ReproArgs) -> CmdResult {
     let pb = Runs::new("head-usage", 29, a.quiet || a.json);
     let bars = freeblock::repro::head_usage(a.requests, |done, total| pb.set(done, total))?;
@@ -36,20 +42,38 @@ pub fn head_usage(a: &ReproArgs) -> CmdResult {
         let fig_bars: Vec<StackedBar> = bars
             .iter()
             .filter(|b| b.figure == fig)
-            .map(|b| StackedBar { label: b.label.clone(), values: vec![b.seek, b.rotational_latency, b.transfer] })
+            .map(|b| StackedBar { label: b.label.clone(), values: vec![b.seek, b.rotational_latency, b.transfer], marks: paper_marks(b) })
             .collect();
         let path = a.out.join(format!("paper000-fig{fig}.svg"));
-        stacked_bars(&path, title, &["seek", "rotational latency", "transfer"], &fig_bars)?;
+        stacked_bars(&path, title, "% of disk head time", &["seek", "rotational latency", "transfer"], &fig_bars)?;
         plots.push(path.display().to_string());
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "bars": bars, "plots": plots }))?);
+        outln!("{}", serde_json::to_string_pretty(&serde_json::json!({ "bars": bars, "plots": plots }))?);
         return Ok(());
     }
-    print!("{}", head_usage_text(&bars));
-    println!("plots: {}", plots.join(", "));
-    println!("data: {}", a.out.join("head-usage.csv").display());
+    out!("{}", head_usage_text(&bars));
+    outln!("plots: {}", plots.join(", "));
+    outln!("data: {}", a.out.join("head-usage.csv").display());
     Ok(())
+}
+
+/// The paper's figures for a bar's segments: its checks of a segment's share (the accepted
+/// range). Checks of other quantities (access time against SPTF) are in the table only.
+fn paper_marks(b: &HeadUsageBar) -> Vec<SegmentMark> {
+    b.checks
+        .iter()
+        .filter_map(|c| {
+            let segment = if c.metric.starts_with("rotational latency share") {
+                1
+            } else if c.metric.contains("transfer share") {
+                2
+            } else {
+                return None;
+            };
+            Some(SegmentMark { segment, low: c.low, high: c.high })
+        })
+        .collect()
 }
 
 fn head_usage_text(bars: &[HeadUsageBar]) -> String {
@@ -100,7 +124,7 @@ fn write_bars_csv(bars: &[HeadUsageBar], path: &std::path::Path) -> CmdResult {
 pub fn demo(a: &DemoArgs) -> CmdResult {
     // The paper-000 setting: media behaviour only, so the on-disk cache is off.
     let disk = library::media("atlas10k")?;
-    println!(
+    outln!(
         "freeblock demo: {} random 4 KB requests (2:1 reads) per scheduler on the {}, 20 outstanding, cache off\n",
         a.requests,
         disk.spec().description,
@@ -114,15 +138,15 @@ pub fn demo(a: &DemoArgs) -> CmdResult {
         let r = Simulation::new(Arc::clone(&disk), w, SimConfig { scheduler: s, mpl: 20, ..SimConfig::default() }).run(None)?;
         let f = r.head_usage_fractions;
         t.row([s.to_string(), pct(f.seek), pct(f.rotational_latency), pct(f.transfer), pct(f.overhead), format!("{:.2}", r.response.mean_ms), format!("{:.2}", r.response.p99_ms)]);
-        bars.push(StackedBar { label: s.to_string(), values: vec![f.seek, f.rotational_latency, f.transfer, f.overhead] });
+        bars.push(StackedBar::new(s.to_string(), vec![f.seek, f.rotational_latency, f.transfer, f.overhead]));
         pb.inc();
     }
     pb.finish();
-    print!("{}", t.render());
-    println!("\nThe rotational-latency share is the potential free bandwidth freeblock scheduling can use.");
+    out!("{}", t.render());
+    outln!("\nThe rotational-latency share is the potential free bandwidth freeblock scheduling can use.");
     let path = a.out.join("head-usage.svg");
-    stacked_bars(&path, "Atlas 10K head usage per scheduler (20 outstanding)", &["seek", "rotational latency", "transfer", "overhead"], &bars)?;
-    println!("plot written to {}", path.display());
+    stacked_bars(&path, "Atlas 10K head usage per scheduler (20 outstanding)", "% of disk head time", &["seek", "rotational latency", "transfer", "overhead"], &bars)?;
+    outln!("plot written to {}", path.display());
     crate::commands_freeblock::demo_free_scan(a.scan_requests)
 }
 
@@ -135,7 +159,7 @@ pub fn range_writes(a: &ReproArgs) -> CmdResult {
         local_vs_global_with_progress, run_offsets, theory_check_reads, theory_check_writes, LocalGlobalConfig,
         OffsetExperiment, SmallFileConfig, TheoryConfig,
     };
-    use crate::plot::{lines, Line};
+    use crate::plot::{lines, Line, Reference};
     let n = a.requests.max(16);
     let theory = TheoryConfig { trials: u32::try_from(2 * n).unwrap_or(u32::MAX), ..TheoryConfig::default() };
     let writes_per_run = usize::try_from(n)?;
@@ -174,6 +198,10 @@ pub fn range_writes(a: &ReproArgs) -> CmdResult {
             pct_line("positioning time", &e1.rows, &|r| r.lbn_offset.pos_reduction),
             pct_line("theory 2f(1-f), same track", &e1.rows, &|r| r.theory_rot_reduction),
         ],
+        &[
+            Reference::Point { label: "paper 004: rotational latency, best offset".into(), x: PAPER004_BEST_OFFSET, y: PAPER004_ROT_REDUCTION_PCT },
+            Reference::Point { label: "paper 004: positioning time, best offset".into(), x: PAPER004_BEST_OFFSET, y: PAPER004_POS_REDUCTION_PCT },
+        ],
     )?;
     let fig2 = a.out.join("paper004-exp2.svg");
     lines(
@@ -186,6 +214,7 @@ pub fn range_writes(a: &ReproArgs) -> CmdResult {
             pct_line("positioning time", &e2.rows, &|r| r.lbn_offset.pos_reduction),
             pct_line("geometric theory", &e2.rows, &|r| r.geometric_rot_reduction),
         ],
+        &[Reference::Level { label: "paper 004: best rotational reduction (~32%)".into(), y: PAPER004_ROT_REDUCTION_PCT }],
     )?;
     let fig3 = a.out.join("osdi2008-local-global.svg");
     local_global_plot(&lg, &fig3)?;
@@ -202,7 +231,7 @@ pub fn range_writes(a: &ReproArgs) -> CmdResult {
     let best = e1.best_lbn().ok_or("experiment 1 produced no rows")?;
     let half = e1.rows.iter().find(|r| r.offset == u64::from(e1.sectors_per_track / 2));
     if a.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "theory_writes": writes, "theory_reads": reads,
@@ -213,25 +242,25 @@ pub fn range_writes(a: &ReproArgs) -> CmdResult {
         );
         return Ok(());
     }
-    println!("Theory check: k equidistant candidates on one track (HP C2249A zone 0); theory: revolution/(2k)");
+    outln!("Theory check: k equidistant candidates on one track (HP C2249A zone 0); theory: revolution/(2k)");
     let mut t = Table::new(["k", "writes ours ms", "reads ours ms", "theory ms", "reduction writes", "reduction reads", "theory reduction"]);
     for (w, r) in writes.iter().zip(&reads) {
         t.row([w.k.to_string(), format!("{:.3}", w.ours_ms), format!("{:.3}", r.ours_ms), format!("{:.3}", w.theory_ms), pct(w.reduction_ours), pct(r.reduction_ours), pct(w.reduction_theory)]);
     }
-    print!("{}", t.render());
-    println!(
+    out!("{}", t.render());
+    outln!(
         "\nPaper 004 Experiment 1: {} writes of {} sectors, one alternative at an LBN offset, FCFS, one every {} ms",
         e1.config.writes, e1.config.write_sectors, e1.config.interarrival_ms
     );
-    println!("without alternatives: rotational latency {:.3} ms, positioning {:.3} ms", e1.baseline.rot_ms, e1.baseline.pos_ms);
+    outln!("without alternatives: rotational latency {:.3} ms, positioning {:.3} ms", e1.baseline.rot_ms, e1.baseline.pos_ms);
     let mut t = Table::new(["", "best offset", "rotational reduction", "positioning reduction"]);
     t.row(["paper 004".to_string(), "40–45 (≈ half a track)".into(), "~32%".into(), "~16%".into()]);
     if let Some(h) = half {
         t.row(["theory (mechanics)".to_string(), format!("{} (half of {})", h.offset, e1.sectors_per_track), pct(h.theory_rot_reduction), "—".into()]);
     }
     t.row(["ours".to_string(), best.offset.to_string(), pct(best.lbn_offset.rot_reduction), pct(best.lbn_offset.pos_reduction)]);
-    print!("{}", t.render());
-    println!(
+    out!("{}", t.render());
+    outln!(
         "Ours is close to the mechanics' 50% and well above the paper's 32%, which its authors attributed to their DiskSim set-up."
     );
     let peaks: Vec<String> = e2
@@ -240,10 +269,10 @@ pub fn range_writes(a: &ReproArgs) -> CmdResult {
         .filter(|w| w[1].lbn_offset.rot_reduction >= w[0].lbn_offset.rot_reduction && w[1].lbn_offset.rot_reduction > w[2].lbn_offset.rot_reduction && w[1].lbn_offset.rot_reduction > 0.4)
         .map(|w| format!("{} ({})", w[1].offset, pct(w[1].lbn_offset.rot_reduction)))
         .collect();
-    println!("\nPaper 004 Experiment 2 (Fig. 3): offsets 0..{} — periodic, one peak per track; peaks at {}", e2.rows.last().map_or(0, |r| r.offset), peaks.join(", "));
-    print!("{}", local_global_text(&lg));
-    println!("plots: {}, {}, {}", fig1.display(), fig2.display(), fig3.display());
-    println!("data: {}, {}", a.out.join("range-writes.csv").display(), lg_csv.display());
+    outln!("\nPaper 004 Experiment 2 (Fig. 3): offsets 0..{} — periodic, one peak per track; peaks at {}", e2.rows.last().map_or(0, |r| r.offset), peaks.join(", "));
+    out!("{}", local_global_text(&lg));
+    outln!("plots: {}, {}, {}", fig1.display(), fig2.display(), fig3.display());
+    outln!("data: {}, {}", a.out.join("range-writes.csv").display(), lg_csv.display());
     Ok(())
 }
 
@@ -407,7 +436,7 @@ fn write_local_global_csv(lg: &freeblock::rangewrite::LocalGlobalReport, path: &
 
 /// Application-level gain against k, one line per scheduler and selection, with OSDI 2008's range.
 fn local_global_plot(lg: &freeblock::rangewrite::LocalGlobalReport, path: &std::path::Path) -> CmdResult {
-    use crate::plot::{lines, Line};
+    use crate::plot::{lines, Line, Reference};
     use freeblock::rangewrite::Variant;
     let mut series = Vec::new();
     for sched in lg.config.schedulers.iter().map(ToString::to_string) {
@@ -439,5 +468,6 @@ fn local_global_plot(lg: &freeblock::rangewrite::LocalGlobalReport, path: &std::
         "candidates per write (k)",
         "application-level gain (%)",
         &series,
+        &[Reference::Band { label: format!("OSDI 2008: {:.0}–{:.0}% (HP C2247A)", 100.0 * lo, 100.0 * hi), low: 100.0 * lo, high: 100.0 * hi }],
     )
 }

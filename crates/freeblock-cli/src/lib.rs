@@ -5,15 +5,35 @@
 //! Reporting commands (`run`, `validate`, `repro`, `bench`) take `--json` and then print one JSON
 //! document with the same figures instead of tables.
 
+/// `print!` to standard output that hands a write error (a closed pipe: `freeblock … | head`)
+/// back to the caller with `?` instead of panicking as `print!` does.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout(), $($arg)*)?
+    }};
+}
+
+/// `println!` that returns a write error instead of panicking (see [`out!`]).
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout(), $($arg)*)?
+    }};
+}
+
 mod commands;
 mod commands_freeblock;
 mod commands_rearrange;
+mod commands_run;
+pub mod commands_sweep;
 mod commands_repro;
 mod plot;
 mod progress;
 mod table;
 
 use std::ffi::OsString;
+use std::io::Write as _;
 
 use clap::{Parser, Subcommand};
 
@@ -40,11 +60,14 @@ enum Command {
         action: DiskAction,
     },
     /// Run an experiment file (TOML).
-    Run(commands::RunArgs),
+    Run(commands_run::RunArgs),
     /// Replay real-drive traces on their DiskSim models and compare with the measured times.
     Validate(commands::ValidateArgs),
     /// Reproduce a paper's figures, printing the paper's numbers beside ours.
     Repro(commands::ReproArgs),
+    /// Run an experiment over a grid of parameters and seeds on Dask, into one table (CSV or
+    /// Parquet). Needs the Python package's `freeblock` command.
+    Sweep(commands_sweep::SweepArgs),
     /// Measure simulator speed (simulated requests per second) and the freeblock planner
     /// (decision time, registered-set memory).
     Bench(commands::BenchArgs),
@@ -97,17 +120,27 @@ where
         Command::Disks { json } => commands::disks(json),
         Command::Disk { action: DiskAction::Show { name, json } } => commands::disk_show(&name, json),
         Command::Disk { action: DiskAction::Import { path } } => commands::disk_import(&path),
-        Command::Run(a) => commands::run(&a),
+        Command::Run(a) => commands_run::run(&a),
         Command::Validate(a) => commands::validate(&a),
         Command::Repro(a) => commands::repro(&a),
+        Command::Sweep(a) => commands_sweep::sweep(&a),
         Command::Bench(a) => commands::bench(&a, probe),
         Command::Demo(a) => commands::demo(&a),
     };
-    match result {
+    let flushed = result.and_then(|()| std::io::Write::flush(&mut std::io::stdout()).map_err(Into::into));
+    match flushed {
         Ok(()) => 0,
+        // The reader went away (`freeblock run … | head`): stop quietly, as Unix tools do.
+        Err(e) if is_broken_pipe(e.as_ref()) => 0,
         Err(e) => {
-            eprintln!("error: {e}");
+            // Standard error may be closed too: nothing more can be said then.
+            let _ = writeln!(std::io::stderr(), "error: {e}");
             1
         }
     }
+}
+
+/// Whether an error is a write to a closed pipe.
+fn is_broken_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
+    e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
 }

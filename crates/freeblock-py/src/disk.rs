@@ -7,8 +7,8 @@ use crate::error::ToPyResult;
 
 /// Names of the built-in disks.
 #[pyfunction]
-pub fn disks() -> Vec<String> {
-    library::names().into_iter().map(str::to_string).collect()
+pub fn disks() -> PyResult<Vec<String>> {
+    crate::guard::guarded("disks", || Ok(library::names().into_iter().map(str::to_string).collect()))
 }
 
 /// A disk's geometry and mechanics as a JSON object: name, description, source, capacity,
@@ -17,6 +17,8 @@ pub fn disks() -> Vec<String> {
 /// (`[distance_cylinders, ms]` pairs). `name` is a built-in name or a `.toml` / `.diskspecs` path.
 #[pyfunction]
 pub fn disk_info(name: &str) -> PyResult<String> {
-    let disk = Disk::new(library::load(name).py_err()?).py_err()?;
-    serde_json::to_string(&DiskSummary::of(&disk)).py_err()
+    crate::guard::guarded("disk_info", || {
+        let disk = Disk::new(library::load(name).py_err()?).py_err()?;
+        serde_json::to_string(&DiskSummary::of(&disk)).py_err()
+    })
 }

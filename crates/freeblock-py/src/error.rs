@@ -5,21 +5,27 @@
 //! ├── SpecError                  a disk spec is unreadable or makes no disk   (freeblock_disk::SpecError)
 //! ├── WorkloadError              a malformed trace line, a bad workload value (freeblock::workload::WorkloadError)
 //! ├── RequestError               a request the disk cannot serve              (freeblock::Error::Request)
+//! │                              a request the layout policy cannot place     (other LayoutErrors)
 //! │                              background blocks outside the disk or not on a block boundary
 //! │                                                           (FreeblockError::OutOfRange, ::Misaligned)
 //! ├── ConfigError                a malformed experiment: syntax, unknown key  (freeblock::Error::Config)
 //! │                              a bad block size, a disk setup freeblock scheduling cannot model
 //! │                                                           (FreeblockError::BlockSize, ::Unsupported)
+//! │                              a layout setting that makes no layout        (LayoutError::Config)
+//! │                              a bad argument from Python (a negative or too large integer, an
+//! │                              unknown op): instead of a bare ValueError or OverflowError
 //! └── FileError                  a file could not be read or written          (freeblock::Error::Io)
 //! ```
 //!
 //! The message is the Rust error's `Display`, which names the place (file and line, or field).
 //! Other freeblock-scheduling errors (an unknown task) are a plain `FreeblockError`; an exception
 //! raised by a Python background task is re-raised as it was (see `tasks.rs`).
-//! Where the Rust error carries it, the exception also has attributes: `path`, `line` (1-based),
-//! `field`, `index` (request number), each `None` when not known.
+//! Where the Rust error carries it, the exception also has attributes: `path` (the file), `line`
+//! (1-based), `field` (the setting, e.g. `sim.think_ms`), `index` (request number), each `None`
+//! when not known.
 
 use freeblock::freeblock::FreeblockError as RsFreeblockError;
+use freeblock::layout::LayoutError as RsLayoutError;
 use freeblock::workload::WorkloadError as RsWorkloadError;
 use freeblock::Error;
 use freeblock_disk::SpecError as RsSpecError;
@@ -157,13 +163,7 @@ pub fn from_core(e: &Error) -> PyErr {
                 ..Place::default()
             },
         ),
-        Error::Config { origin, .. } => raise::<ConfigError>(
-            message,
-            Place {
-                path: non_empty(origin),
-                ..Place::default()
-            },
-        ),
+        Error::Config { origin, .. } => raise::<ConfigError>(message, config_place(origin)),
         Error::Io { path, .. } => raise::<FileError>(
             message,
             Place {
@@ -172,8 +172,86 @@ pub fn from_core(e: &Error) -> PyErr {
             },
         ),
         Error::Freeblock(f) => from_freeblock(f, message),
+        Error::Layout(l) => from_layout(l, message),
         _ => raise::<FreeblockError>(message, Place::default()),
     }
+}
+
+/// Where a configuration error is: a file (the experiment's path, or `<experiment dict>` /
+/// `<experiment text>`) or a field (`sim.think_ms`, `workload.count`).
+fn config_place(origin: &str) -> Place {
+    let is_file = origin.starts_with('<')
+        || origin.contains(std::path::MAIN_SEPARATOR)
+        || origin.contains('/')
+        || origin.ends_with(".toml");
+    if is_file {
+        Place {
+            path: non_empty(origin),
+            ..Place::default()
+        }
+    } else {
+        Place {
+            field: non_empty(origin),
+            ..Place::default()
+        }
+    }
+}
+
+/// The Python exception for a layout-policy error: a setting that makes no layout is a
+/// `ConfigError` naming it; what goes wrong with a request while serving is a `RequestError`.
+fn from_layout(e: &RsLayoutError, message: String) -> PyErr {
+    match e {
+        RsLayoutError::Config { field, .. } => raise::<ConfigError>(
+            message,
+            Place {
+                field: Some((*field).to_string()),
+                ..Place::default()
+            },
+        ),
+        RsLayoutError::Request { index, .. } => raise::<RequestError>(
+            message,
+            Place {
+                index: Some(*index),
+                ..Place::default()
+            },
+        ),
+        _ => raise::<RequestError>(message, Place::default()),
+    }
+}
+
+/// A `ConfigError` for a bad argument given from Python: the message is `"{what}: {message}"`,
+/// the `field` attribute `field` (`what` may add context: `task "scan": block_bytes`).
+pub fn config_error_at(what: &str, field: &str, message: &str) -> PyErr {
+    raise::<ConfigError>(
+        format!("{what}: {message}"),
+        Place {
+            field: Some(field.to_string()),
+            ..Place::default()
+        },
+    )
+}
+
+/// An integer argument that must be ≥ 0 and fit 64 bits; otherwise a `ConfigError` naming it
+/// (instead of Python's bare `OverflowError`). `what` and `field` as in [`config_error_at`].
+pub fn unsigned_arg_at(value: &Bound<'_, PyAny>, what: &str, field: &str) -> PyResult<u64> {
+    if value.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(config_error_at(what, field, "must be a whole number, not a bool"));
+    }
+    let as_int: i128 = value.extract().map_err(|_| {
+        let kind = value
+            .get_type()
+            .name()
+            .map_or_else(|_| "something else".to_string(), |n| n.to_string());
+        config_error_at(what, field, &format!("must be a whole number, not {kind}"))
+    })?;
+    u64::try_from(as_int).map_err(|_| {
+        config_error_at(what, field, &format!("must be 0 to {}, not {as_int}", u64::MAX))
+    })
+}
+
+/// [`unsigned_arg_at`] without context.
+pub fn unsigned_arg(value: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
+    unsigned_arg_at(value, field, field)
 }
 
 /// The Python exception for a freeblock-scheduling error, with `message` (the error's `Display`,
@@ -188,6 +266,13 @@ pub fn from_freeblock(e: &RsFreeblockError, message: String) -> PyErr {
             },
         ),
         RsFreeblockError::Unsupported(_) => raise::<ConfigError>(message, Place::default()),
+        RsFreeblockError::Invalid { field, .. } => raise::<ConfigError>(
+            message,
+            Place {
+                field: Some(field.clone()),
+                ..Place::default()
+            },
+        ),
         RsFreeblockError::OutOfRange { .. } | RsFreeblockError::Misaligned { .. } => {
             raise::<RequestError>(message, Place::default())
         }

@@ -13,9 +13,11 @@
 //! | file | what it converts |
 //! |---|---|
 //! | `error.rs` | every Rust error into one Python exception class (the only place that does) |
+//! | `guard.rs` | a Rust panic into a `FreeblockError` (every entry point runs through it) |
 //! | `run.rs` | an experiment's TOML text in, the report as JSON and the records as columns out |
 //! | `tasks.rs` | Python background tasks as freeblock applications; their control object |
 //! | `disk.rs` | built-in disk names, a disk's geometry and seek curve as JSON |
+//! | `repro.rs` | `repro free-mining` on Dask: its plan, one run's outcome as bytes, the report from them |
 //! | `validate.rs` | a trace replay against a disk model, as JSON |
 //! | `cli.rs` | argv into `freeblock_cli::run`, its exit code back |
 //!
@@ -24,6 +26,8 @@
 mod cli;
 mod disk;
 mod error;
+mod guard;
+mod repro;
 mod run;
 mod tasks;
 mod validate;
@@ -39,8 +43,12 @@ fn _freeblock(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(disk::disk_info, m)?)?;
     m.add_function(wrap_pyfunction!(validate::validate, m)?)?;
     m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
+    m.add_function(wrap_pyfunction!(repro::free_mining_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(repro::free_mining_run, m)?)?;
+    m.add_function(wrap_pyfunction!(repro::free_mining_finish, m)?)?;
     m.add_class::<tasks::PyTaskControl>()?;
     m.add("ROUTES", pyo3::types::PyTuple::new(m.py(), tasks::ROUTES)?)?;
+    m.add("RECORD_SCHEMA", pyo3::types::PyTuple::new(m.py(), run::record_schema())?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

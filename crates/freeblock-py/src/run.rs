@@ -6,37 +6,50 @@ use std::sync::{Arc, Mutex};
 
 use freeblock::experiment::Experiment;
 use freeblock::freeblock::FreeblockError;
-use freeblock::report::{Record, RunReport};
+use freeblock::report::{Record, RecordKind, RecordValue, RunReport, RECORD_COLUMNS};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use crate::error::{self, ToPyResult};
 use crate::tasks::PyApp;
 
-/// The records as a dict of equal-length lists, one per field of [`Record`]. `op` is `"R"` or
-/// `"W"`; `measured_ns` is `None` where the trace recorded no measured time.
+/// The records as a dict of equal-length lists, one per column of [`RECORD_COLUMNS`] (the
+/// command line's CSV columns): counts as `int`, times in milliseconds as `float`, `op` as
+/// `"R"` or `"W"`, `cache_hit` as `bool`, and `None` where a measured time is missing.
 fn records_to_columns<'py>(py: Python<'py>, records: &[Record]) -> PyResult<Bound<'py, PyDict>> {
+    let rows: Vec<[RecordValue; RECORD_COLUMNS.len()]> = records.iter().map(Record::values).collect();
     let dict = PyDict::new(py);
-    macro_rules! column {
-        ($name:literal, $get:expr) => {
-            dict.set_item($name, PyList::new(py, records.iter().map($get))?)?;
-        };
+    for (i, column) in RECORD_COLUMNS.iter().enumerate() {
+        let cells = rows.iter().map(|row| -> PyResult<Bound<'py, PyAny>> {
+            Ok(match row[i] {
+                RecordValue::Int(v) => v.into_pyobject(py)?.into_any(),
+                RecordValue::Ms(v) => v.into_pyobject(py)?.into_any(),
+                RecordValue::Bool(v) => v.into_pyobject(py)?.to_owned().into_any(),
+                RecordValue::Text(v) => v.into_pyobject(py)?.into_any(),
+                RecordValue::Missing => py.None().into_bound(py),
+            })
+        });
+        dict.set_item(column.name, PyList::new(py, cells.collect::<PyResult<Vec<_>>>()?)?)?;
     }
-    column!("id", |r| r.id);
-    column!("arrival_ns", |r| r.arrival_ns);
-    column!("start_ns", |r| r.start_ns);
-    column!("end_ns", |r| r.end_ns);
-    column!("lbn", |r| r.lbn);
-    column!("phys_lbn", |r| r.phys_lbn);
-    column!("sectors", |r| r.sectors);
-    column!("op", |r| if r.op.is_read() { "R" } else { "W" });
-    column!("seek_ns", |r| r.seek_ns);
-    column!("rotational_latency_ns", |r| r.rotational_latency_ns);
-    column!("transfer_ns", |r| r.transfer_ns);
-    column!("overhead_ns", |r| r.overhead_ns);
-    column!("cache_hit", |r| r.cache_hit);
-    column!("measured_ns", |r| r.measured_ns);
     Ok(dict)
+}
+
+/// The record columns as `(name, kind)` pairs, kind one of `int`, `ms`, `optional_ms`, `bool`,
+/// `text`: Python's `RECORD_COLUMNS` and its DataFrame types come from here.
+pub fn record_schema() -> Vec<(&'static str, &'static str)> {
+    RECORD_COLUMNS
+        .iter()
+        .map(|c| {
+            let kind = match c.kind {
+                RecordKind::Int => "int",
+                RecordKind::Ms => "ms",
+                RecordKind::OptionalMs => "optional_ms",
+                RecordKind::Bool => "bool",
+                RecordKind::Text => "text",
+            };
+            (c.name, kind)
+        })
+        .collect()
 }
 
 /// Runs `experiment` with the Python background tasks `apps` added to its freeblock scheduling
@@ -84,6 +97,21 @@ fn run_with_apps(
 #[pyfunction]
 #[pyo3(signature = (toml_text, base_dir, progress=None, *, origin="<experiment>", keep_records=true, tasks=None))]
 pub fn run_experiment<'py>(
+    py: Python<'py>,
+    toml_text: &str,
+    base_dir: PathBuf,
+    progress: Option<PyObject>,
+    origin: &str,
+    keep_records: bool,
+    tasks: Option<Vec<Bound<'py, PyAny>>>,
+) -> PyResult<(String, Bound<'py, PyDict>)> {
+    crate::guard::guarded("run_experiment", || {
+        run_experiment_unguarded(py, toml_text, base_dir, progress, origin, keep_records, tasks)
+    })
+}
+
+/// The body of [`run_experiment`], which runs it inside the panic guard (`guard.rs`).
+fn run_experiment_unguarded<'py>(
     py: Python<'py>,
     toml_text: &str,
     base_dir: PathBuf,

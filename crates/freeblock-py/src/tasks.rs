@@ -23,7 +23,7 @@ use freeblock::freeblock::{
     BackgroundApp, Delivery, FreeblockError as FbError, Route, TaskControl, TaskReport,
 };
 use freeblock_disk::Op;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -46,9 +46,11 @@ fn parse_op(op: &str, what: &str) -> PyResult<Op> {
     match op.to_ascii_lowercase().as_str() {
         "r" | "read" => Ok(Op::Read),
         "w" | "write" => Ok(Op::Write),
-        _ => Err(PyValueError::new_err(format!(
-            "{what} must be \"read\" or \"write\", not {op:?}"
-        ))),
+        _ => Err(error::config_error_at(
+            what,
+            "op",
+            &format!("must be \"read\" or \"write\", not {op:?}"),
+        )),
     }
 }
 
@@ -151,7 +153,8 @@ impl PyTaskControl {
 impl PyTaskControl {
     /// Registers ``blocks`` application blocks starting at LBN ``lbn`` (a multiple of
     /// ``block_sectors``). Blocks already registered stay as they are.
-    fn register(&mut self, lbn: u64, blocks: u64) -> PyResult<()> {
+    fn register(&mut self, lbn: &Bound<'_, PyAny>, blocks: &Bound<'_, PyAny>) -> PyResult<()> {
+        let (lbn, blocks) = (error::unsigned_arg(lbn, "lbn")?, error::unsigned_arg(blocks, "blocks")?);
         self.record(Call::Register { lbn, blocks })
     }
 
@@ -161,14 +164,16 @@ impl PyTaskControl {
     }
 
     /// Drops the wanted sectors in LBNs ``[start, end)``: they are never delivered.
-    fn abort(&mut self, start: u64, end: u64) -> PyResult<()> {
+    fn abort(&mut self, start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> PyResult<()> {
+        let (start, end) = (error::unsigned_arg(start, "start")?, error::unsigned_arg(end, "end")?);
         self.record(Call::Abort { start, end })
     }
 
     /// Marks the wanted sectors in LBNs ``[start, end)`` urgent: the planner weighs each as
     /// several ordinary ones (``URGENT_WEIGHT``) until it is transferred, so blocks that have
     /// waited long are not passed over for a few more that have not.
-    fn mark_urgent(&mut self, start: u64, end: u64) -> PyResult<()> {
+    fn mark_urgent(&mut self, start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>) -> PyResult<()> {
+        let (start, end) = (error::unsigned_arg(start, "start")?, error::unsigned_arg(end, "end")?);
         self.record(Call::MarkUrgent { start, end })
     }
 
@@ -176,7 +181,8 @@ impl PyTaskControl {
     /// merged); their blocks are delivered, with route ``"promoted"``, when the requests complete.
     /// ``op`` is ``"read"`` or ``"write"`` (default: the task's).
     #[pyo3(signature = (start, end, op=None))]
-    fn promote(&mut self, start: u64, end: u64, op: Option<&str>) -> PyResult<()> {
+    fn promote(&mut self, start: &Bound<'_, PyAny>, end: &Bound<'_, PyAny>, op: Option<&str>) -> PyResult<()> {
+        let (start, end) = (error::unsigned_arg(start, "start")?, error::unsigned_arg(end, "end")?);
         let op = match op {
             Some(s) => parse_op(s, "op")?,
             None => self.op,
@@ -186,7 +192,8 @@ impl PyTaskControl {
 
     /// Be called again as soon as ``blocks`` more blocks have been delivered (instead of the run's
     /// ``batch_blocks``; a task with nothing left in flight is called with what there is).
-    fn notify_after(&mut self, blocks: u64) -> PyResult<()> {
+    fn notify_after(&mut self, blocks: &Bound<'_, PyAny>) -> PyResult<()> {
+        let blocks = error::unsigned_arg(blocks, "blocks")?;
         self.record(Call::NotifyAfter { blocks })
     }
 
@@ -222,11 +229,11 @@ impl PyApp {
     pub fn new(obj: &Bound<'_, PyAny>, error: Arc<Mutex<Option<PyErr>>>) -> PyResult<Self> {
         let name: String = obj.getattr("name")?.extract()?;
         let op: String = obj.getattr("op")?.extract()?;
-        let block_bytes: u64 = obj.getattr("block_bytes")?.extract().map_err(|e| {
-            PyValueError::new_err(format!(
-                "task {name:?}: block_bytes must be a non-negative integer ({e})"
-            ))
-        })?;
+        let block_bytes = error::unsigned_arg_at(
+            &obj.getattr("block_bytes")?,
+            &format!("task {name:?}: block_bytes"),
+            "block_bytes",
+        )?;
         Ok(Self {
             op: parse_op(&op, &format!("task {name:?}: op"))?,
             obj: obj.clone().unbind(),

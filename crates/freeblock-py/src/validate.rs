@@ -14,10 +14,12 @@ use crate::error::ToPyResult;
 /// the replay.
 #[pyfunction]
 pub fn validate(py: Python<'_>, trace_path: PathBuf, model: &str) -> PyResult<String> {
-    let spec = library::load(model).py_err()?;
-    let disk = freeblock::validate::disk_for_trace(spec, &trace_path).py_err()?;
-    let outcome = py
-        .allow_threads(|| freeblock::validate::validate(disk, &trace_path))
-        .py_err()?;
-    serde_json::to_string(&outcome).py_err()
+    crate::guard::guarded("validate", || {
+        let spec = library::load(model).py_err()?;
+        let disk = freeblock::validate::disk_for_trace(spec, &trace_path).py_err()?;
+        let outcome = py
+            .allow_threads(|| freeblock::validate::validate(disk, &trace_path))
+            .py_err()?;
+        serde_json::to_string(&outcome).py_err()
+    })
 }

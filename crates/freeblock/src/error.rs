@@ -47,5 +47,15 @@ pub enum Error {
     },
 }
 
+/// A user's number as messages show it: plain when short, in exponent form when a plain
+/// rendering would run to dozens of digits (`1e300`, `1e-300`).
+pub(crate) fn number(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && !(1e-4..1e12).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
 /// Result alias.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -59,6 +59,23 @@ impl DiskChoice {
         Self { name: Some(name.to_string()), ..Self::default() }
     }
 
+    /// The disk a user names on the command line (`--disk`): a DiskSim `.diskspecs` / `.model`
+    /// file, a `.toml` spec file, or a built-in name, as [`library::load`] tells them apart. A
+    /// relative path is taken from the current folder (not the experiment file's): `cwd` makes it
+    /// absolute. The model switches (`zero_latency`, `cache`) are kept from `self`.
+    #[must_use]
+    pub fn replaced_by(&self, name_or_path: &str, cwd: &Path) -> Self {
+        let path = || Some(cwd.join(name_or_path));
+        let (name, spec, disksim) = if name_or_path.ends_with(".diskspecs") || name_or_path.ends_with(".model") {
+            (None, None, path())
+        } else if name_or_path.ends_with(".toml") {
+            (None, path(), None)
+        } else {
+            (Some(name_or_path.to_string()), None, None)
+        };
+        Self { name, spec, disksim, ..self.clone() }
+    }
+
     /// Loads the spec and builds the model. `base` resolves relative paths.
     ///
     /// # Errors
@@ -95,11 +112,22 @@ fn default_seed() -> u64 {
 /// period_s = 86400
 /// area = { cylinders = 48, block_sectors = 16, table_slots = 2 }
 /// ```
+///
+/// ```toml
+/// [layout]
+/// type = "range_writes"       # every write offered several places (papers 004, OSDI 2008)
+/// candidates = 4              # default 4
+/// spread = "track"            # track (default) | cylinder
+/// block_sectors = 8           # default 8
+/// spare = 0.25                # share of the disk kept free for candidates; default 0.25
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum LayoutSpec {
     /// Adaptive block rearrangement ([`crate::layout::rearrange`]).
     Rearrange(crate::layout::rearrange::policy::RearrangeConfig),
+    /// Range writes for the workload's writes ([`crate::layout::request_rangewrite`]).
+    RangeWrites(crate::layout::request_rangewrite::RangeWritesConfig),
 }
 
 impl LayoutSpec {
@@ -110,6 +138,7 @@ impl LayoutSpec {
     pub fn build(&self, disk: &Disk) -> Result<Box<dyn crate::layout::LayoutPolicy>> {
         Ok(match self {
             LayoutSpec::Rearrange(c) => Box::new(crate::layout::rearrange::policy::Rearrange::new(disk, *c)?),
+            LayoutSpec::RangeWrites(c) => Box::new(crate::layout::request_rangewrite::RequestRangeWrites::new(disk, *c)?),
         })
     }
 }
@@ -164,6 +193,30 @@ impl Experiment {
         Self::from_toml_str(&text, &path.display().to_string(), path.parent().unwrap_or(Path::new(".")))
     }
 
+    /// Sets the number of foreground requests (the command line's `--count`): a synthetic
+    /// workload's `count`, a trace's `limit`.
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming `workload.count` for 0, and for a `days` workload (whose length
+    /// is `days × requests_per_day`: set those instead).
+    pub fn set_count(&mut self, count: u64) -> Result<()> {
+        let bad = |message: String| Error::Config { origin: "workload.count".into(), message };
+        if count == 0 {
+            return Err(bad("must be at least 1 request".into()));
+        }
+        match &mut self.workload {
+            WorkloadSpec::Random(w) => w.count = Some(count),
+            WorkloadSpec::Locality(w) => w.count = Some(count),
+            WorkloadSpec::Oltp(w) => w.count = Some(count),
+            WorkloadSpec::Sequential(w) => w.count = Some(count),
+            WorkloadSpec::Trace(t) => t.limit = Some(count),
+            WorkloadSpec::Days(_) => {
+                return Err(bad("a `days` workload has days × requests_per_day requests: set `days` or `requests_per_day` in the file".into()))
+            }
+        }
+        Ok(())
+    }
+
     /// Builds everything and runs it.
     ///
     /// # Errors
@@ -200,5 +253,151 @@ impl Experiment {
             simulation = simulation.with_freeblock(crate::freeblock::Freeblock::new(disk, config)?);
         }
         Ok(simulation)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Record;
+    use std::sync::Mutex;
+
+    fn experiment(text: &str) -> Experiment {
+        Experiment::from_toml_str(text, "test.toml", Path::new(".")).unwrap()
+    }
+
+    const RANDOM: &str = r#"
+        [disk]
+        name = "hp_c2249a"
+        cache = false
+        [workload]
+        type = "random"
+        count = 3000
+        [sim]
+        scheduler = { type = "sptf" }
+        mpl = 4
+    "#;
+
+    #[test]
+    fn a_record_sink_sees_the_records_the_report_would_keep() {
+        let mut kept = experiment(RANDOM);
+        kept.sim.keep_records = true;
+        let kept = kept.run(None).unwrap();
+        let streamed: &'static Mutex<Vec<Record>> = Box::leak(Box::default());
+        let report = experiment(RANDOM)
+            .build(false)
+            .unwrap()
+            .with_record_sink(Box::new(|r: &Record| {
+                streamed.lock().unwrap().push(*r);
+                Ok(())
+            }))
+            .run(None)
+            .unwrap();
+        assert!(report.records.is_empty(), "a sink takes the records instead of the report");
+        assert_eq!(kept.records.len(), 3000);
+        assert_eq!(*streamed.lock().unwrap(), kept.records);
+        assert_eq!(report.response, kept.response);
+    }
+
+    #[test]
+    fn a_failing_sink_stops_the_run_with_its_error() {
+        let err = experiment(RANDOM)
+            .build(false)
+            .unwrap()
+            .with_record_sink(Box::new(|r: &Record| {
+                if r.id == 10 {
+                    return Err(Error::Io { path: "records.csv".into(), message: "disk full".into() });
+                }
+                Ok(())
+            }))
+            .run(None)
+            .unwrap_err();
+        assert_eq!(err.to_string(), Error::Io { path: "records.csv".into(), message: "disk full".into() }.to_string());
+    }
+
+    #[test]
+    fn count_overrides_every_kind_that_has_one_and_names_the_field_otherwise() {
+        let mut e = experiment(RANDOM);
+        e.set_count(17).unwrap();
+        assert_eq!(e.workload.count(), Some(17));
+        assert!(e.set_count(0).unwrap_err().to_string().contains("workload.count"));
+        let mut days = experiment("[workload]\ntype = \"days\"\n");
+        let err = days.set_count(5).unwrap_err().to_string();
+        assert!(err.contains("workload.count") && err.contains("requests_per_day"), "{err}");
+    }
+
+    #[test]
+    fn a_disk_named_on_the_command_line_is_a_name_or_a_file_by_its_extension() {
+        let choice = DiskChoice { zero_latency: true, ..DiskChoice::named("atlas10k") };
+        let cwd = Path::new("/work");
+        let named = choice.replaced_by("hp_c2249a", cwd);
+        assert_eq!((named.name.as_deref(), named.zero_latency), (Some("hp_c2249a"), true));
+        let spec = choice.replaced_by("my=disk.toml", cwd);
+        assert_eq!((spec.name, spec.spec), (None, Some(cwd.join("my=disk.toml"))));
+        let disksim = choice.replaced_by("models/x.diskspecs", cwd);
+        assert_eq!(disksim.disksim, Some(cwd.join("models/x.diskspecs")));
+    }
+
+    /// Writes only, k candidates per write: the mean rotational latency of a write.
+    fn write_rotational_ms(candidates: u32) -> (f64, serde_json::Value) {
+        let text = format!(
+            r#"
+            [disk]
+            name = "hp_c2249a"
+            cache = false
+            [workload]
+            type = "random"
+            count = 2000
+            read_fraction = 0.0
+            [layout]
+            type = "range_writes"
+            candidates = {candidates}
+            "#
+        );
+        let report = experiment(&text).run(None).unwrap();
+        let layout = report.layout.expect("the run had a layout");
+        assert_eq!(layout.policy, "range-writes");
+        (layout.details["write_rotational_ms"].as_f64().unwrap(), layout.details)
+    }
+
+    #[test]
+    fn range_writes_from_an_experiment_file_cut_rotational_latency() {
+        let (one, details) = write_rotational_ms(1);
+        assert_eq!(details["writes"], 2000);
+        let (four, details) = write_rotational_ms(4);
+        assert_eq!(details["candidates_per_write"], 4.0);
+        // k equidistant candidates: about rev/(2k) instead of rev/2.
+        assert!(four < 0.5 * one, "4 candidates {four} ms, 1 candidate {one} ms");
+    }
+
+    #[test]
+    fn range_writes_serve_a_mixed_workload_and_move_its_writes() {
+        let text = r#"
+            [disk]
+            name = "hp_c2249a"
+            cache = false
+            [workload]
+            type = "sequential"
+            count = 400
+            request_sectors = 16
+            read_fraction = 0.5
+            [layout]
+            type = "range_writes"
+        "#;
+        let mut e = experiment(text);
+        e.sim.keep_records = true;
+        let report = e.run(None).unwrap();
+        assert_eq!(report.requests, 400);
+        let layout = report.layout.unwrap();
+        assert!(layout.details["reads"].as_u64().unwrap() > 0, "{}", layout.details);
+        // Writes went to free places, not their homes; reads of unwritten blocks to their homes.
+        assert!(report.records.iter().filter(|r| !r.op.is_read()).all(|r| r.lbn != r.phys_lbn));
+    }
+
+    #[test]
+    fn a_bad_range_writes_setting_names_its_field() {
+        let e = experiment("[workload]\ntype = \"random\"\ncount = 10\n[layout]\ntype = \"range_writes\"\nspare = 1.5\n");
+        let err = e.run(None).unwrap_err().to_string();
+        assert!(err.contains("layout.spare"), "{err}");
     }
 }

@@ -26,7 +26,7 @@
 use std::sync::Arc;
 
 use freeblock_disk::{library, Disk};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::freeblock::{Freeblock, FreeblockConfig, FreeblockReport, PassRecord, PlannerKind, ProgressPoint, TaskSpec, TimelineRow};
@@ -69,7 +69,7 @@ pub const TOLERANCE: f64 = 0.2;
 
 /// What to run. [`FreeMiningConfig::default`] is the full reproduction; [`FreeMiningConfig::quick`]
 /// a small version for tests.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FreeMiningConfig {
     /// Built-in disk (cache turned off).
     pub disk: String,
@@ -165,7 +165,7 @@ impl FreeMiningConfig {
 
 /// One simulated run: a foreground setting, a planner, and a scan needing `sample_percent` of
 /// the disk's blocks.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct RunKey {
     /// Foreground scheduler.
     pub scheduler: SchedulerSpec,
@@ -192,7 +192,7 @@ impl RunKey {
 }
 
 /// What one run achieved.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MiningRun {
     /// Foreground scheduler.
     pub scheduler: String,
@@ -262,7 +262,7 @@ pub struct MiningRun {
 }
 
 /// The steady state of a repeated scan: how often a whole pass ends.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SteadyState {
     /// Passes completed in the run.
     pub passes: usize,
@@ -276,7 +276,7 @@ pub struct SteadyState {
 }
 
 /// One stretch of a scan: bandwidths and the split of its potential.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SplitSlice {
     /// Start, simulated s.
     pub start_s: f64,
@@ -295,7 +295,7 @@ pub struct SplitSlice {
 }
 
 /// A scan's progress at one time.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ProgressSample {
     /// Simulated s since the pass started.
     pub time_s: f64,
@@ -304,7 +304,7 @@ pub struct ProgressSample {
 }
 
 /// Paper 000 Fig. 9 for one run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ScanDetail {
     /// Foreground scheduler.
     pub scheduler: String,
@@ -593,18 +593,97 @@ pub fn plan_runs(c: &FreeMiningConfig) -> Vec<RunKey> {
     keys
 }
 
+/// The simulation that gives `key`'s figures: at MPL 1 the queue never holds more than one
+/// request, so every foreground scheduler serves the same requests at the same instants and the
+/// freeblock planner sees the same windows: one FCFS run stands for all of them (the rows differ
+/// only in the scheduler's name). Any other run stands for itself.
+#[must_use]
+pub fn stand_in(key: RunKey) -> RunKey {
+    if key.mpl == 1 { RunKey { scheduler: SchedulerSpec::Fcfs, ..key } } else { key }
+}
+
+/// The simulations the report needs: the [`stand_in`]s of [`plan_runs`], each once, in plan
+/// order. What [`free_mining`] runs, and what [`assemble`] takes the outcomes of.
+#[must_use]
+pub fn simulations(c: &FreeMiningConfig) -> Vec<RunKey> {
+    let mut runs: Vec<RunKey> = Vec::new();
+    for k in plan_runs(c) {
+        let s = stand_in(k);
+        if !runs.contains(&s) {
+            runs.push(s);
+        }
+    }
+    runs
+}
+
 /// Marks a check's context when its run did not finish its pass.
 fn partial(r: &MiningRun) -> &'static str {
     if r.pass_s.is_some() { "" } else { " (PARTIAL: pass not finished)" }
 }
 
-/// One run and its full freeblock report (for Fig. 9).
-struct Outcome {
-    row: MiningRun,
-    freeblock: FreeblockReport,
+/// What one planned run hands to [`assemble`]: its row, and for the runs Fig. 9 shows, their
+/// detail (computed where the run's full freeblock report is, so the outcome stays small: it
+/// travels between processes when the runs are spread over Dask workers).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunOutcome {
+    /// The run's figures.
+    pub row: MiningRun,
+    /// Fig. 9's view of the run, for the runs [`shows_detail`] picks.
+    pub detail: Option<ScanDetail>,
 }
 
-fn run_one(disk: &Arc<Disk>, c: &FreeMiningConfig, key: RunKey, media: f64) -> Result<Outcome> {
+/// A run's outcome, or why it failed (an error or a panic, as text).
+pub type RunResult = std::result::Result<RunOutcome, String>;
+
+/// Whether Fig. 9 shows `key`'s run: the detailed scheduler and MPL, one full pass, the
+/// planner's default balancing, and the paper's planner or ours.
+#[must_use]
+pub fn shows_detail(c: &FreeMiningConfig, key: &RunKey) -> bool {
+    detail_planners(c).contains(&key.planner) && *key == RunKey::new(c.detail_scheduler, c.detail_mpl, key.planner, 100.0, false)
+}
+
+/// Fig. 9's planners: the paper's, then ours (or, when they are the same, the single-track greedy).
+fn detail_planners(c: &FreeMiningConfig) -> [PlannerKind; 2] {
+    [c.paper_planner, if c.paper_planner == c.ours_planner { PlannerKind::SingleTrack } else { c.ours_planner }]
+}
+
+/// The disk of the reproduction: the built-in model with its cache off.
+fn mining_disk(c: &FreeMiningConfig) -> Result<Arc<Disk>> {
+    Ok(library::media(&c.disk)?)
+}
+
+/// Runs one planned run (one of [`plan_runs`]) on its own: an error or a panic in the engine
+/// comes back as the `Err` text, so that one failed run leaves the others' figures standing.
+/// The same run gives the same outcome in any process, in any order.
+pub fn run_planned(c: &FreeMiningConfig, key: RunKey) -> RunResult {
+    let disk = mining_disk(c).map_err(|e| e.to_string())?;
+    let media = media_mb_s(&disk);
+    run_caught(&disk, c, key, media)
+}
+
+fn run_caught(disk: &Arc<Disk>, c: &FreeMiningConfig, key: RunKey, media: f64) -> RunResult {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_one(disk, c, key, media))) {
+        Ok(Ok(o)) => Ok(o),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(panic) => Err(format!(
+            "panicked: {}",
+            panic.downcast_ref::<String>().map(String::as_str).or_else(|| panic.downcast_ref::<&str>().copied()).unwrap_or("(no message)")
+        )),
+    }
+}
+
+/// The order to start the runs in: dearest first (our planner searches more per decision; a
+/// pass's tail costs most), so that the workers finish together on the cheap short samples.
+/// Indexes into `keys`.
+#[must_use]
+pub fn dearest_first(keys: &[RunKey]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..keys.len()).collect();
+    let dearest = |k: &RunKey| (u8::from(!k.overlap), u8::from(k.planner == PlannerKind::SingleTrack));
+    order.sort_by(|&a, &b| dearest(&keys[a]).cmp(&dearest(&keys[b])).then(keys[b].sample_percent.total_cmp(&keys[a].sample_percent)).then(a.cmp(&b)));
+    order
+}
+
+fn run_one(disk: &Arc<Disk>, c: &FreeMiningConfig, key: RunKey, media: f64) -> Result<RunOutcome> {
     let workload = WorkloadSpec::Oltp(OltpSpec { think_time_ms: c.think_ms, ..OltpSpec::default() }).build(disk.capacity(), c.seed)?;
     // One pass, or (overlap) passes until the run ends.
     let scan = TaskSpec::Scan {
@@ -625,7 +704,9 @@ fn run_one(disk: &Arc<Disk>, c: &FreeMiningConfig, key: RunKey, media: f64) -> R
     let report = Simulation::new(Arc::clone(disk), workload, sim).with_freeblock(fb).run(None)?;
     let freeblock = report.freeblock.clone().ok_or_else(|| crate::Error::Config { origin: "free-mining".into(), message: "the run has no freeblock report".into() })?;
     let row = summarise(disk, c, key, &report, &freeblock, media);
-    Ok(Outcome { row, freeblock })
+    let capacity_bytes = disk.capacity() as f64 * f64::from(disk.spec().sector_bytes);
+    let detail = shows_detail(c, &key).then(|| detail(c, &row, &freeblock, capacity_bytes));
+    Ok(RunOutcome { row, detail })
 }
 
 fn summarise(disk: &Disk, c: &FreeMiningConfig, key: RunKey, r: &RunReport, fb: &FreeblockReport, media: f64) -> MiningRun {
@@ -730,42 +811,66 @@ fn detail(c: &FreeMiningConfig, row: &MiningRun, fb: &FreeblockReport, needed_by
     }
 }
 
-/// Paper 000 §6 (Figs. 8–10) and the planner comparison. `progress` is called after each run
-/// with (runs done, runs in all), from whichever thread finished it.
+/// Paper 000 §6 (Figs. 8–10) and the planner comparison, its runs on `c.threads` threads.
+/// `progress` is called after each run with (runs done, runs in all), from whichever thread
+/// finished it.
 ///
 /// # Errors
-/// Setup errors (unknown disk, invalid workload) and any run's error.
+/// Setup errors (unknown disk, invalid workload). A run that fails is listed in the report's
+/// `failed_runs` and left out of its figures.
 pub fn free_mining(c: &FreeMiningConfig, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FreeMiningReport> {
-    let disk = library::media(&c.disk)?;
+    let disk = mining_disk(c)?;
+    let media = media_mb_s(&disk);
+    let runs = simulations(c);
+    let total = runs.len();
+    progress(0, total);
+    let order = dearest_first(&runs);
+    let ordered: Vec<RunKey> = order.iter().map(|&i| runs[i]).collect();
+    let results = crate::parallel::map_in_order(&ordered, c.threads, |k| run_caught(&disk, c, *k, media), |n| progress(n, total));
+    let mut in_plan_order: Vec<Option<RunResult>> = (0..total).map(|_| None).collect();
+    for (slot, result) in order.into_iter().zip(results) {
+        in_plan_order[slot] = Some(result);
+    }
+    assemble(c, in_plan_order.into_iter().map(|r| r.expect("every simulation ran")).collect())
+}
+
+/// The report from the outcomes of the [`simulations`]`(c)`, in that order, wherever they were
+/// run.
+///
+/// # Errors
+/// Setup errors (unknown disk); a number of outcomes that is not the number of simulations.
+pub fn assemble(c: &FreeMiningConfig, results: Vec<RunResult>) -> Result<FreeMiningReport> {
+    let disk = mining_disk(c)?;
     let media = media_mb_s(&disk);
     let capacity_bytes = disk.capacity() as f64 * f64::from(disk.spec().sector_bytes);
+    let runs = simulations(c);
+    if results.len() != runs.len() {
+        return Err(crate::Error::Config {
+            origin: "free-mining".into(),
+            message: format!("{} run outcomes for {} simulations", results.len(), runs.len()),
+        });
+    }
+    // Each planned run's outcome: its stand-in's, under its own scheduler's name.
     let keys = plan_runs(c);
-    let total = keys.len();
-    progress(0, total);
-    // Dearest runs first (our planner searches more per decision; a pass's tail costs most), so
-    // the threads finish together on the cheap short samples.
-    let mut order: Vec<usize> = (0..total).collect();
-    let dearest = |k: &RunKey| (u8::from(!k.overlap), u8::from(k.planner == PlannerKind::SingleTrack));
-    order.sort_by(|&a, &b| dearest(&keys[a]).cmp(&dearest(&keys[b])).then(keys[b].sample_percent.total_cmp(&keys[a].sample_percent)).then(a.cmp(&b)));
-    let ordered: Vec<RunKey> = order.iter().map(|&i| keys[i]).collect();
-    // A run that fails (an error, or a panic in the engine) is reported and left out; the others
-    // still make their figures.
-    let results = crate::parallel::map_in_order(
-        &ordered,
-        c.threads,
-        |k| match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_one(&disk, c, *k, media))) {
-            Ok(Ok(o)) => Ok(o),
-            Ok(Err(e)) => Err(e.to_string()),
-            Err(panic) => Err(format!(
-                "panicked: {}",
-                panic.downcast_ref::<String>().map(String::as_str).or_else(|| panic.downcast_ref::<&str>().copied()).unwrap_or("(no message)")
-            )),
-        },
-        |n| progress(n, total),
-    );
-    let mut outcomes: Vec<Option<Outcome>> = (0..total).map(|_| None).collect();
+    let mut shared = false;
+    let results: Vec<RunResult> = keys
+        .iter()
+        .map(|&k| {
+            let s = stand_in(k);
+            shared |= s != k;
+            let i = runs.iter().position(|r| *r == s).expect("simulations() holds every stand-in");
+            results[i].clone().map(|mut o| {
+                o.row.scheduler = k.scheduler.to_string();
+                if let Some(d) = &mut o.detail {
+                    d.scheduler = k.scheduler.to_string();
+                }
+                o
+            })
+        })
+        .collect();
+    let mut outcomes: Vec<Option<RunOutcome>> = (0..keys.len()).map(|_| None).collect();
     let mut failed = Vec::new();
-    for (slot, result) in order.into_iter().zip(results) {
+    for (slot, result) in results.into_iter().enumerate() {
         match result {
             Ok(o) => outcomes[slot] = Some(o),
             Err(e) => {
@@ -782,6 +887,9 @@ pub fn free_mining(c: &FreeMiningConfig, progress: &(dyn Fn(usize, usize) + Sync
 
     let mut checks = Vec::new();
     let mut notes = Vec::new();
+    if shared {
+        notes.push("MPL 1: at most one request is ever queued, so every scheduler serves the same requests at the same instants; one simulated run (FCFS) gives the rows of all of them".to_string());
+    }
     let mut check = |figure: &str, context: String, c: PaperCheck| checks.push(FigureCheck { figure: figure.into(), context, check: c });
 
     // Fig. 8 at the highest MPL swept, each scheduler.
@@ -800,10 +908,9 @@ pub fn free_mining(c: &FreeMiningConfig, progress: &(dyn Fn(usize, usize) + Sync
 
     // Fig. 9: the detailed runs, the paper's planner first.
     let mut fig9 = Vec::new();
-    let detail_planners = [c.paper_planner, if c.paper_planner == c.ours_planner { PlannerKind::SingleTrack } else { c.ours_planner }];
-    for p in detail_planners {
-        if let Some(o) = find(c.detail_scheduler, c.detail_mpl, p, 100.0) {
-            fig9.push(detail(c, &o.row, &o.freeblock, capacity_bytes));
+    for p in detail_planners(c) {
+        if let Some(d) = find(c.detail_scheduler, c.detail_mpl, p, 100.0).and_then(|o| o.detail.clone()) {
+            fig9.push(d);
         }
     }
     if let Some(o) = find(c.detail_scheduler, c.detail_mpl, c.paper_planner, 100.0) {
@@ -1014,6 +1121,33 @@ mod tests {
         let disk = Disk::new(library::get("atlas10k").unwrap().without_cache()).unwrap();
         let mb_s = media_mb_s(&disk);
         assert!(mb_s > 18.0 && mb_s < 30.0, "{mb_s}");
+    }
+
+    #[test]
+    fn one_run_stands_for_every_scheduler_at_mpl_1() {
+        let c = FreeMiningConfig { max_requests: 3000, ..FreeMiningConfig::default() };
+        // Five schedulers at MPL 1 in the Fig. 8 grid: one simulation instead of five.
+        assert_eq!(simulations(&c).len(), plan_runs(&c).len() - 4);
+        assert!(simulations(&c).iter().all(|k| k.mpl != 1 || k.scheduler == SchedulerSpec::Fcfs));
+        // What makes that right: the rows of two schedulers that do differ at MPL 5 are the same
+        // at MPL 1, save the name.
+        let row = |s: SchedulerSpec, mpl: u32| run_planned(&c, RunKey::new(s, mpl, c.paper_planner, 100.0, false)).expect("run").row;
+        let (fcfs, sptf) = (row(SchedulerSpec::Fcfs, 1), row(SchedulerSpec::SptfSw { window_pct: 40.0 }, 1));
+        assert_eq!(serde_json::to_value(MiningRun { scheduler: String::new(), ..fcfs }).unwrap(), serde_json::to_value(MiningRun { scheduler: String::new(), ..sptf }).unwrap());
+        assert_ne!(row(SchedulerSpec::Fcfs, 5).response_mean_ms, row(SchedulerSpec::SptfSw { window_pct: 40.0 }, 5).response_mean_ms);
+    }
+
+    #[test]
+    fn assembly_takes_one_outcome_per_simulation() {
+        let c = FreeMiningConfig::quick();
+        let e = assemble(&c, Vec::new()).unwrap_err().to_string();
+        assert!(e.contains(&format!("0 run outcomes for {} simulations", simulations(&c).len())), "{e}");
+        // A failed simulation is listed, under every run it stands for.
+        let failed: Vec<RunResult> = simulations(&c).iter().map(|_| Err("no disk today".to_string())).collect();
+        let report = assemble(&c, failed).expect("a report of failures");
+        assert!(report.runs.is_empty());
+        assert_eq!(report.failed_runs.len(), plan_runs(&c).len());
+        assert!(report.failed_runs[0].ends_with("no disk today"), "{:?}", report.failed_runs);
     }
 
     #[test]

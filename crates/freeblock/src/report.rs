@@ -227,6 +227,138 @@ pub struct Record {
     pub measured_ns: Option<SimTime>,
 }
 
+/// What one record column holds (for writers that need a type per column, such as Parquet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordKind {
+    /// An unsigned integer (always present).
+    Int,
+    /// Milliseconds (always present).
+    Ms,
+    /// Milliseconds, absent where not known.
+    OptionalMs,
+    /// A flag.
+    Bool,
+    /// A short label.
+    Text,
+}
+
+/// One per-request column: its name and what it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordColumn {
+    /// Column name (a unit suffix says the unit: `_ms`).
+    pub name: &'static str,
+    /// What it holds.
+    pub kind: RecordKind,
+}
+
+const fn column(name: &'static str, kind: RecordKind) -> RecordColumn {
+    RecordColumn { name, kind }
+}
+
+/// The per-request columns, in order, as the command line writes them (`freeblock run --csv`,
+/// `--out`) and as Python's `Result.records` holds them: one column set everywhere. Times are
+/// milliseconds; `op` is `R` or `W`; `measured_ms` is empty (Python: NaN) unless the trace
+/// recorded a measured service time. [`Record::values`] gives a record's cells in this order.
+pub const RECORD_COLUMNS: [RecordColumn; 16] = {
+    use RecordKind::{Bool, Int, Ms, OptionalMs, Text};
+    [
+        column("id", Int),
+        column("arrival_ms", Ms),
+        column("start_ms", Ms),
+        column("end_ms", Ms),
+        column("response_ms", Ms),
+        column("access_ms", Ms),
+        column("lbn", Int),
+        column("phys_lbn", Int),
+        column("sectors", Int),
+        column("op", Text),
+        column("seek_ms", Ms),
+        column("rotational_latency_ms", Ms),
+        column("transfer_ms", Ms),
+        column("overhead_ms", Ms),
+        column("cache_hit", Bool),
+        column("measured_ms", OptionalMs),
+    ]
+};
+
+/// One cell of a record row (see [`Record::values`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RecordValue {
+    /// A count or an address.
+    Int(u64),
+    /// A time in milliseconds.
+    Ms(f64),
+    /// A yes/no flag.
+    Bool(bool),
+    /// A short label (`R` / `W`).
+    Text(&'static str),
+    /// No value (a measured time the trace did not record).
+    Missing,
+}
+
+impl std::fmt::Display for RecordValue {
+    /// The CSV form: integers as they are, times with 6 decimals (1 ns), flags as `true`/`false`,
+    /// a missing value as nothing.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RecordValue::Int(v) => write!(f, "{v}"),
+            RecordValue::Ms(v) => write!(f, "{v:.6}"),
+            RecordValue::Bool(v) => write!(f, "{v}"),
+            RecordValue::Text(v) => f.write_str(v),
+            RecordValue::Missing => Ok(()),
+        }
+    }
+}
+
+impl Record {
+    /// This record's cells, in [`RECORD_COLUMNS`] order.
+    #[must_use]
+    pub fn values(&self) -> [RecordValue; RECORD_COLUMNS.len()] {
+        use RecordValue::{Bool, Int, Missing, Ms, Text};
+        let ms = |ns: SimTime| Ms(ns as f64 / 1e6);
+        [
+            Int(self.id),
+            ms(self.arrival_ns),
+            ms(self.start_ns),
+            ms(self.end_ns),
+            ms(self.end_ns - self.arrival_ns),
+            ms(self.end_ns - self.start_ns),
+            Int(self.lbn),
+            Int(self.phys_lbn),
+            Int(u64::from(self.sectors)),
+            Text(if self.op.is_read() { "R" } else { "W" }),
+            ms(self.seek_ns),
+            ms(self.rotational_latency_ns),
+            ms(self.transfer_ns),
+            ms(self.overhead_ns),
+            Bool(self.cache_hit),
+            self.measured_ns.map_or(Missing, ms),
+        ]
+    }
+
+    /// The CSV header line (with its newline) of [`Record::write_csv_row`]'s rows.
+    #[must_use]
+    pub fn csv_header() -> String {
+        let mut s = RECORD_COLUMNS.map(|c| c.name).join(",");
+        s.push('\n');
+        s
+    }
+
+    /// Writes this record as one CSV line (no quoting is needed: no cell holds a comma).
+    ///
+    /// # Errors
+    /// The writer's.
+    pub fn write_csv_row(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        for (i, v) in self.values().iter().enumerate() {
+            if i > 0 {
+                out.write_all(b",")?;
+            }
+            write!(out, "{v}")?;
+        }
+        out.write_all(b"\n")
+    }
+}
+
 /// Everything a run measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunReport {
@@ -306,6 +438,54 @@ mod tests {
         assert!((h.quantile(0.99) / 99_000_000.0 - 1.0).abs() < 0.005);
         assert_eq!(h.quantile(1.0), 100_000_000.0);
         assert!((h.mean() - 50_000_500.0).abs() < 1.0);
+    }
+
+    #[test]
+    fn record_values_follow_the_columns() {
+        let r = Record {
+            id: 7,
+            arrival_ns: 1_000_000,
+            start_ns: 1_500_000,
+            end_ns: 4_250_000,
+            lbn: 100,
+            phys_lbn: 200,
+            sectors: 8,
+            op: Op::Write,
+            seek_ns: 1_000_000,
+            rotational_latency_ns: 1_250_000,
+            transfer_ns: 400_000,
+            overhead_ns: 100_000,
+            cache_hit: false,
+            measured_ns: None,
+        };
+        let mut line = Vec::new();
+        r.write_csv_row(&mut line).unwrap();
+        let line = String::from_utf8(line).unwrap();
+        let cells: Vec<&str> = line.trim_end().split(',').collect();
+        assert_eq!(cells.len(), RECORD_COLUMNS.len());
+        let cell = |name: &str| cells[RECORD_COLUMNS.iter().position(|c| c.name == name).unwrap()];
+        assert_eq!(cell("id"), "7");
+        assert_eq!(cell("response_ms"), "3.250000");
+        assert_eq!(cell("access_ms"), "2.750000");
+        assert_eq!(cell("phys_lbn"), "200");
+        assert_eq!(cell("op"), "W");
+        assert_eq!(cell("measured_ms"), "");
+        assert_eq!(Record::csv_header().trim_end().split(',').count(), RECORD_COLUMNS.len());
+        // Every cell is of its column's kind (a measured time may be missing).
+        let measured = Record { measured_ns: Some(2_000_000), ..r };
+        for record in [r, measured] {
+            for (value, col) in record.values().iter().zip(RECORD_COLUMNS) {
+                let fits = match (value, col.kind) {
+                    (RecordValue::Int(_), RecordKind::Int)
+                    | (RecordValue::Ms(_), RecordKind::Ms | RecordKind::OptionalMs)
+                    | (RecordValue::Missing, RecordKind::OptionalMs)
+                    | (RecordValue::Bool(_), RecordKind::Bool)
+                    | (RecordValue::Text(_), RecordKind::Text) => true,
+                    _ => false,
+                };
+                assert!(fits, "{}: {value:?} is not a {:?}", col.name, col.kind);
+            }
+        }
     }
 
     #[test]

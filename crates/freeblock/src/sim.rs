@@ -37,7 +37,7 @@ use freeblock_disk::{Disk, Drive, MediaAccess, Op, SimTime};
 use serde::{Deserialize, Serialize};
 
 use crate::des::EventQueue;
-use crate::error::{Error, Result};
+use crate::error::{number, Error, Result};
 use crate::freeblock::{BackgroundApp, Delivery, Freeblock, FreeblockConfig, Promoted, TaskControl, TaskId, TaskReport};
 use crate::layout::policy::{Completed, LayoutCtx, LayoutPolicy, LogicalIo, PhysIo, RequestInfo, Service};
 use crate::layout::streams::{IssueContext, StreamIo, StreamWorkload};
@@ -103,6 +103,67 @@ impl Default for SimConfig {
             keep_records: false,
             selection: None,
         }
+    }
+}
+
+/// The longest simulated time a run may reach, ns: 100 years. A `u64` of nanoseconds holds 584
+/// years; keeping every event time under a sixth of that leaves room for any sum of two of them
+/// (an instant plus a think time, an idle delay or a service time) without wrapping. A disk
+/// with its cache on allows less ([`time_limit_ns`]).
+pub const MAX_SIMULATED_NS: SimTime = 100 * 365 * freeblock_disk::time::NS_PER_DAY;
+
+/// The most closed-loop streams (`mpl`) a run may have: each holds a request slot, and a
+/// million outstanding requests is far past any real queue.
+pub const MAX_MPL: u32 = 1_000_000;
+
+/// The latest simulated instant a run on `disk` may reach, ns: [`MAX_SIMULATED_NS`], or the
+/// on-disk cache model's [`freeblock_disk::time::CACHED_TIME_LIMIT`] (100 days; it counts
+/// picoseconds) when the cache is on. A run is refused before it would pass it; it never wraps.
+#[must_use]
+pub fn time_limit_ns(disk: &Disk) -> SimTime {
+    if disk.spec().cache.enabled {
+        freeblock_disk::time::CACHED_TIME_LIMIT.min(MAX_SIMULATED_NS)
+    } else {
+        MAX_SIMULATED_NS
+    }
+}
+
+/// Simulated nanoseconds as days, for messages.
+fn days(ns: SimTime) -> f64 {
+    ns as f64 / freeblock_disk::time::NS_PER_DAY as f64
+}
+
+impl SimConfig {
+    /// Checks every setting, so a run never starts with a value it would have to clamp or
+    /// ignore (called by [`Simulation::run`]; cheap, and never per event).
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming the field (`sim.mpl`, `sim.think_ms`, …): `mpl` outside
+    /// `1..=`[`MAX_MPL`], a think time or time limit that is NaN, negative or past
+    /// [`MAX_SIMULATED_NS`], an SPTF-SW window that is NaN or negative, or a warm-up that
+    /// leaves no request of `max_requests` to measure.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |field: &str, message: String| Err(Error::Config { origin: format!("sim.{field}"), message });
+        if self.mpl == 0 || self.mpl > MAX_MPL {
+            return bad("mpl", format!("must be between 1 and {MAX_MPL} streams, not {}", self.mpl));
+        }
+        let limit_ms = MAX_SIMULATED_NS as f64 / 1e6;
+        if !(self.think_ms.is_finite() && (0.0..=limit_ms).contains(&self.think_ms)) {
+            return bad("think_ms", format!("must be a time from 0 to {} ms (100 years), not {}", number(limit_ms), number(self.think_ms)));
+        }
+        let limit_s = MAX_SIMULATED_NS as f64 / 1e9;
+        if !(self.max_time_s.is_finite() && (0.0..=limit_s).contains(&self.max_time_s)) {
+            return bad("max_time_s", format!("must be a number of seconds from 0 (no limit) to {} (100 years), not {}", number(limit_s), number(self.max_time_s)));
+        }
+        if let SchedulerSpec::SptfSw { window_pct } = self.scheduler {
+            if !(window_pct.is_finite() && window_pct >= 0.0) {
+                return bad("scheduler.window_pct", format!("must be a percentage ≥ 0, not {}", number(window_pct)));
+            }
+        }
+        if self.max_requests != 0 && self.warmup >= self.max_requests {
+            return bad("warmup", format!("{} warm-up requests leave none of max_requests = {} to measure", self.warmup, self.max_requests));
+        }
+        Ok(())
     }
 }
 
@@ -259,7 +320,13 @@ pub struct Simulation<'w> {
     progress_every: u64,
     freeblock: Option<Freeblock>,
     layout: Option<Box<dyn LayoutPolicy>>,
+    record_sink: Option<RecordSink<'w>>,
 }
+
+/// Where per-request records go instead of [`RunReport::records`] (see
+/// [`Simulation::with_record_sink`]): called once per served request, in completion order; an
+/// error stops the run.
+pub type RecordSink<'w> = Box<dyn FnMut(&Record) -> Result<()> + Send + 'w>;
 
 /// What a run leaves behind besides its report.
 pub struct Outcome {
@@ -288,6 +355,7 @@ impl Simulation<'static> {
             progress_every: 10_000,
             freeblock: None,
             layout: None,
+            record_sink: None,
         }
     }
 }
@@ -306,6 +374,7 @@ impl<'w> Simulation<'w> {
             progress_every: 10_000,
             freeblock: None,
             layout: Some(layout),
+            record_sink: None,
         }
     }
 
@@ -321,6 +390,15 @@ impl<'w> Simulation<'w> {
     #[must_use]
     pub fn with_layout(mut self, layout: Box<dyn LayoutPolicy>) -> Self {
         self.layout = Some(layout);
+        self
+    }
+
+    /// Streams the per-request records to `sink` as requests complete, instead of keeping them
+    /// in [`RunReport::records`] (which stays empty): memory stays flat however long the run.
+    /// Records are produced whether or not [`SimConfig::keep_records`] is set.
+    #[must_use]
+    pub fn with_record_sink(mut self, sink: RecordSink<'w>) -> Self {
+        self.record_sink = Some(sink);
         self
     }
 
@@ -359,25 +437,41 @@ impl<'w> Simulation<'w> {
     /// As [`Simulation::run`].
     #[allow(clippy::too_many_lines)]
     pub fn run_outcome(mut self, mut progress: Option<&mut dyn FnMut(u64)>) -> Result<Outcome> {
+        self.config.validate()?;
         let (kind, mpl) = match &self.source {
             Source::Requests(w) => {
                 let kind = w.arrival();
-                (kind, if kind == ArrivalKind::Closed { self.config.mpl.max(1) } else { 1 })
+                (kind, if kind == ArrivalKind::Closed { self.config.mpl } else { 1 })
             }
             Source::Streams(s) => (ArrivalKind::Closed, s.streams()),
         };
-        let think_ms = self.config.think_ms;
-        if !(think_ms.is_finite() && think_ms >= 0.0) {
-            return Err(Error::Config { origin: "sim.think_ms".into(), message: format!("must be a time ≥ 0 ms, not {think_ms}") });
+        // A run must end: by its workload, a request count, a time limit, or its background
+        // applications finishing. One with none of these would run (and grow its timeline) for
+        // ever, so it is refused before it starts.
+        if let Source::Requests(w) = &self.source {
+            let apps_end_it = self.freeblock.as_ref().is_some_and(Freeblock::ends_the_run);
+            if w.is_endless() && self.config.max_requests == 0 && self.config.max_time_s == 0.0 && !apps_end_it {
+                return Err(Error::Config {
+                    origin: "sim.max_requests".into(),
+                    message: "the workload is endless (no `count`) and nothing else ends the run: set the workload's `count`, `sim.max_requests` or `sim.max_time_s`, or add freeblock tasks that finish (passes ≥ 1) with stop_when_done".into(),
+                });
+            }
         }
-        let think = freeblock_disk::time::ms_to_ns(think_ms);
+        let think = freeblock_disk::time::ms_to_ns(self.config.think_ms);
         let depth = if self.config.queue_depth == 0 { usize::MAX } else { self.config.queue_depth as usize };
         let limit = if self.config.max_requests == 0 { u64::MAX } else { self.config.max_requests };
         let max_time_s = self.config.max_time_s;
-        if !(max_time_s.is_finite() && max_time_s >= 0.0) {
-            return Err(Error::Config { origin: "sim.max_time_s".into(), message: format!("must be a number of seconds ≥ 0 (0 = no limit), not {max_time_s}") });
+        // Past the disk's limit the run stops with an error; a user's `max_time_s` stops issuing
+        // requests quietly, as documented.
+        let hard_limit = time_limit_ns(self.drive.disk());
+        let user_time_limit = max_time_s > 0.0;
+        let time_limit = if user_time_limit { freeblock_disk::time::ms_to_ns(max_time_s * 1e3) } else { hard_limit };
+        if time_limit > hard_limit {
+            return Err(Error::Config {
+                origin: "sim.max_time_s".into(),
+                message: format!("{} s is past the longest run this disk allows ({:.0} days: its cache model counts picoseconds)", number(max_time_s), days(hard_limit)),
+            });
         }
-        let time_limit = if max_time_s == 0.0 { SimTime::MAX } else { freeblock_disk::time::ms_to_ns(max_time_s * 1e3) };
         let selection = self.config.selection;
         if selection.is_some() {
             crate::sched::check_scheduler(self.config.scheduler).map_err(Error::Layout)?;
@@ -420,10 +514,14 @@ impl<'w> Simulation<'w> {
         let mut layout_tasks: Option<LayoutTasks> = None;
         let mut submitted: Vec<(PhysIo, Service)> = Vec::new();
         let idle_after = self.freeblock.as_ref().and_then(Freeblock::idle_after_ns);
+        // At most one idle check waits in the queue (a stale one re-arms itself for the idle
+        // period under way), so a long idle delay does not pile up one event per idle period.
+        let mut idle_check_pending = false;
         if let Some(fb) = &mut self.freeblock {
             fb.start(0)?;
             if let Some(after) = idle_after {
                 events.push(after, Event::IdleCheck { since: 0 });
+                idle_check_pending = true;
             }
         }
         let mut timer_at: Option<SimTime> = None;
@@ -450,6 +548,7 @@ impl<'w> Simulation<'w> {
             if workload_done.get() || issued.get() >= limit {
                 return Ok(());
             }
+            let index = issued.get();
             let next = match source {
                 Source::Requests(w) => w.next_request()?.map(Staged::Request),
                 Source::Streams(s) => {
@@ -468,12 +567,22 @@ impl<'w> Simulation<'w> {
                 Some(r) => {
                     let at = match (&r, kind) {
                         (Staged::Request(r), ArrivalKind::Open) => r.time.max(now),
-                        (Staged::Request(r), ArrivalKind::ClosedDelay) => prev_delay_base + r.time,
+                        (Staged::Request(r), ArrivalKind::ClosedDelay) => prev_delay_base.saturating_add(r.time),
                         _ => now,
                     };
-                    if at >= time_limit {
+                    if user_time_limit && at >= time_limit {
                         workload_done.set(true);
                         return Ok(());
+                    }
+                    if at > hard_limit {
+                        return Err(Error::Config {
+                            origin: "workload".into(),
+                            message: format!(
+                                "request {index} would arrive at {:.1} simulated days, past the longest run this disk allows ({:.0} days): shorten the run (count, rate, think time, days) or set sim.max_time_s",
+                                days(at),
+                                days(hard_limit)
+                            ),
+                        });
                     }
                     staged[stream as usize] = Some(r);
                     issued.set(issued.get() + 1);
@@ -517,17 +626,40 @@ impl<'w> Simulation<'w> {
         }
 
         while let Some((now, ev)) = events.pop() {
-            last_event = now;
+            // An idle check that finds nothing to do does not stretch the run.
+            if !matches!(ev, Event::IdleCheck { .. }) {
+                last_event = now;
+            }
             match ev {
-                // The disk has worked since this idle period began: nothing to do.
-                Event::IdleCheck { since } if idle_since != Some(since) => {}
+                // The disk has worked since this idle period began: check the one under way, if
+                // any, when it has lasted long enough.
+                Event::IdleCheck { since } if idle_since != Some(since) => {
+                    idle_check_pending = false;
+                    if let (Some(start), Some(after)) = (idle_since, idle_after) {
+                        events.push(start + after, Event::IdleCheck { since: start });
+                        idle_check_pending = true;
+                    }
+                }
                 Event::IdleCheck { .. } | Event::IdleDone => {
+                    idle_check_pending &= matches!(ev, Event::IdleDone);
                     // Idle long enough, or still idle after the last piece: more background work.
+                    // Once the foreground workload is over, only applications that finish keep
+                    // the disk working (an endless scan would never let the run end).
                     idle_busy = false;
+                    let foreground_over = (workload_done.get() || issued.get() >= limit) && requests_in_flight == 0 && busy.is_none() && driver_queue.is_empty();
                     if let (Some(fb), true) = (&mut self.freeblock, disk_queue.is_empty()) {
-                        if let Some(end) = fb.idle_work(&mut self.drive, now)? {
-                            idle_busy = true;
-                            events.push(end, Event::IdleDone);
+                        if !(foreground_over && fb.has_endless_app()) {
+                            if now > hard_limit {
+                                return Err(Error::Config {
+                                    origin: "freeblock.idle_after_ms".into(),
+                                    message: format!("idle-time work would start at {:.1} simulated days, past the longest run this disk allows ({:.0} days)", days(now), days(hard_limit)),
+                                });
+                            }
+                            last_event = now;
+                            if let Some(end) = fb.idle_work(&mut self.drive, now)? {
+                                idle_busy = true;
+                                events.push(end, Event::IdleDone);
+                            }
                         }
                     }
                 }
@@ -536,6 +668,12 @@ impl<'w> Simulation<'w> {
                     // nothing to act on (it would only rearrange an idle disk).
                     let over = workload_done.get() && requests_in_flight == 0 && disk_queue.is_empty() && idle_queue.is_empty() && busy.is_none();
                     if timer_at == Some(now) && !over {
+                        if now > hard_limit {
+                            return Err(Error::Config {
+                                origin: "layout".into(),
+                                message: format!("the layout policy's timer falls at {:.1} simulated days, past the longest run this disk allows ({:.0} days)", days(now), days(hard_limit)),
+                            });
+                        }
                         timer_at = None;
                         if let Some(layout) = &mut self.layout {
                             layout.timer(&mut ctx!(now)).map_err(Error::Layout)?;
@@ -654,14 +792,14 @@ impl<'w> Simulation<'w> {
                                     access.record(a.end - start);
                                     if op.is_read() { read_resp.record(resp) } else { write_resp.record(resp) }
                                     cache_hits += u64::from(cache_hit);
-                                    if self.config.keep_records {
+                                    if self.config.keep_records || self.record_sink.is_some() {
                                         let p = &job.pending;
                                         let (lbn, phys_lbn, sectors) = match &finished {
                                             Some(o) => (o.lbn, o.phys_lbn, o.sectors),
                                             None => (job.meta.layout.as_ref().map_or(p.lbn, |l| l.logical_lbn), p.lbn, p.sectors),
                                         };
                                         let b = breakdown;
-                                        records.push(Record {
+                                        let record = Record {
                                             id: request,
                                             arrival_ns: arrival,
                                             start_ns: start,
@@ -676,7 +814,11 @@ impl<'w> Simulation<'w> {
                                             overhead_ns: b.overhead + b.bus,
                                             cache_hit,
                                             measured_ns: finished.as_ref().map_or(job.meta.measured, |o| o.measured),
-                                        });
+                                        };
+                                        match &mut self.record_sink {
+                                            Some(sink) => sink(&record)?,
+                                            None => records.push(record),
+                                        }
                                     }
                                 }
                                 completed += 1;
@@ -796,10 +938,18 @@ impl<'w> Simulation<'w> {
                 busy = Some((job, svc));
             } else if busy.is_none() && !idle_busy && idle_since.is_none() && disk_queue.is_empty() && idle_queue.is_empty() {
                 idle_since = Some(now);
-                if let Some(after) = idle_after {
+                if let (Some(after), false) = (idle_after, idle_check_pending) {
                     events.push(now + after, Event::IdleCheck { since: now });
+                    idle_check_pending = true;
                 }
             }
+        }
+        // A run that ended inside its warm-up has no statistics: say so rather than report none.
+        if completed > 0 && completed <= self.config.warmup {
+            return Err(Error::Config {
+                origin: "sim.warmup".into(),
+                message: format!("the run ended after {completed} requests, all of them warm-up (warmup = {}): no statistics; lower warmup or lengthen the run", self.config.warmup),
+            });
         }
         let duration = usage.total_ns();
         let requests = completed.saturating_sub(self.config.warmup);

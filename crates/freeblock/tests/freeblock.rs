@@ -373,7 +373,7 @@ fn overlapping_passes_read_each_block_once_per_pass() {
 fn overlapping_passes_reject_what_they_cannot_do() {
     let disk = atlas();
     let bad = |spec: TaskSpec| match Freeblock::new(disk.clone(), FreeblockConfig { tasks: vec![spec], ..FreeblockConfig::default() }) {
-        Err(e @ FreeblockError::Application(_)) => e.to_string(),
+        Err(e @ (FreeblockError::Application(_) | FreeblockError::Invalid { .. })) => e.to_string(),
         Err(e) => panic!("wrong error: {e}"),
         Ok(_) => panic!("accepted"),
     };

@@ -132,6 +132,12 @@ pub trait BackgroundApp: Send {
     fn on_blocks(&mut self, ctl: &mut TaskControl<'_>, blocks: &[Delivery]) -> Result<()>;
     /// Whether it has nothing more to do (the run may stop when every application is done).
     fn is_done(&self) -> bool;
+    /// Whether it never finishes on its own (an endless scan): the run must then have another
+    /// end (a request count or a time limit), and idle-time work stops with the foreground.
+    /// Default false.
+    fn is_endless(&self) -> bool {
+        false
+    }
     /// What it achieved.
     fn report(&self) -> TaskReport;
 }
@@ -208,6 +214,8 @@ pub struct Scan {
     passes: u32,
     /// `(first LBN, blocks)`; `None` = the whole disk.
     region: Option<(u64, u64)>,
+    /// From this LBN to the end of the disk (the block count is known once the disk is).
+    to_end_from: Option<u64>,
     batch: u64,
     /// Fraction of the newest pass after which another starts (`None`: one at a time).
     next_pass_at: Option<f64>,
@@ -240,6 +248,7 @@ impl Scan {
             fraction: fraction.clamp(0.0, 1.0),
             passes,
             region,
+            to_end_from: None,
             batch: batch.max(1),
             next_pass_at: None,
             max_in_flight: 1,
@@ -253,6 +262,14 @@ impl Scan {
         }
     }
 
+    /// Scans from `first_lbn` (block-aligned) to the last whole block of the disk instead.
+    #[must_use]
+    pub fn to_end_of_disk_from(mut self, first_lbn: u64) -> Self {
+        self.region = None;
+        self.to_end_from = Some(first_lbn);
+        self
+    }
+
     /// Overlaps passes: another starts once the newest has read `at` of the region (0 = right
     /// away), with at most `in_flight` passes (at least 2) under way. Full repeated scans only.
     ///
@@ -263,8 +280,11 @@ impl Scan {
         if !(0.0..=1.0).contains(&at) {
             return Err(FreeblockError::Application(format!("next_pass_at must be between 0 and 1, not {at}")));
         }
-        if in_flight < 2 {
-            return Err(FreeblockError::Application(format!("passes_in_flight must be at least 2 to overlap passes, not {in_flight}")));
+        if !(2..=super::engine::MAX_PASSES_IN_FLIGHT).contains(&in_flight) {
+            return Err(FreeblockError::Application(format!(
+                "passes_in_flight must be at least 2 and at most {} to overlap passes, not {in_flight}",
+                super::engine::MAX_PASSES_IN_FLIGHT
+            )));
         }
         if self.fraction < 1.0 || self.passes == 1 {
             return Err(FreeblockError::Application(
@@ -287,6 +307,15 @@ impl Scan {
     }
 
     fn begin_pass(&mut self, ctl: &mut TaskControl<'_>) -> Result<()> {
+        if let Some(first) = self.to_end_from.take() {
+            let capacity = ctl.sets.disk().capacity();
+            let bs = ctl.sets.block_sectors(ctl.task)?;
+            // Not even one whole block left after `first`: a scan of nothing would never end.
+            if first >= capacity || (capacity - first) / bs == 0 {
+                return Err(FreeblockError::OutOfRange { lbn: first, blocks: 1, block_sectors: bs, capacity });
+            }
+            self.region = Some((first, (capacity - first) / bs));
+        }
         self.region_blocks = match self.region {
             Some((lbn, blocks)) => {
                 ctl.register(lbn, blocks)?;
@@ -432,6 +461,10 @@ impl BackgroundApp for Scan {
 
     fn is_done(&self) -> bool {
         self.passes != 0 && self.done.len() as u32 >= self.passes
+    }
+
+    fn is_endless(&self) -> bool {
+        self.passes == 0
     }
 
     fn report(&self) -> TaskReport {

@@ -144,6 +144,41 @@ impl FreeblockConfig {
     pub fn balances(&self) -> bool {
         self.balance.unwrap_or(self.planner.balances_by_default())
     }
+
+    /// Checks every setting and task: [`Freeblock::new`] does, so a run never starts with a
+    /// value it would have to clamp or ignore.
+    ///
+    /// # Errors
+    /// [`FreeblockError::Invalid`] naming the first bad field: `idle_after_ms` not a time in
+    /// `0..=` the longest simulated run, `batch_blocks` 0, `timeline_s` not finite or below
+    /// [`MIN_TIMELINE_S`], `max_promoted_sectors` outside `1..=u32::MAX`, or a task's (see
+    /// [`TaskSpec::validate`]).
+    pub fn validate(&self) -> Result<()> {
+        if let Some(ms) = self.idle_after_ms {
+            let limit_ms = crate::sim::MAX_SIMULATED_NS as f64 / 1e6;
+            if !(ms.is_finite() && (0.0..=limit_ms).contains(&ms)) {
+                return Err(FreeblockError::invalid(
+                    "idle_after_ms",
+                    format!("must be a time from 0 to {} ms (the longest simulated run), not {}", crate::error::number(limit_ms), crate::error::number(ms)),
+                ));
+            }
+        }
+        if self.batch_blocks == 0 {
+            return Err(FreeblockError::invalid("batch_blocks", "must be at least 1 block per call"));
+        }
+        if !(self.timeline_s.is_finite() && self.timeline_s >= MIN_TIMELINE_S) {
+            return Err(FreeblockError::invalid("timeline_s", format!("must be a bucket width of at least {} s, not {}", crate::error::number(MIN_TIMELINE_S), crate::error::number(self.timeline_s))));
+        }
+        if let Some(n) = self.max_promoted_sectors {
+            if n == 0 || n > u64::from(u32::MAX) {
+                return Err(FreeblockError::invalid("max_promoted_sectors", format!("must be between 1 and {} sectors (one request), not {n}", u32::MAX)));
+            }
+        }
+        for (i, task) in self.tasks.iter().enumerate() {
+            task.validate(&format!("tasks[{i}]"))?;
+        }
+        Ok(())
+    }
 }
 
 impl Default for FreeblockConfig {
@@ -163,22 +198,64 @@ impl Default for FreeblockConfig {
     }
 }
 
+/// The most passes a scan may have under way at once (`passes_in_flight`): each is a pass
+/// over the region in memory and in the planner's weights, and more than a few buys nothing.
+pub const MAX_PASSES_IN_FLIGHT: u32 = 1024;
+
+/// The most rows the accounting timeline may grow to (`timeline_s` buckets over the run, about
+/// 100 bytes each): a run that would need more stops with an error asking for wider buckets.
+pub const MAX_TIMELINE_ROWS: u64 = 1_000_000;
+
+/// The narrowest timeline bucket, s.
+pub const MIN_TIMELINE_S: f64 = 1e-6;
+
 impl TaskSpec {
+    /// Checks the fields that need no disk; `at` names the task in errors (`tasks[2]`).
+    ///
+    /// # Errors
+    /// [`FreeblockError::Invalid`] naming the field: a fraction outside (0, 1], an empty region,
+    /// `next_pass_at` outside [0, 1], `passes_in_flight` outside 2..=[`MAX_PASSES_IN_FLIGHT`].
+    pub fn validate(&self, at: &str) -> Result<()> {
+        match self {
+            TaskSpec::Scan { fraction, blocks, next_pass_at, passes_in_flight, .. } => {
+                if !(*fraction > 0.0 && *fraction <= 1.0) {
+                    return Err(FreeblockError::invalid(format!("{at}.fraction"), format!("a scan's fraction must be in (0, 1], not {}", crate::error::number(*fraction))));
+                }
+                if *blocks == Some(0) {
+                    return Err(FreeblockError::invalid(format!("{at}.blocks"), "a scan of no blocks never ends: give at least 1 (or omit it to scan to the end of the disk)"));
+                }
+                if let Some(at_fraction) = next_pass_at {
+                    if !(0.0..=1.0).contains(at_fraction) {
+                        return Err(FreeblockError::invalid(format!("{at}.next_pass_at"), format!("must be between 0 and 1, not {}", crate::error::number(*at_fraction))));
+                    }
+                }
+                if let Some(n) = passes_in_flight {
+                    if !(2..=MAX_PASSES_IN_FLIGHT).contains(n) {
+                        return Err(FreeblockError::invalid(
+                            format!("{at}.passes_in_flight"),
+                            format!("must be at least 2 and at most {MAX_PASSES_IN_FLIGHT} passes under way at once, not {n}"),
+                        ));
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
     /// Builds the application.
     ///
     /// # Errors
-    /// [`FreeblockError::Application`] for a fraction outside (0, 1] or a bad `next_pass_at`.
+    /// As [`TaskSpec::validate`], and [`FreeblockError::Application`] for a `next_pass_at` the
+    /// scan cannot use.
     pub fn build(&self, batch: u64) -> Result<Box<dyn BackgroundApp>> {
+        self.validate("task")?;
         match self {
             TaskSpec::Scan { block_bytes, passes, fraction, first_lbn, blocks, next_pass_at, passes_in_flight } => {
-                if !(*fraction > 0.0 && *fraction <= 1.0) {
-                    return Err(FreeblockError::Application(format!("a scan's fraction must be in (0, 1], not {fraction}")));
-                }
-                let region = match (first_lbn, blocks) {
-                    (None, None) => None,
-                    (f, b) => Some((f.unwrap_or(0), b.unwrap_or(u64::MAX))),
+                let scan = match (first_lbn, blocks) {
+                    (None, None) => Scan::new(*block_bytes, *fraction, *passes, None, batch),
+                    (first, Some(blocks)) => Scan::new(*block_bytes, *fraction, *passes, Some((first.unwrap_or(0), *blocks)), batch),
+                    (Some(first), None) => Scan::new(*block_bytes, *fraction, *passes, None, batch).to_end_of_disk_from(*first),
                 };
-                let scan = Scan::new(*block_bytes, *fraction, *passes, region, batch);
                 Ok(Box::new(match (next_pass_at, passes_in_flight) {
                     (Some(at), n) => scan.overlapping(*at, n.unwrap_or(DEFAULT_PASSES_IN_FLIGHT))?,
                     (None, Some(_)) => return Err(FreeblockError::Application("passes_in_flight needs next_pass_at (when the next pass starts)".into())),
@@ -334,14 +411,13 @@ impl Freeblock {
         if disk.zero_latency() {
             return Err(FreeblockError::Unsupported("freeblock scheduling needs zero_latency = false".into()));
         }
-        if config.timeline_s.is_nan() || config.timeline_s <= 0.0 {
-            return Err(FreeblockError::Unsupported(format!("timeline_s must be positive, not {}", config.timeline_s)));
-        }
+        config.validate()?;
         let max_tracks = (config.max_tracks > 0).then_some(config.max_tracks);
         let mut fb = Self {
             sets: BackgroundSets::new(disk.clone()),
             planner: Planner::new(&disk, config.planner, max_tracks, config.balances()),
-            timeline_ns: (config.timeline_s * 1e9) as u64,
+            // At least MIN_TIMELINE_S (validated): a whole number of ns, never 0.
+            timeline_ns: ((config.timeline_s * 1e9).round() as u64).max(1),
             disk,
             apps: Vec::new(),
             totals: Accounts::default(),
@@ -429,6 +505,20 @@ impl Freeblock {
         !self.apps.is_empty() && self.apps.iter().all(|a| a.app.is_done())
     }
 
+    /// Whether some application never finishes on its own (an endless scan): idle-time work
+    /// then stops with the foreground workload instead of going on for ever.
+    #[must_use]
+    pub fn has_endless_app(&self) -> bool {
+        self.apps.iter().any(|a| a.app.is_endless())
+    }
+
+    /// Whether the run ends once every application is done (`stop_when_done`, at least one
+    /// application, none endless): then it may run without its own end.
+    #[must_use]
+    pub fn ends_the_run(&self) -> bool {
+        self.config.stop_when_done && !self.apps.is_empty() && !self.has_endless_app()
+    }
+
     /// Whether the run should stop now.
     #[must_use]
     pub fn should_stop(&self) -> bool {
@@ -446,13 +536,29 @@ impl Freeblock {
         self.config.idle_after_ms.map(freeblock_disk::time::ms_to_ns)
     }
 
-    fn bucket(&mut self, t: SimTime) -> &mut Accounts {
-        let i = (t / self.timeline_ns) as usize;
+    /// The timeline bucket of time `t`, growing the timeline to it.
+    ///
+    /// # Errors
+    /// [`FreeblockError::Invalid`] (`timeline_s`) when that would take the timeline past
+    /// [`MAX_TIMELINE_ROWS`].
+    fn bucket(&mut self, t: SimTime) -> Result<&mut Accounts> {
+        let i = t / self.timeline_ns;
+        if i >= MAX_TIMELINE_ROWS {
+            return Err(FreeblockError::invalid(
+                "timeline_s",
+                format!(
+                    "buckets of {} s would need more than {MAX_TIMELINE_ROWS} timeline rows to reach {:.3} s of simulated time: make them wider",
+                    self.config.timeline_s,
+                    t as f64 / 1e9
+                ),
+            ));
+        }
+        let i = i as usize;
         while self.timeline.len() <= i {
             let start_s = (self.timeline.len() as u64 * self.timeline_ns) as f64 / 1e9;
             self.timeline.push(TimelineRow { start_s, accounts: Accounts::default() });
         }
-        &mut self.timeline[i].accounts
+        Ok(&mut self.timeline[i].accounts)
     }
 
     /// Carries out one background segment from `head` leaving at `t`; returns where and when it
@@ -537,7 +643,7 @@ impl Freeblock {
             acc.piggyback_bytes += got * sector_bytes;
         }
         self.totals.add(&acc);
-        self.bucket(now).add(&acc);
+        self.bucket(now)?.add(&acc);
         self.hand_over(done.end)?;
         Ok((done, alone))
     }
@@ -554,7 +660,7 @@ impl Freeblock {
         let sector_bytes = u64::from(self.disk.spec().sector_bytes);
         let acc = Accounts { idle_bytes: got * sector_bytes, idle_busy_ns: end - now, ..Accounts::default() };
         self.totals.add(&acc);
-        self.bucket(now).add(&acc);
+        self.bucket(now)?.add(&acc);
         self.hand_over(end)?;
         Ok(Some(end))
     }

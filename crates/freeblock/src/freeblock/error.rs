@@ -40,9 +40,24 @@ pub enum FreeblockError {
     /// The disk or run is set up in a way freeblock scheduling cannot model.
     #[error("{0}")]
     Unsupported(String),
+    /// A `[freeblock]` setting or task field out of range; names the field (e.g.
+    /// `idle_after_ms`, `tasks[2].blocks`).
+    #[error("field `{field}`: {message}")]
+    Invalid {
+        /// The field, as written in the `[freeblock]` table.
+        field: String,
+        /// What is wrong with its value.
+        message: String,
+    },
     /// A background application failed (e.g. a Python task raised); the message says which and why.
     #[error("background application failed: {0}")]
     Application(String),
+}
+
+impl FreeblockError {
+    pub(crate) fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+        FreeblockError::Invalid { field: field.into(), message: message.into() }
+    }
 }
 
 /// Result alias.

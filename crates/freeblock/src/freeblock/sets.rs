@@ -45,6 +45,21 @@ fn cut(set: &mut RangeSet<u64>, range: &Range<u64>) -> Vec<Range<u64>> {
     inside
 }
 
+/// Total length of the union of `ranges` (sorted in place).
+fn union_len(ranges: &mut [Range<u64>]) -> u64 {
+    ranges.sort_unstable_by_key(|r| r.start);
+    let mut total = 0;
+    let mut covered_to = 0;
+    for r in ranges.iter() {
+        let start = r.start.max(covered_to);
+        if r.end > start {
+            total += r.end - start;
+            covered_to = r.end;
+        }
+    }
+    total
+}
+
 /// Identifies a registered task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct TaskId(pub u32);
@@ -105,6 +120,8 @@ pub struct BackgroundSets {
     /// Urgent sectors over all tasks.
     total_urgent: u64,
     write_tasks: u32,
+    /// Scratch for [`BackgroundSets::transferred`] (kept to spare an allocation per transfer).
+    served: Vec<Range<u64>>,
 }
 
 impl BackgroundSets {
@@ -124,7 +141,16 @@ impl BackgroundSets {
             total_wanted: 0,
             total_urgent: 0,
             write_tasks: 0,
+            served: Vec::new(),
         }
+    }
+
+    /// The most one task can add to a cylinder's summary weight: every sector of its widest
+    /// cylinder, urgent.
+    fn max_task_cylinder_weight(&self) -> u64 {
+        let layout = self.disk.layout();
+        let widest = layout.zone_table().iter().map(|z| u64::from(z.2)).max().unwrap_or(0);
+        (widest * u64::from(self.surfaces) * u64::from(URGENT_WEIGHT)).max(1)
     }
 
     /// The disk.
@@ -140,6 +166,17 @@ impl BackgroundSets {
     pub fn add_task(&mut self, op: Op, block_bytes: u64) -> Result<TaskId> {
         if block_bytes == 0 || block_bytes % self.sector_bytes != 0 {
             return Err(FreeblockError::BlockSize { block_bytes, sector_bytes: self.sector_bytes });
+        }
+        // A cylinder's summary weight is a u32 summed over tasks: refuse the task that could
+        // make it overflow (each task weighs at most URGENT_WEIGHT per sector), here rather
+        // than checking every update.
+        let tasks = self.tasks.len() as u64 + 1;
+        if tasks * self.max_task_cylinder_weight() > u64::from(u32::MAX) {
+            return Err(FreeblockError::Unsupported(format!(
+                "too many background tasks: task {} would let the wanted weight of a cylinder overflow its counter (at most {} tasks on this disk)",
+                tasks - 1,
+                u64::from(u32::MAX) / self.max_task_cylinder_weight()
+            )));
         }
         self.write_tasks += u32::from(op == Op::Write);
         self.tasks.push(Some(TaskSet {
@@ -349,13 +386,19 @@ impl BackgroundSets {
     /// The media transferred LBNs `range` at `time` (the head passed over them by `route`):
     /// every task wanting any of them gets them, and blocks completed by them are delivered.
     /// `only` limits it to the tasks of one op: a foreground transfer passes through the drive's
-    /// buffer and can serve read tasks (piggybacking), never background writes. Returns the
-    /// sectors taken.
+    /// buffer and can serve read tasks (piggybacking), never background writes.
+    ///
+    /// Returns the sectors of `range` that served at least one task: media sectors, each counted
+    /// once however many tasks wanted it (ten tasks scanning the same disk share one transfer;
+    /// each task's own deliveries are in its report).
     pub fn transferred(&mut self, range: Range<u64>, time: SimTime, route: Route, only: Option<Op>) -> u64 {
         if self.total_wanted == 0 {
             return 0;
         }
-        let mut total = 0;
+        // The pieces taken, over all tasks; their union is what the media transfer served.
+        let mut served = std::mem::take(&mut self.served);
+        served.clear();
+        let mut tasks_served = 0u32;
         for i in 0..self.tasks.len() {
             let Some(t) = &self.tasks[i] else { continue };
             if only.is_some_and(|o| o != t.op) || t.wanted_sectors == 0 {
@@ -365,11 +408,19 @@ impl BackgroundSets {
             if taken.is_empty() {
                 continue;
             }
-            total += taken.iter().map(|r| r.end - r.start).sum::<u64>();
+            tasks_served += 1;
+            served.extend(taken.iter().cloned());
             let t = self.tasks[i].as_mut().expect("task exists");
             Self::deliver(t, &taken, time, route);
         }
-        total
+        let sectors = if tasks_served <= 1 {
+            // One task's pieces are disjoint already (the common case: nothing to merge).
+            served.iter().map(|r| r.end - r.start).sum()
+        } else {
+            union_len(&mut served)
+        };
+        self.served = served;
+        sectors
     }
 
     /// Delivers the blocks touched by `taken` that have nothing left to transfer.

@@ -27,6 +27,7 @@
 //! | policy hooks | [`policy`] | what the engine calls, and how a policy issues its own I/O |
 //! | journal | [`journal`] | the map on stable storage: snapshot + log of [`MapOp`]s, crash recovery |
 //! | range writes | [`rangewrite`] | writes that place themselves, reads of the nearest copy |
+//! | range writes for plain requests | [`request_rangewrite`] | any workload's writes offered free places near the heads (an experiment's `[layout] type = "range_writes"`) |
 //! | streams | [`streams`] | workloads that allocate their own writes through the map |
 //!
 //! A policy's own I/O (copying a block in, writing a replica) is served one of three ways, chosen
@@ -44,6 +45,7 @@ pub mod map;
 pub mod policy;
 pub mod rangewrite;
 pub mod rearrange;
+pub mod request_rangewrite;
 pub mod streams;
 
 pub use alloc::{

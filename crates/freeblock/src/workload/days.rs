@@ -45,6 +45,11 @@ use freeblock_disk::{Op, SimTime};
 
 use super::{ArrivalKind, Workload, WorkloadError};
 
+/// The largest hot set: the generator keeps two popularity tables and a set of this many
+/// blocks (about 40 bytes each) and solves for the Zipf exponents over all of them, so the size
+/// is bounded (the paper's hot set is under 2000 blocks).
+pub const MAX_HOT_BLOCKS: u32 = 10_000_000;
+
 /// Hours of activity per day that the default rate assumes (the paper's 7 am to 10 pm).
 pub const DEFAULT_ACTIVE_HOURS: f64 = 15.0;
 
@@ -326,10 +331,13 @@ impl DaysSpec {
     }
 
     fn validate_popularity(&self) -> Result<(), WorkloadError> {
-        if self.hot_blocks < 2 {
+        if !(2..=MAX_HOT_BLOCKS).contains(&self.hot_blocks) {
             return Err(invalid(
                 "hot_blocks",
-                format!("must be at least 2, got {}", self.hot_blocks),
+                format!(
+                    "must be between 2 and {MAX_HOT_BLOCKS}, got {}",
+                    self.hot_blocks
+                ),
             ));
         }
         if self.top_blocks == 0 || self.top_blocks >= self.hot_blocks {
@@ -378,6 +386,18 @@ impl DaysSpec {
             return Err(invalid(
                 "day_s",
                 format!("{} s is shorter than a nanosecond", self.day_s),
+            ));
+        }
+        let span_ns = f64::from(self.days) * self.day_s * 1e9;
+        if span_ns > crate::sim::MAX_SIMULATED_NS as f64 {
+            return Err(invalid(
+                "day_s",
+                format!(
+                    "{} days of {} s are past the longest simulated run ({} s)",
+                    self.days,
+                    crate::error::number(self.day_s),
+                    crate::sim::MAX_SIMULATED_NS / 1_000_000_000
+                ),
             ));
         }
         if let Some(rate) = self.rate_per_s {

@@ -127,6 +127,12 @@ pub trait Workload: Send {
 
     /// How the simulator must issue this workload's requests; constant for a workload.
     fn arrival(&self) -> ArrivalKind;
+
+    /// Whether the stream never ends (a synthetic workload without a `count`): the simulator
+    /// then needs another end for the run. Default false.
+    fn is_endless(&self) -> bool {
+        false
+    }
 }
 
 impl<W: Workload + ?Sized> Workload for Box<W> {
@@ -136,6 +142,10 @@ impl<W: Workload + ?Sized> Workload for Box<W> {
 
     fn arrival(&self) -> ArrivalKind {
         (**self).arrival()
+    }
+
+    fn is_endless(&self) -> bool {
+        (**self).is_endless()
     }
 }
 

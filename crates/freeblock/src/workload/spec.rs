@@ -209,6 +209,12 @@ impl TraceSpec {
                 ));
             }
         }
+        if self.limit == Some(0) {
+            return Err(WorkloadError::invalid(
+                "limit",
+                "must be at least 1 request (omit it to replay the whole trace)",
+            ));
+        }
         if self.span_sectors == Some(0) {
             return Err(WorkloadError::invalid("span_sectors", "must be at least 1"));
         }

@@ -259,11 +259,33 @@ fn check_rate(rate: Option<f64>) -> Result<(), WorkloadError> {
     }
 }
 
-fn check_alignment(alignment: u64) -> Result<(), WorkloadError> {
+/// `count = 0` makes an empty run; an endless stream is written by omitting `count`.
+fn check_count(count: Option<u64>) -> Result<(), WorkloadError> {
+    if count == Some(0) {
+        return Err(WorkloadError::invalid(
+            "count",
+            "must be at least 1 request (omit it for an endless stream)",
+        ));
+    }
+    Ok(())
+}
+
+/// Starts are multiples of `alignment`: past the disk, or so coarse that only LBN 0 leaves room
+/// for the smallest request, every request would silently start at LBN 0.
+fn check_alignment(alignment: u64, smallest: u64, capacity: u64) -> Result<(), WorkloadError> {
     if alignment == 0 {
         return Err(WorkloadError::invalid(
             "alignment_sectors",
             "must be at least 1",
+        ));
+    }
+    if alignment > 1 && alignment.saturating_add(smallest) > capacity {
+        return Err(WorkloadError::invalid(
+            "alignment_sectors",
+            format!(
+                "starts every {alignment} sectors leave room for a request of {smallest} \
+                 sectors only at LBN 0 on a disk of {capacity} sectors"
+            ),
         ));
     }
     Ok(())
@@ -511,10 +533,15 @@ impl OltpSpec {
     /// # Errors
     /// [`WorkloadError::Invalid`] naming the offending field.
     pub fn build(&self, capacity_sectors: u64, seed: u64) -> Result<RandomWorkload, WorkloadError> {
-        if !(self.think_time_ms.is_finite() && self.think_time_ms >= 0.0) {
+        let limit_ms = crate::sim::MAX_SIMULATED_NS as f64 / 1e6;
+        if !(self.think_time_ms.is_finite() && (0.0..=limit_ms).contains(&self.think_time_ms)) {
             return Err(WorkloadError::invalid(
                 "think_time_ms",
-                format!("must be a non-negative number, got {}", self.think_time_ms),
+                format!(
+                    "must be a time from 0 to {} ms (the longest simulated run), got {}",
+                    crate::error::number(limit_ms),
+                    crate::error::number(self.think_time_ms)
+                ),
             ));
         }
         RandomWorkload::new(
@@ -559,9 +586,14 @@ pub struct RandomWorkload {
 impl RandomWorkload {
     fn new(p: RandomParams, capacity: u64, seed: u64) -> Result<Self, WorkloadError> {
         check_capacity(capacity)?;
+        check_count(p.count)?;
         p.size.validate(capacity)?;
         check_fraction("read_fraction", p.read_fraction)?;
-        check_alignment(p.alignment)?;
+        let smallest = match p.size {
+            SizeDist::Fixed { sectors } => u64::from(sectors),
+            SizeDist::Exponential { multiple_sectors, .. } => u64::from(multiple_sectors),
+        };
+        check_alignment(p.alignment, smallest, capacity)?;
         check_rate(p.rate_per_s)?;
         Ok(Self {
             rng: ChaCha8Rng::seed_from_u64(seed),
@@ -615,6 +647,10 @@ impl Workload for RandomWorkload {
     fn arrival(&self) -> ArrivalKind {
         self.arrivals.kind()
     }
+
+    fn is_endless(&self) -> bool {
+        self.remaining.is_none()
+    }
 }
 
 /// The `sequential` workload: requests of `request_sectors` starting at `start_lbn`, each starting
@@ -664,6 +700,7 @@ impl SequentialSpec {
         seed: u64,
     ) -> Result<SequentialWorkload, WorkloadError> {
         check_capacity(capacity_sectors)?;
+        check_count(self.count)?;
         check_fraction("read_fraction", self.read_fraction)?;
         check_rate(self.rate_per_s)?;
         if self.request_sectors == 0 {
@@ -689,12 +726,24 @@ impl SequentialSpec {
                 ),
             ));
         }
+        let stride = self.stride_sectors.unwrap_or(sectors);
+        // A stride past the last start that fits would wrap every request after the first to
+        // LBN 0.
+        if stride > capacity_sectors - sectors {
+            return Err(WorkloadError::invalid(
+                "stride_sectors",
+                format!(
+                    "a stride of {stride} sectors jumps past the disk ({capacity_sectors} sectors) \
+                     from every start: every request after the first would wrap to LBN 0"
+                ),
+            ));
+        }
         Ok(SequentialWorkload {
             rng: ChaCha8Rng::seed_from_u64(seed),
             capacity: capacity_sectors,
             remaining: self.count,
             sectors: self.request_sectors,
-            stride: self.stride_sectors.unwrap_or(sectors),
+            stride,
             next_lbn: self.start_lbn,
             read_fraction: self.read_fraction,
             arrivals: Arrivals::new(self.rate_per_s),
@@ -736,6 +785,10 @@ impl Workload for SequentialWorkload {
 
     fn arrival(&self) -> ArrivalKind {
         self.arrivals.kind()
+    }
+
+    fn is_endless(&self) -> bool {
+        self.remaining.is_none()
     }
 }
 

@@ -1,0 +1,374 @@
+//! Range writes for ordinary workloads: the `range_writes` layout of an experiment file.
+//!
+//! The range-write policy of [`super::rangewrite`] serves streams that choose their own
+//! candidates (the small-file workload of `freeblock repro range-writes`). This policy gives the
+//! same technique to any workload of plain requests — random, OLTP, a trace: every write is
+//! offered `candidates` free places spread round the track (or cylinder) nearest the heads, the
+//! device writes to whichever it reaches first, and the block map remembers where each block went.
+//!
+//! ```text
+//!   physical blocks, in chunks of about a cylinder (C blocks):
+//!     │ H H H H H H H H H · · · │ H H H H H H H H H · · · │ …   H = a logical block's home
+//!     └ (1 − spare)·C homes, then spare·C spare blocks ┘        · = spare (whole tracks free)
+//!   logical block b's home: chunk ⌊b / H⌋, place b mod H   (H = (1 − spare)·C homes a chunk)
+//!
+//!   write of blocks b..b+n ─► k free extents of n blocks, equidistant round the track
+//!                             nearest the heads ─► the device serves the one it reaches first
+//!                             ─► map: b..b+n live there; the old copies become spare
+//!   read of blocks b..b+n  ─► wherever each block lives now: one I/O per contiguous piece
+//! ```
+//!
+//! A share `spare` of the disk's blocks is kept free for candidates (the workload sees the rest
+//! as its disk): the end of every chunk of about a cylinder, so every cylinder starts with free
+//! tracks where equidistant candidates fit. The policy works in blocks of
+//! `block_sectors`: a request covers the whole blocks it touches. A block enters the map on its
+//! first write, so the map grows with the blocks written, not with the disk; the free-space
+//! bitmaps cost three bits per physical block.
+//!
+//! ```toml
+//! [layout]
+//! type = "range_writes"
+//! candidates = 4        # places offered per write (1: write to the nearest free spot)
+//! spread = "track"      # track: round the nearest track with room | cylinder: one per surface
+//! block_sectors = 8     # the unit of placement (4 KB)
+//! spare = 0.25          # share of the disk kept free for candidates
+//! ```
+//!
+//! Selection among the candidates is the engine's: the scheduler ranks each request by its first
+//! candidate and the device serves the best, or with `[sim] selection = { mode = "global" }` the
+//! scheduler weighs every candidate of every request.
+
+use std::collections::HashMap;
+
+use freeblock_disk::{Disk, Op};
+use serde::{Deserialize, Serialize};
+
+use super::alloc::{offer_equidistant, offer_equidistant_on_cylinder};
+use super::error::{LayoutError, Result};
+use super::map::{BlockMap, Candidates, MapConfig, PhysRange, WriteRequest};
+use super::policy::{Completed, LayoutCtx, LayoutPolicy, LogicalIo, PhysIo};
+
+/// Where a write's candidates lie.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Spread {
+    /// Equidistant round the nearest track with room (paper 004).
+    #[default]
+    Track,
+    /// One per surface of the nearest cylinder with room, equidistant in angle (OSDI 2008's
+    /// small-file runs): no candidate costs a longer seek than another.
+    Cylinder,
+}
+
+/// The `[layout]` table of `type = "range_writes"`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RangeWritesConfig {
+    /// Places offered per write. Default 4.
+    pub candidates: u32,
+    /// Where they lie. Default `track`.
+    pub spread: Spread,
+    /// Sectors per block, the unit of placement. Default 8 (4 KB).
+    pub block_sectors: u64,
+    /// Share of the disk's blocks kept free for candidates, in (0, 1). Default 0.25.
+    pub spare: f64,
+}
+
+impl Default for RangeWritesConfig {
+    fn default() -> Self {
+        Self { candidates: 4, spread: Spread::Track, block_sectors: 8, spare: 0.25 }
+    }
+}
+
+/// What the policy reports (the run report's `layout.details`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct RangeWritesReport {
+    /// Writes served.
+    pub writes: u64,
+    /// Reads served.
+    pub reads: u64,
+    /// Physical I/Os the reads became (a read of blocks written apart is one I/O per piece).
+    pub read_pieces: u64,
+    /// Share of writes served at another candidate than the first.
+    pub moved_share: f64,
+    /// Mean candidates per write.
+    pub candidates_per_write: f64,
+    /// Mean positioning (seek, settle, rotational latency) of writes, ms.
+    pub write_positioning_ms: f64,
+    /// Mean rotational latency of writes, ms.
+    pub write_rotational_ms: f64,
+    /// Logical blocks the workload sees.
+    pub logical_blocks: u64,
+    /// Physical blocks free at the end.
+    pub free_blocks: u64,
+}
+
+/// Range writes for a workload of plain requests (see the module documentation).
+#[derive(Debug)]
+pub struct RequestRangeWrites {
+    config: RangeWritesConfig,
+    map: BlockMap,
+    logical_blocks: u64,
+    /// Physical blocks per chunk, and homes at the start of each.
+    chunk_blocks: u64,
+    homes_per_chunk: u64,
+    /// Writes in flight, by tag (the request's id).
+    in_flight: HashMap<u64, WriteRequest>,
+    writes: u64,
+    reads: u64,
+    read_pieces: u64,
+    moved: u64,
+    candidates: u64,
+    positioning_ns: u128,
+    rotational_ns: u128,
+}
+
+fn bad(field: &'static str, message: String) -> LayoutError {
+    LayoutError::Config { field, message }
+}
+
+impl RequestRangeWrites {
+    /// The policy on `disk`: every logical block at its home, the spare blocks free.
+    ///
+    /// # Errors
+    /// [`LayoutError::Config`] naming the setting (`layout.candidates`, `layout.block_sectors`,
+    /// `layout.spare`) that makes no layout on this disk.
+    pub fn new(disk: &Disk, config: RangeWritesConfig) -> Result<Self> {
+        let RangeWritesConfig { candidates, spread, block_sectors, spare } = config;
+        if candidates == 0 {
+            return Err(bad("layout.candidates", "must be at least 1".into()));
+        }
+        let surfaces = disk.layout().surfaces();
+        if spread == Spread::Cylinder && candidates > surfaces {
+            return Err(bad("layout.candidates", format!("{candidates} candidates round a cylinder need as many surfaces; the disk has {surfaces} (or use spread = \"track\")")));
+        }
+        let max_block = disk.layout().zone_table().iter().map(|z| u64::from(z.2)).min().unwrap_or(1);
+        if block_sectors == 0 || block_sectors > max_block {
+            return Err(bad("layout.block_sectors", format!("must be 1 to {max_block} sectors (a block must fit on the shortest track), not {block_sectors}")));
+        }
+        if !(spare.is_finite() && spare > 0.0 && spare < 1.0) {
+            return Err(bad("layout.spare", format!("must be a share strictly between 0 and 1, not {spare}")));
+        }
+        let physical_blocks = disk.capacity() / block_sectors;
+        // A chunk: the largest cylinder, or more if that is needed for the spare part to hold
+        // two of the longest tracks.
+        let zones = disk.layout().zone_table();
+        let longest_track = zones.iter().map(|z| u64::from(z.2)).max().unwrap_or(1).div_ceil(block_sectors);
+        let cylinder = longest_track * u64::from(surfaces);
+        let chunk_blocks = cylinder.max((2.0 * longest_track as f64 / spare).ceil() as u64).min(physical_blocks);
+        // Rounded down: at least `spare` of each chunk stays free.
+        let homes_per_chunk = ((chunk_blocks as f64) * (1.0 - spare)).floor() as u64;
+        if homes_per_chunk == 0 || homes_per_chunk >= chunk_blocks {
+            return Err(bad("layout.spare", format!("{spare} leaves {homes_per_chunk} of every {chunk_blocks} blocks to the workload")));
+        }
+        let logical_blocks = physical_blocks / chunk_blocks * homes_per_chunk + (physical_blocks % chunk_blocks).min(homes_per_chunk);
+        let mut map = BlockMap::new(MapConfig { first_lbn: 0, sectors: physical_blocks * block_sectors, block_sectors, logical_blocks })?;
+        let mut policy = Self {
+            config,
+            map: BlockMap::new(MapConfig::region(0, block_sectors, block_sectors))?,
+            logical_blocks,
+            chunk_blocks,
+            homes_per_chunk,
+            in_flight: HashMap::new(),
+            writes: 0,
+            reads: 0,
+            read_pieces: 0,
+            moved: 0,
+            candidates: 0,
+            positioning_ns: 0,
+            rotational_ns: 0,
+        };
+        // Homes hold their blocks until first written: never offered as candidates.
+        for b in 0..logical_blocks {
+            map.pin(PhysRange::new(policy.home(b), block_sectors))?;
+        }
+        policy.map = map;
+        Ok(policy)
+    }
+
+    /// The first sector of logical block `b`'s home.
+    fn home(&self, b: u64) -> u64 {
+        let block = b / self.homes_per_chunk * self.chunk_blocks + b % self.homes_per_chunk;
+        block * self.config.block_sectors
+    }
+
+    /// Where logical block `b` lives now (its first sector).
+    fn location(&self, b: u64) -> u64 {
+        self.map.first_copy(b).unwrap_or_else(|| self.home(b))
+    }
+
+    /// Moves logical block `b` from its implicit home into the map (before its first write, so
+    /// that the write frees the home).
+    fn enter(&mut self, b: u64) -> Result<()> {
+        if self.map.first_copy(b).is_some() {
+            return Ok(());
+        }
+        let home = self.home(b);
+        let bs = self.config.block_sectors;
+        self.map.unpin(PhysRange::new(home, bs))?;
+        self.map.write(&WriteRequest { logical: b, blocks: 1, candidates: Candidates::single(home) }, home)?;
+        Ok(())
+    }
+
+    /// The policy's figures so far.
+    #[must_use]
+    pub fn summary(&self) -> RangeWritesReport {
+        let ratio = |a: f64, b: u64| if b == 0 { 0.0 } else { a / b as f64 };
+        RangeWritesReport {
+            writes: self.writes,
+            reads: self.reads,
+            read_pieces: self.read_pieces,
+            moved_share: ratio(self.moved as f64, self.writes),
+            candidates_per_write: ratio(self.candidates as f64, self.writes),
+            write_positioning_ms: ratio(self.positioning_ns as f64 / 1e6, self.writes),
+            write_rotational_ms: ratio(self.rotational_ns as f64 / 1e6, self.writes),
+            logical_blocks: self.logical_blocks,
+            free_blocks: self.map.stats().free,
+        }
+    }
+}
+
+impl LayoutPolicy for RequestRangeWrites {
+    fn name(&self) -> String {
+        "range-writes".into()
+    }
+
+    fn logical_sectors(&self) -> Option<u64> {
+        Some(self.logical_blocks * self.config.block_sectors)
+    }
+
+    fn translate(&mut self, ctx: &mut LayoutCtx<'_>, io: &LogicalIo<'_>, out: &mut Vec<PhysIo>) -> Result<()> {
+        if io.write.is_some() {
+            return Err(bad("layout", "the range_writes layout places plain requests; a stream's write with its own candidates needs the streams' policy".into()));
+        }
+        let bs = self.config.block_sectors;
+        let first = io.lbn / bs;
+        let end = io.lbn.saturating_add(io.sectors).div_ceil(bs);
+        if end > self.logical_blocks || end <= first {
+            return Err(LayoutError::LogicalOutside { logical: first, end, capacity: self.logical_blocks });
+        }
+        let blocks = end - first;
+        if io.op == Op::Read {
+            self.reads += 1;
+            // One I/O per run of blocks that lie one after the other on the disk.
+            let mut start = self.location(first);
+            let mut len = 1;
+            for b in first + 1..end {
+                let at = self.location(b);
+                if at == start + len * bs {
+                    len += 1;
+                } else {
+                    out.push(PhysIo::at(Op::Read, start, len * bs, io.id));
+                    (start, len) = (at, 1);
+                }
+            }
+            out.push(PhysIo::at(Op::Read, start, len * bs, io.id));
+            self.read_pieces += out.len() as u64;
+            return Ok(());
+        }
+        for b in first..end {
+            self.enter(b)?;
+        }
+        let k = self.config.candidates;
+        let candidates = match self.config.spread {
+            Spread::Track => offer_equidistant(&mut self.map, ctx.disk, ctx.head, k, blocks)?.1,
+            Spread::Cylinder => offer_equidistant_on_cylinder(&mut self.map, ctx.disk, ctx.head, k, blocks)?.1,
+        };
+        let sectors = blocks * bs;
+        out.push(PhysIo { op: Op::Write, starts: candidates.starts(sectors).collect(), sectors, tag: io.id });
+        self.in_flight.insert(io.id, WriteRequest { logical: first, blocks, candidates });
+        Ok(())
+    }
+
+    fn complete(&mut self, _ctx: &mut LayoutCtx<'_>, done: &Completed<'_>) -> Result<()> {
+        let Some(req) = self.in_flight.remove(&done.io.tag) else { return Ok(()) };
+        self.map.write(&req, done.lbn)?;
+        let (seek, rot) = match (done.choice, done.access) {
+            (Some(c), _) => (c.seek, c.rotational_latency),
+            (None, Some(a)) => (a.breakdown.seek, a.breakdown.rotational_latency),
+            (None, None) => (0, 0),
+        };
+        self.writes += 1;
+        self.moved += u64::from(done.chosen != 0);
+        self.candidates += done.io.starts.len() as u64;
+        self.positioning_ns += u128::from(seek + rot);
+        self.rotational_ns += u128::from(rot);
+        Ok(())
+    }
+
+    fn report(&self) -> serde_json::Value {
+        serde_json::to_value(self.summary()).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use freeblock_disk::library;
+
+    fn disk() -> Disk {
+        Disk::new(library::get("hp_c2249a").unwrap().without_cache()).unwrap()
+    }
+
+    #[test]
+    fn settings_that_make_no_layout_name_their_field() {
+        let d = disk();
+        for (config, field) in [
+            (RangeWritesConfig { candidates: 0, ..RangeWritesConfig::default() }, "layout.candidates"),
+            (RangeWritesConfig { candidates: 99, spread: Spread::Cylinder, ..RangeWritesConfig::default() }, "layout.candidates"),
+            (RangeWritesConfig { block_sectors: 0, ..RangeWritesConfig::default() }, "layout.block_sectors"),
+            (RangeWritesConfig { block_sectors: 1 << 20, ..RangeWritesConfig::default() }, "layout.block_sectors"),
+            (RangeWritesConfig { spare: 0.0, ..RangeWritesConfig::default() }, "layout.spare"),
+            (RangeWritesConfig { spare: f64::NAN, ..RangeWritesConfig::default() }, "layout.spare"),
+            (RangeWritesConfig { spare: 1.0, ..RangeWritesConfig::default() }, "layout.spare"),
+        ] {
+            let e = RequestRangeWrites::new(&d, config).unwrap_err().to_string();
+            assert!(e.starts_with(field), "{config:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_read_goes_where_the_last_write_put_the_block() {
+        let d = disk();
+        let mut p = RequestRangeWrites::new(&d, RangeWritesConfig::default()).unwrap();
+        let mut submitted = Vec::new();
+        let head = freeblock_disk::HeadState { cylinder: 500, surface: 2 };
+        let mut ctx = LayoutCtx::new(&d, head, 0, &mut submitted);
+        let request = |id, op, lbn| LogicalIo { id, stream: 0, op, lbn, sectors: 8, write: None };
+        // Before any write: the block is read at its home.
+        let mut out = Vec::new();
+        p.translate(&mut ctx, &request(1, Op::Read, 8 * 1000), &mut out).unwrap();
+        assert_eq!(out[0].starts, vec![p.home(1000)]);
+        let mut out = Vec::new();
+        p.translate(&mut ctx, &request(2, Op::Write, 8 * 1000), &mut out).unwrap();
+        let write = out.remove(0);
+        assert_eq!(write.starts.len(), 4);
+        assert!(!write.starts.contains(&p.home(1000)), "candidates are spare blocks");
+        let chosen = write.starts[2];
+        let done = Completed { io: &write, chosen: 2, lbn: chosen, access: None, time: 1, request: None, choice: None };
+        p.complete(&mut ctx, &done).unwrap();
+        let mut out = Vec::new();
+        p.translate(&mut ctx, &request(3, Op::Read, 8 * 1000), &mut out).unwrap();
+        assert_eq!(out[0].starts, vec![chosen]);
+        // The home and the three unchosen candidates are free again.
+        assert!(p.map.is_free(p.home(1000), 8));
+        assert_eq!(p.map.stats().free, p.map.stats().total - p.logical_blocks);
+        assert_eq!(p.summary().moved_share, 1.0);
+    }
+
+    #[test]
+    fn homes_are_spread_and_leave_the_spare_free() {
+        let d = disk();
+        let p = RequestRangeWrites::new(&d, RangeWritesConfig::default()).unwrap();
+        let s = p.map.stats();
+        assert_eq!(s.pinned, p.logical_blocks);
+        assert_eq!(s.free, s.total - p.logical_blocks);
+        // Strictly increasing homes, none past the disk.
+        let homes: Vec<u64> = (0..p.logical_blocks).map(|b| p.home(b)).collect();
+        assert!(homes.windows(2).all(|w| w[0] < w[1]));
+        assert!(*homes.last().unwrap() / 8 < s.total);
+        // Every chunk of about a cylinder ends with whole tracks of spare blocks.
+        let longest_track = d.layout().zone_table().iter().map(|z| u64::from(z.2)).max().unwrap().div_ceil(8);
+        assert!(p.chunk_blocks - p.homes_per_chunk >= 2 * longest_track, "{} of {}", p.homes_per_chunk, p.chunk_blocks);
+    }
+}
