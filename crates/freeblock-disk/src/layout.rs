@@ -295,6 +295,34 @@ impl Layout {
         Ok(self.slot_to_pbn(z, slot))
     }
 
+    /// Calls `f(lbn, counted, actual)` for each LBN of `lbn..end` that a remapped defect moved:
+    /// `counted` is the (cylinder, surface) of the track its slot lies on — where
+    /// [`Layout::for_each_track_run`] counts it — and `actual` the track of the spare that holds
+    /// it. Track runs follow slots so that they stay arithmetic; a caller keeping per-track
+    /// totals of wanted LBNs moves these few from `counted` to `actual` (real drives have a
+    /// handful of defects, so this walks the zones' remap lists, not the range).
+    pub fn for_each_remapped_lbn(&self, lbn: u64, end: u64, mut f: impl FnMut(u64, (u32, u32), (u32, u32))) {
+        let spt_track = |z: &ZoneMap, slot: u64| self.track_at(z, slot / u64::from(z.spt));
+        for z in self.zones.iter().filter(|z| !z.remap.is_empty() && z.first_lbn < end && lbn < z.first_lbn + z.lbn_count) {
+            for &(defective, spare) in &z.remap {
+                for within in 0..z.remap_unit {
+                    let slot = defective * z.remap_unit + within;
+                    if z.is_reserved(slot) {
+                        continue;
+                    }
+                    let l = z.first_lbn + slot - z.reserved_below(slot);
+                    if l < lbn || l >= end || l >= z.first_lbn + z.lbn_count {
+                        continue;
+                    }
+                    let (counted, actual) = (spt_track(z, slot), spt_track(z, spare * z.remap_unit + within));
+                    if counted != actual {
+                        f(l, counted, actual);
+                    }
+                }
+            }
+        }
+    }
+
     fn slot_to_pbn(&self, z: &ZoneMap, slot: u64) -> Pbn {
         let spt = u64::from(z.spt);
         let (cylinder, surface) = self.track_at(z, slot / spt);

@@ -114,3 +114,56 @@ proptest! {
         }
     }
 }
+
+/// Small disks with defects remapped to spares on other tracks (sector and track sparing).
+fn defective_disks() -> Vec<(&'static str, Disk)> {
+    let zone = |sparing: &str, defects: &str| {
+        format!(
+            "name = \"defective\"\nrpm = 10000.0\nsurfaces = 2\nhead_switch_ms = 0.2\nwrite_settle_ms = 0.1\nread_settle_ms = 0.0\nsparing = {{ scheme = \"{sparing}\" }}\n\
+             [[zones]]\nfirst_cylinder = 0\nlast_cylinder = 19\nsectors_per_track = 8\nspares = 1\n{defects}\n\
+             [seek]\ntype = \"three_point\"\nsingle_ms = 1.0\naverage_ms = 5.0\nfull_ms = 11.0\n"
+        )
+    };
+    [("sectors", zone("sectors_per_track", "defects = [[10, 7], [100, 15], [3, 303]]"))]
+        .into_iter()
+        .map(|(name, text)| {
+            let spec = freeblock_disk::DiskSpec::from_toml_str(&text, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            (name, Disk::new(spec).unwrap_or_else(|e| panic!("{name}: {e}")))
+        })
+        .collect()
+}
+
+/// `for_each_remapped_lbn` names exactly the LBNs that a remapped defect moved off the track
+/// `for_each_track_run` counts them on, with the spare's track as `lbn_to_pbn` finds it (per-track
+/// totals of wanted sectors rely on it: the fuzzer found a scan that never ended without it).
+#[test]
+fn remapped_lbns_are_reported_on_their_spare_track() {
+    let mut checked = 0;
+    let defective = defective_disks();
+    for (name, disk) in disks().iter().chain(defective.iter()) {
+        let layout = disk.layout();
+        let mut reported = std::collections::BTreeMap::new();
+        layout.for_each_remapped_lbn(0, disk.capacity(), |lbn, counted, actual| {
+            reported.insert(lbn, (counted, actual));
+        });
+        for (&lbn, &(counted, actual)) in &reported {
+            let pbn = layout.lbn_to_pbn(lbn).unwrap();
+            assert_eq!(actual, (pbn.cylinder, pbn.surface), "{name}: LBN {lbn}");
+            let mut run_track = None;
+            layout.for_each_track_run(lbn, 1, |r| run_track = Some((r.cylinder, r.surface))).unwrap();
+            assert_eq!(Some(counted), run_track, "{name}: LBN {lbn}");
+        }
+        // Every LBN not reported is counted where it lives (a sample, with every reported one's
+        // neighbours; all of a small disk).
+        let step = (disk.capacity() / 20_000).max(1);
+        let around = reported.keys().flat_map(|&l| [l.saturating_sub(1), l + 1]);
+        for lbn in (0..disk.capacity()).step_by(step as usize).chain(around).filter(|l| *l < disk.capacity() && !reported.contains_key(l)) {
+            let pbn = layout.lbn_to_pbn(lbn).unwrap();
+            let mut run_track = None;
+            layout.for_each_track_run(lbn, 1, |r| run_track = Some((r.cylinder, r.surface))).unwrap();
+            assert_eq!(run_track, Some((pbn.cylinder, pbn.surface)), "{name}: LBN {lbn} is remapped but not reported");
+        }
+        checked += reported.len();
+    }
+    assert!(checked >= 3, "the defective disks' remapped LBNs were not all reported ({checked})");
+}

@@ -297,6 +297,13 @@ impl BackgroundSets {
 
     /// Adds (or takes away) `weight` per sector of `r` to the per-track summary.
     fn count(&mut self, r: &Range<u64>, weight: u32, add: bool) {
+        // Track runs count a remapped LBN on its defective sector's track; the planner finds it
+        // on the spare's track (`arc_lbns`), so it is moved there, or a task waiting for it would
+        // send the planner to a track that can never deliver it. Moved after adding and before
+        // taking away, so no count ever goes below zero.
+        if !add {
+            self.move_remapped(r, weight, false);
+        }
         let surfaces = self.surfaces;
         let (tracks, cyls, groups) = (&mut self.track_wanted, &mut self.cylinder_wanted, &mut self.group_wanted);
         self.disk
@@ -316,6 +323,25 @@ impl BackgroundSets {
                 }
             })
             .expect("ranges are inside the disk");
+        if add {
+            self.move_remapped(r, weight, true);
+        }
+    }
+
+    /// Moves `weight` per remapped LBN of `r` from its defective sector's track to its spare's
+    /// (`to_spare`), or back.
+    fn move_remapped(&mut self, r: &Range<u64>, weight: u32, to_spare: bool) {
+        let surfaces = self.surfaces as usize;
+        let (tracks, cyls, groups) = (&mut self.track_wanted, &mut self.cylinder_wanted, &mut self.group_wanted);
+        self.disk.layout().for_each_remapped_lbn(r.start, r.end, |_, counted, actual| {
+            let ((c0, s0), (c1, s1)) = if to_spare { (counted, actual) } else { (actual, counted) };
+            tracks[c0 as usize * surfaces + s0 as usize] -= weight;
+            tracks[c1 as usize * surfaces + s1 as usize] += weight;
+            cyls[c0 as usize] -= weight;
+            cyls[c1 as usize] += weight;
+            groups[(c0 / GROUP) as usize] -= u64::from(weight);
+            groups[(c1 / GROUP) as usize] += u64::from(weight);
+        });
     }
 
     /// Drops `task`'s wanted sectors in `range` without delivering anything. Returns the number of
