@@ -475,14 +475,14 @@ mod tests {
         let measured = Record { measured_ns: Some(2_000_000), ..r };
         for record in [r, measured] {
             for (value, col) in record.values().iter().zip(RECORD_COLUMNS) {
-                let fits = match (value, col.kind) {
+                let fits = matches!(
+                    (value, col.kind),
                     (RecordValue::Int(_), RecordKind::Int)
-                    | (RecordValue::Ms(_), RecordKind::Ms | RecordKind::OptionalMs)
-                    | (RecordValue::Missing, RecordKind::OptionalMs)
-                    | (RecordValue::Bool(_), RecordKind::Bool)
-                    | (RecordValue::Text(_), RecordKind::Text) => true,
-                    _ => false,
-                };
+                        | (RecordValue::Ms(_), RecordKind::Ms | RecordKind::OptionalMs)
+                        | (RecordValue::Missing, RecordKind::OptionalMs)
+                        | (RecordValue::Bool(_), RecordKind::Bool)
+                        | (RecordValue::Text(_), RecordKind::Text)
+                );
                 assert!(fits, "{}: {value:?} is not a {:?}", col.name, col.kind);
             }
         }
