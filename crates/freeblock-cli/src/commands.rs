@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::table::Table;
 
-type CmdResult = Result<(), Box<dyn std::error::Error>>;
+use crate::CmdResult;
 
 fn print_json<T: serde::Serialize>(v: &T) -> CmdResult {
     outln!("{}", serde_json::to_string_pretty(v)?);

@@ -20,7 +20,7 @@ use crate::commands::ReproArgs;
 use crate::plot::{lines, stacked_bars, Line, Reference, SegmentMark, StackedBar};
 use crate::table::{pct, Table};
 
-type CmdResult = Result<(), Box<dyn std::error::Error>>;
+use crate::CmdResult;
 
 fn verdict(ok: bool) -> &'static str {
     if ok { "within" } else { "MISSES" }

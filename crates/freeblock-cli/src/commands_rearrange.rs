@@ -19,7 +19,7 @@ use crate::plot::{lines, Line, Reference};
 use crate::progress::Runs;
 use crate::table::Table;
 
-type CmdResult = Result<(), Box<dyn std::error::Error>>;
+use crate::CmdResult;
 
 /// Where the CloudPhysics trace is looked for when `--trace` is not given (relative to the
 /// current directory).

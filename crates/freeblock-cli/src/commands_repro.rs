@@ -15,7 +15,7 @@ use crate::commands::{DemoArgs, ReproArgs};
 use crate::plot::{stacked_bars, SegmentMark, StackedBar};
 use crate::table::{pct, Table};
 
-type CmdResult = Result<(), Box<dyn std::error::Error>>;
+use crate::CmdResult;
 
 const FIGURE_TITLES: [(u32, &str); 5] = [
     (2, "Fig. 2: head usage of five disks (random 4 KB, one outstanding)"),

@@ -34,7 +34,7 @@ use parquet::schema::types::Type as ParquetType;
 use crate::plot::{lines, stacked_bars, Line, StackedBar};
 use crate::table::{pct, Table};
 
-type CmdResult = Result<(), Box<dyn std::error::Error>>;
+use crate::CmdResult;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {

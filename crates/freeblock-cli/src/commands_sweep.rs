@@ -24,7 +24,7 @@ use freeblock::free_mining::{self, FreeMiningConfig, RunKey, RunResult};
 use crate::commands::ReproArgs;
 use crate::{Cli, Command};
 
-type CmdResult = Result<(), Box<dyn std::error::Error>>;
+use crate::CmdResult;
 
 /// What this binary says when asked for something that runs on Dask; `{what}` is the command.
 pub const NEEDS_PYTHON: &str = "`freeblock {what}` runs on Dask and needs the Python package: \

@@ -22,6 +22,9 @@ macro_rules! outln {
     }};
 }
 
+/// What every command returns: any error, printed by `main` with the exit code it calls for.
+pub(crate) type CmdResult = Result<(), Box<dyn std::error::Error>>;
+
 mod commands;
 mod commands_freeblock;
 mod commands_rearrange;

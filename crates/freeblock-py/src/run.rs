@@ -105,61 +105,49 @@ pub fn run_experiment<'py>(
     keep_records: bool,
     tasks: Option<Vec<Bound<'py, PyAny>>>,
 ) -> PyResult<(String, Bound<'py, PyDict>)> {
+    // Inside the panic guard (`guard.rs`): a Rust panic reaches Python as a FreeblockError.
     crate::guard::guarded("run_experiment", || {
-        run_experiment_unguarded(py, toml_text, base_dir, progress, origin, keep_records, tasks)
-    })
-}
+        let mut experiment = Experiment::from_toml_str(toml_text, origin, &base_dir).py_err()?;
+        experiment.sim.keep_records = keep_records;
+        let task_error: Arc<Mutex<Option<PyErr>>> = Arc::default();
+        let apps = tasks
+            .unwrap_or_default()
+            .iter()
+            .map(|t| PyApp::new(t, task_error.clone()))
+            .collect::<PyResult<Vec<_>>>()?;
 
-/// The body of [`run_experiment`], which runs it inside the panic guard (`guard.rs`).
-fn run_experiment_unguarded<'py>(
-    py: Python<'py>,
-    toml_text: &str,
-    base_dir: PathBuf,
-    progress: Option<PyObject>,
-    origin: &str,
-    keep_records: bool,
-    tasks: Option<Vec<Bound<'py, PyAny>>>,
-) -> PyResult<(String, Bound<'py, PyDict>)> {
-    let mut experiment = Experiment::from_toml_str(toml_text, origin, &base_dir).py_err()?;
-    experiment.sim.keep_records = keep_records;
-    let task_error: Arc<Mutex<Option<PyErr>>> = Arc::default();
-    let apps = tasks
-        .unwrap_or_default()
-        .iter()
-        .map(|t| PyApp::new(t, task_error.clone()))
-        .collect::<PyResult<Vec<_>>>()?;
-
-    let mut callback_error: Option<PyErr> = None;
-    let result = py.allow_threads(|| {
-        let mut on_progress = |done: u64| {
-            if callback_error.is_some() {
-                return;
-            }
-            Python::with_gil(|py| {
-                let called = py.check_signals().and_then(|()| match &progress {
-                    Some(f) => f.call1(py, (done,)).map(drop),
-                    None => Ok(()),
-                });
-                if let Err(e) = called {
-                    callback_error = Some(e);
+        let mut callback_error: Option<PyErr> = None;
+        let result = py.allow_threads(|| {
+            let mut on_progress = |done: u64| {
+                if callback_error.is_some() {
+                    return;
                 }
-            });
-        };
-        if apps.is_empty() {
-            experiment.run(Some(&mut on_progress))
-        } else {
-            run_with_apps(&experiment, apps, &task_error, Some(&mut on_progress))
+                Python::with_gil(|py| {
+                    let called = py.check_signals().and_then(|()| match &progress {
+                        Some(f) => f.call1(py, (done,)).map(drop),
+                        None => Ok(()),
+                    });
+                    if let Err(e) = called {
+                        callback_error = Some(e);
+                    }
+                });
+            };
+            if apps.is_empty() {
+                experiment.run(Some(&mut on_progress))
+            } else {
+                run_with_apps(&experiment, apps, &task_error, Some(&mut on_progress))
+            }
+        });
+        let task_error = task_error
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(e) = task_error.or(callback_error) {
+            return Err(e);
         }
-    });
-    let task_error = task_error
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .take();
-    if let Some(e) = task_error.or(callback_error) {
-        return Err(e);
-    }
-    let report = result.py_err()?;
-    let json = serde_json::to_string(&report).py_err()?;
-    let columns = records_to_columns(py, &report.records)?;
-    Ok((json, columns))
+        let report = result.py_err()?;
+        let json = serde_json::to_string(&report).py_err()?;
+        let columns = records_to_columns(py, &report.records)?;
+        Ok((json, columns))
+    })
 }
