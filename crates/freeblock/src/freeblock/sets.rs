@@ -264,9 +264,15 @@ impl BackgroundSets {
     /// Registers every whole application block of the disk. Returns the number of blocks.
     ///
     /// # Errors
-    /// As [`BackgroundSets::register`].
+    /// As [`BackgroundSets::register`]; [`FreeblockError::OutOfRange`] when the disk holds no
+    /// whole block (a scan of nothing would never finish its pass).
     pub fn register_whole_disk(&mut self, task: TaskId) -> Result<u64> {
-        let blocks = self.disk.capacity() / self.block_sectors(task)?;
+        let block_sectors = self.block_sectors(task)?;
+        let capacity = self.disk.capacity();
+        let blocks = capacity / block_sectors;
+        if blocks == 0 {
+            return Err(FreeblockError::OutOfRange { lbn: 0, blocks: 1, block_sectors, capacity });
+        }
         self.register(task, 0, blocks)?;
         Ok(blocks)
     }
