@@ -78,7 +78,7 @@ pub struct Fs2Config {
     pub fill: f64,
     /// Blocks per region. Default 32 768 (128 MB).
     pub region_blocks: u64,
-    /// Co-access window, block accesses. Default 16.
+    /// Co-access window, requests. Default 4.
     pub window: usize,
     /// Co-accesses with the hot region that make a block a candidate. Default 2.
     pub threshold: u32,
@@ -112,7 +112,7 @@ impl Default for Fs2Config {
             block_sectors: 8,
             fill: 0.7,
             region_blocks: 32_768,
-            window: 16,
+            window: 4,
             threshold: 2,
             epoch_accesses: 4096,
             batch_blocks: 32,
@@ -942,9 +942,8 @@ impl LayoutPolicy for Fs2 {
         self.requests += 1;
         let pieces = self.pieces(io.lbn, io.sectors)?;
         let mut found = Vec::new();
-        for &(b, _, _) in &pieces {
-            self.monitor.record(b, &mut found);
-        }
+        let blocks: Vec<u64> = pieces.iter().map(|p| p.0).collect();
+        self.monitor.record(&blocks, &mut found);
         let ios: Vec<(Vec<u64>, u64, Part)> = if io.op.is_read() {
             self.report.reads += 1;
             self.translate_read(&pieces)?

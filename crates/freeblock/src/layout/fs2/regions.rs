@@ -5,15 +5,15 @@
 //!  disk  │ region 0 │ region 1 │ region 2 (hot) │ region 3 │ …        counts decay by half every
 //!  count │    12    │     3    │      140       │    31    │          `epoch_accesses` block accesses
 //!
-//!  last `window` block accesses:   h h x h h y h …      h = in the hot region, x, y = outside
-//!  an outside access within `window` accesses of a hot one counts once for that block;
+//!  last `window` requests:   H  x  H  y  H …      H = touches the hot region, x, y = outside blocks
+//!  an outside block read within `window` requests of a hot one counts once for that reading;
 //!  at `threshold` counts the block becomes a candidate, in the order the counts were reached
 //! ```
 //!
 //! | setting | default | why |
 //! |---|---|---|
 //! | `region_blocks` | 32 768 (128 MB of 4 KB blocks) | the paper's region is a few Ext2 block groups (a group is 128 MB) |
-//! | `window` | 16 block accesses | a few requests either way: the interleaving the paper's Fig. 1(b) shows between two regions |
+//! | `window` | 4 requests | a few requests either way: the interleaving the paper's Fig. 1(b) shows between two regions |
 //! | `threshold` | 2 | seen with the hot region twice, so a one-off access is not copied; the paper leaves both open |
 //! | `epoch_accesses` | 4 096 | the hot region is recomputed (and counts halved) this often, so it follows the workload |
 //!
@@ -32,8 +32,9 @@ pub struct AccessMonitor {
     counts: HashMap<u64, u64>,
     hot: Option<u64>,
     seen_in_epoch: u64,
-    /// The last `window` accesses: (block, in the hot region, credited).
-    recent: VecDeque<(u64, bool, bool)>,
+    /// The last `window` requests: their blocks outside the hot region (not yet credited), and
+    /// whether they touched the hot region.
+    recent: VecDeque<(Vec<u64>, bool)>,
     together: HashMap<u64, u32>,
 }
 
@@ -66,37 +67,40 @@ impl AccessMonitor {
         self.region_blocks
     }
 
-    /// The hot region, once one epoch has been seen.
+    /// The hot region, once the first epoch has been seen.
     #[must_use]
     pub fn hot_region(&self) -> Option<u64> {
         self.hot
     }
 
-    /// Records one block access; pushes onto `candidates` every block that reached the threshold
-    /// with it (in the order reached).
-    pub fn record(&mut self, block: u64, candidates: &mut Vec<u64>) {
-        let region = self.region_of(block);
-        *self.counts.entry(region).or_insert(0) += 1;
-        self.seen_in_epoch += 1;
-        if self.seen_in_epoch >= self.epoch_accesses || self.hot.is_none() && self.seen_in_epoch >= self.epoch_accesses.min(256) {
+    /// Records one request's blocks (in order); pushes onto `candidates` every block that
+    /// reached the threshold with it, in the order reached.
+    pub fn record(&mut self, blocks: &[u64], candidates: &mut Vec<u64>) {
+        for &b in blocks {
+            *self.counts.entry(b / self.region_blocks).or_insert(0) += 1;
+        }
+        self.seen_in_epoch += blocks.len() as u64;
+        let first_epoch = self.hot.is_none() && self.seen_in_epoch >= self.epoch_accesses.min(256);
+        if self.seen_in_epoch >= self.epoch_accesses || first_epoch {
             self.new_epoch();
         }
-        let in_hot = self.hot == Some(region);
-        let mut credited = false;
-        if in_hot {
-            // Outside accesses just before this one are accessed together with it.
-            for i in 0..self.recent.len() {
-                let (b, hot, done) = self.recent[i];
-                if !hot && !done {
-                    self.recent[i].2 = true;
-                    self.credit(b, candidates);
-                }
+        let Some(hot) = self.hot else { return };
+        let rb = self.region_blocks;
+        let touches_hot = blocks.iter().any(|&b| b / rb == hot);
+        let mut outside: Vec<u64> = blocks.iter().copied().filter(|&b| b / rb != hot).collect();
+        if touches_hot {
+            // Outside blocks of the requests just before this one were read together with it.
+            let earlier: Vec<u64> = self.recent.iter_mut().flat_map(|(o, _)| std::mem::take(o)).collect();
+            for b in earlier {
+                self.credit(b, candidates);
             }
-        } else if self.hot.is_some() && self.recent.iter().any(|&(_, hot, _)| hot) {
-            credited = true;
-            self.credit(block, candidates);
         }
-        self.recent.push_back((block, in_hot, credited));
+        if touches_hot || self.recent.iter().any(|&(_, h)| h) {
+            for b in std::mem::take(&mut outside) {
+                self.credit(b, candidates);
+            }
+        }
+        self.recent.push_back((outside, touches_hot));
         while self.recent.len() > self.window {
             self.recent.pop_front();
         }
@@ -119,12 +123,9 @@ impl AccessMonitor {
     fn new_epoch(&mut self) {
         let hot = self.counts.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(&r, _)| r);
         if hot != self.hot {
-            // Co-access counts speak of the old hot region.
+            // Co-access counts and the window speak of the old hot region.
             self.together.clear();
-            let rb = self.region_blocks;
-            for e in &mut self.recent {
-                e.1 = Some(e.0 / rb) == hot;
-            }
+            self.recent.clear();
         }
         self.hot = hot;
         self.seen_in_epoch = 0;
@@ -141,7 +142,7 @@ impl AccessMonitor {
     /// Bytes the counters hold (approximate: entries × their size).
     #[must_use]
     pub fn memory_bytes(&self) -> u64 {
-        (self.counts.len() * 16 + self.together.len() * 12 + self.recent.len() * 10) as u64
+        (self.counts.len() * 16 + self.together.len() * 12) as u64 + self.recent.iter().map(|(o, _)| 8 * o.len() as u64 + 32).sum::<u64>()
     }
 }
 
@@ -151,21 +152,23 @@ mod tests {
 
     #[test]
     fn blocks_read_with_the_hot_region_become_candidates_in_access_order() {
-        let mut m = AccessMonitor::new(100, 4, 2, 8);
+        let mut m = AccessMonitor::new(100, 2, 2, 8);
         let mut c = Vec::new();
-        // Region 0 is hot; blocks 500 and 900 are read between hot blocks, twice.
+        // Region 0 is hot; blocks 500, 501 and 900 are read between hot requests, round after round.
         for _ in 0..4 {
-            for b in [1, 2, 500, 3, 900, 4] {
-                m.record(b, &mut c);
+            for r in [&[1u64, 2][..], &[500, 501], &[3], &[900], &[4]] {
+                m.record(r, &mut c);
             }
         }
         assert_eq!(m.hot_region(), Some(0));
-        assert_eq!(c, vec![500, 900]);
-        // A far block never read near the hot region is not a candidate.
+        assert_eq!(c, vec![500, 501, 900]);
+        // Blocks read far from any hot request are never candidates.
         let mut c2 = Vec::new();
-        for b in [700, 701, 702, 703, 704, 705] {
-            m.record(b, &mut c2);
+        for _ in 0..3 {
+            for r in [&[700u64][..], &[701], &[702], &[703]] {
+                m.record(r, &mut c2);
+            }
         }
-        assert!(!c2.contains(&705), "{c2:?}");
+        assert!(!c2.contains(&702) && !c2.contains(&703), "{c2:?}");
     }
 }
