@@ -52,6 +52,7 @@ pub fn fs2(a: &ReproArgs) -> CmdResult {
     let (trace, note) = trace_choice(a)?;
     let mut cfg = if a.quick { Fs2ReproConfig::quick() } else { Fs2ReproConfig::default() };
     cfg.trace = trace;
+    cfg.table_dir = Some(a.out.join("fs2-table"));
     if let Some(d) = a.days {
         cfg.days.days = d;
     }
@@ -76,7 +77,7 @@ pub fn fs2(a: &ReproArgs) -> CmdResult {
         return Ok(());
     }
     out!("{}", text(&cfg, &results, note.as_deref())?);
-    out!("Wrote {} and {}", csv.display(), svg.join(", "));
+    out!("Wrote {} and {}; the fs2_ours table of the first workload is in {} (freeblock fs2-check checks it).", csv.display(), svg.join(", "), a.out.join("fs2-table").display());
     Ok(())
 }
 

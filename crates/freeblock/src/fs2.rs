@@ -144,6 +144,9 @@ pub struct Fs2ReproConfig {
     pub seed: u64,
     /// Simulations at once.
     pub threads: usize,
+    /// Where to save the replica table and map of the `fs2_ours` run of the first workload (for
+    /// `freeblock fs2-check`).
+    pub table_dir: Option<PathBuf>,
 }
 
 impl Default for Fs2ReproConfig {
@@ -158,6 +161,7 @@ impl Default for Fs2ReproConfig {
             fs2: Fs2Config::default(),
             seed: 1,
             threads: 2,
+            table_dir: None,
         }
     }
 }
@@ -309,7 +313,14 @@ pub fn run_one(disk: &Arc<Disk>, cfg: &Fs2ReproConfig, workload: &Fs2Workload, v
         simulation = simulation.with_layout(p);
     }
     let outcome = simulation.run_outcome(None)?;
-    let fs2 = outcome.layout.as_ref().and_then(|l| l.as_any().downcast_ref::<Fs2>()).map(Fs2::fs2_report);
+    let policy = outcome.layout.as_ref().and_then(|l| l.as_any().downcast_ref::<Fs2>());
+    if let (Some(p), Some(dir), Variant::Fs2Ours) = (policy, &cfg.table_dir, variant) {
+        if workloads(cfg).first().is_some_and(|w| w.name == workload.name) {
+            std::fs::create_dir_all(dir).map_err(|e| Error::Io { path: dir.display().to_string(), message: e.to_string() })?;
+            p.save(dir)?;
+        }
+    }
+    let fs2 = policy.map(Fs2::fs2_report);
     let mut row = measure(&workload.name, variant, &outcome.report, fs2);
     if variant == Variant::Rearrange {
         // Rearrangement hides its area from the logical disk: every block past it is served at

@@ -491,11 +491,15 @@ impl Fs2 {
         }
     }
 
+    /// The block was written (or freed): a copy of it under way is stale. The block stays
+    /// `copying` until its job ends, so no second job reads it meanwhile (freeblock refuses two
+    /// pending free reads of one sector).
     fn abort_copy(&mut self, block: u64) {
-        if let Some(id) = self.copying.remove(&block) {
+        if let Some(&id) = self.copying.get(&block) {
             if let Some(j) = self.active.get_mut(&id) {
-                j.stale.insert(block);
-                self.report.copies_aborted += 1;
+                if j.stale.insert(block) {
+                    self.report.copies_aborted += 1;
+                }
             }
         }
         self.monitor.forget(block);

@@ -152,16 +152,18 @@ mod tests {
 
     #[test]
     fn blocks_read_with_the_hot_region_become_candidates_in_access_order() {
-        let mut m = AccessMonitor::new(100, 2, 2, 8);
+        let mut m = AccessMonitor::new(100, 2, 2, 16);
         let mut c = Vec::new();
         // Region 0 is hot; blocks 500, 501 and 900 are read between hot requests, round after round.
-        for _ in 0..4 {
+        for _ in 0..8 {
             for r in [&[1u64, 2][..], &[500, 501], &[3], &[900], &[4]] {
                 m.record(r, &mut c);
             }
         }
         assert_eq!(m.hot_region(), Some(0));
-        assert_eq!(c, vec![500, 501, 900]);
+        // First in the order reached; a block not replicated (forgotten) comes up again later.
+        assert_eq!(c[..3], [500, 501, 900]);
+        assert!(c.iter().all(|b| [500, 501, 900].contains(b)), "{c:?}");
         // Blocks read far from any hot request are never candidates.
         let mut c2 = Vec::new();
         for _ in 0..3 {
