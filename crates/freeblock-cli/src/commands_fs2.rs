@@ -73,11 +73,11 @@ pub fn fs2(a: &ReproArgs) -> CmdResult {
     std::fs::write(&csv, csv_text(&results)?)?;
     let svg = plots(&a.out, &results)?;
     if a.json {
-        out!("{}", serde_json::to_string_pretty(&results)?);
+        outln!("{}", serde_json::to_string_pretty(&results)?);
         return Ok(());
     }
     out!("{}", text(&cfg, &results, note.as_deref())?);
-    out!("Wrote {} and {}; the fs2_ours table of the first workload is in {} (freeblock fs2-check checks it).", csv.display(), svg.join(", "), a.out.join("fs2-table").display());
+    outln!("Wrote {} and {}; the fs2_ours table of the first workload is in {} (freeblock fs2-check checks it).", csv.display(), svg.join(", "), a.out.join("fs2-table").display());
     Ok(())
 }
 
@@ -262,21 +262,21 @@ pub fn fs2_check(a: &Fs2CheckArgs) -> CmdResult {
     let table: ReplicaTable = match std::fs::read_to_string(&table_path) {
         Ok(text) => serde_json::from_str(&text).map_err(|e| format!("{}: {e}", table_path.display()))?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            out!("{}: no replica table; checking against the table the map implies", table_path.display());
+            outln!("{}: no replica table; checking against the table the map implies", table_path.display());
             table_from_map(&map)
         }
         Err(e) => return Err(format!("{}: {e}", table_path.display()).into()),
     };
     if recovery.bytes_dropped > 0 {
-        out!("journal: a torn tail of {} bytes dropped", recovery.bytes_dropped);
+        outln!("journal: a torn tail of {} bytes dropped", recovery.bytes_dropped);
     }
     let problems = check(&map, &table, a.max_replicas);
-    out!("{}: {} replicas in the table, {} blocks mapped, {} problem(s)", a.dir.display(), table.len(), map.stats().mapped, problems.len());
+    outln!("{}: {} replicas in the table, {} blocks mapped, {} problem(s)", a.dir.display(), table.len(), map.stats().mapped, problems.len());
     for p in problems.iter().take(20) {
-        out!("  {p}");
+        outln!("  {p}");
     }
     if problems.len() > 20 {
-        out!("  … and {} more", problems.len() - 20);
+        outln!("  … and {} more", problems.len() - 20);
     }
     if problems.is_empty() {
         return Ok(());
@@ -291,6 +291,6 @@ pub fn fs2_check(a: &Fs2CheckArgs) -> CmdResult {
     journal.commit()?;
     std::fs::write(&table_path, serde_json::to_string(&fixed)?)?;
     let left = check(&map, &fixed, a.max_replicas);
-    out!("repaired: {} map operation(s) journalled, table rewritten with {} replicas; {} problem(s) left", ops.len(), fixed.len(), left.len());
+    outln!("repaired: {} map operation(s) journalled, table rewritten with {} replicas; {} problem(s) left", ops.len(), fixed.len(), left.len());
     Ok(())
 }

@@ -167,11 +167,12 @@ impl Default for Fs2ReproConfig {
 }
 
 impl Fs2ReproConfig {
-    /// A run of a few seconds, for tests: two short days, the first 6000 trace requests.
+    /// A run of a few seconds, for tests: two short days (3000 requests each, one a second),
+    /// the first 6000 trace requests.
     #[must_use]
     pub fn quick() -> Self {
         let d = Self::default();
-        Self { days: DaysSpec { days: 2, requests_per_day: 3000, rate_per_s: Some(3000.0 / 3000.0), ..d.days }, trace_limit: Some(6000), ..d }
+        Self { days: DaysSpec { days: 2, requests_per_day: 3000, rate_per_s: Some(1.0), ..d.days }, trace_limit: Some(6000), ..d }
     }
 }
 
@@ -230,7 +231,6 @@ impl Fs2Row {
 
 /// Figures over the second half of a run's records.
 fn measure(workload: &str, variant: Variant, report: &RunReport, fs2: Option<Fs2Report>) -> Fs2Row {
-    let n = report.records.len();
     let from = report.records.iter().map(|r| r.id).max().map_or(0, |m| m.div_ceil(2));
     let measured: Vec<_> = report.records.iter().filter(|r| r.id >= from).collect();
     let k = measured.len().max(1) as f64;
@@ -239,7 +239,6 @@ fn measure(workload: &str, variant: Variant, report: &RunReport, fs2: Option<Fs2
     let from_copies = reads.iter().filter(|r| r.phys_lbn != r.lbn).count();
     let hu = &report.head_usage;
     let total = hu.total_ns().max(1) as f64;
-    let _ = n;
     Fs2Row {
         workload: workload.into(),
         variant: variant.label().into(),

@@ -867,8 +867,10 @@ impl Fs2 {
     }
 
     fn translate_read(&mut self, pieces: &[(u64, u64, u64)]) -> Result<Vec<(Vec<u64>, u64, Part)>> {
-        // Runs of contiguous primaries; a block never written reads its home.
-        let mut runs: Vec<(u64, u64, Vec<(u64, u64)>)> = Vec::new();
+        // Runs of contiguous primaries, (start, sectors, (block, offset) of each); a block never
+        // written reads its home.
+        type Run = (u64, u64, Vec<(u64, u64)>);
+        let mut runs: Vec<Run> = Vec::new();
         for &(b, off, len) in pieces {
             let primary = match self.map.first_copy(b) {
                 Some(p) => p,
