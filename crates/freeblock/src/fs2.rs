@@ -231,8 +231,11 @@ impl Fs2Row {
 
 /// Figures over the second half of a run's records.
 fn measure(workload: &str, variant: Variant, report: &RunReport, fs2: Option<Fs2Report>) -> Fs2Row {
-    let from = report.records.iter().map(|r| r.id).max().map_or(0, |m| m.div_ceil(2));
-    let measured: Vec<_> = report.records.iter().filter(|r| r.id >= from).collect();
+    // The later half of the workload's requests in issue order (ids also number the policy's
+    // own I/O, so they are not counted).
+    let mut by_issue: Vec<&crate::report::Record> = report.records.iter().collect();
+    by_issue.sort_by_key(|r| r.id);
+    let measured: Vec<_> = by_issue.split_off(by_issue.len() / 2);
     let k = measured.len().max(1) as f64;
     let ms = |f: &dyn Fn(&crate::report::Record) -> u64| measured.iter().map(|r| f(r) as f64).sum::<f64>() / k / 1e6;
     let reads: Vec<_> = measured.iter().filter(|r| r.op.is_read()).collect();
