@@ -326,9 +326,20 @@ fn a_scripted_pattern_replicates_reads_the_replica_and_a_write_invalidates_it() 
 
 #[test]
 fn filling_the_disk_to_99_percent_refuses_no_write_and_drops_replicas_at_the_watermarks() {
+    // Replicas unread for 1000 requests are cold: the low watermark drops them.
+    let r = fill_to_99(1000);
+    assert!(r.dropped_low > 0, "cold replicas dropped at the low watermark");
+    // Nothing is cold for a million requests: the low watermark finds nothing to drop, and the
+    // critical one gives whole regions back.
+    let r = fill_to_99(1_000_000);
+    assert_eq!(r.dropped_low, 0);
+    assert!(r.dropped_critical > 0, "whole regions dropped at the critical watermark");
+}
+
+fn fill_to_99(recent_requests: u64) -> freeblock::layout::fs2::Fs2Report {
     // Replicas first, then a user who writes new blocks until 99% of the disk holds data.
     let disk = disk();
-    let cfg = Fs2Config { fill: 0.5, region_blocks: 256, window: 3, threshold: 1, epoch_accesses: 32, batch_blocks: 16, recent_requests: 1000, ..Fs2Config::default() };
+    let cfg = Fs2Config { fill: 0.5, region_blocks: 256, window: 3, threshold: 1, epoch_accesses: 32, batch_blocks: 16, recent_requests, ..Fs2Config::default() };
     let blocks = disk.capacity() / BS;
     // FS2-static fills free space with replicas of the first data blocks, up to the high watermark.
     let statics = vec![StaticExtent { first: 0, blocks: blocks / 4 }];
@@ -361,7 +372,7 @@ fn filling_the_disk_to_99_percent_refuses_no_write_and_drops_replicas_at_the_wat
     let r = h.policy.fs2_report();
     let s = h.policy.map().stats();
     println!(
-        "user blocks written: {written}; data {:.1}% of the disk; replicas made {}, alive {}, dropped at low {}, at critical {}, evicted by allocation {}, relocated allocations {}, suspensions {}, min free share {:.3}",
+        "recent_requests {recent_requests}: user blocks written: {written}; data {:.1}% of the disk; replicas made {}, alive {}, dropped at low {}, at critical {}, evicted by allocation {}, relocated allocations {}, suspensions {}, min free share {:.3}",
         100.0 * (s.mapped + s.pinned) as f64 / s.total as f64,
         r.replicas_made,
         r.replicas_alive,
@@ -373,7 +384,7 @@ fn filling_the_disk_to_99_percent_refuses_no_write_and_drops_replicas_at_the_wat
         r.min_free_share
     );
     assert!((s.mapped + s.pinned) as f64 >= 0.99 * s.total as f64, "the disk reached 99% user data");
-    assert!(r.dropped_low + r.dropped_critical > 0, "replicas were dropped at the watermarks");
+    assert!(r.dropped_low + r.dropped_critical + r.evicted_by_allocation >= start.replicas_made - r.replicas_alive, "every replica gone was dropped or evicted");
     assert!(r.suspensions >= 1);
     assert!(r.replicas_alive < start.replicas_made);
     // Every write acknowledged is readable, at its primary or any copy.
@@ -383,6 +394,7 @@ fn filling_the_disk_to_99_percent_refuses_no_write_and_drops_replicas_at_the_wat
             assert_eq!(h.store.get(&c), Some(&(blk, v)), "block {blk} at {c}");
         }
     }
+    r
 }
 
 #[test]
