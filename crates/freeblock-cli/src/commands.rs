@@ -222,7 +222,7 @@ pub fn validate(a: &ValidateArgs) -> CmdResult {
 #[derive(Debug, Args)]
 pub struct ReproArgs {
     /// Which reproduction: head-usage (paper 000 §3), range-writes (paper 004), free-mining
-    /// (paper 000 §6), rearrangement (paper 002).
+    /// (paper 000 §6), rearrangement (paper 002), fs2 (paper 003).
     pub what: String,
     /// head-usage, range-writes: requests per run (paper: 10000).
     #[arg(long, default_value_t = 10_000)]
@@ -272,7 +272,8 @@ pub fn repro(a: &ReproArgs) -> CmdResult {
         "range-writes" => crate::commands_repro::range_writes(a),
         "free-mining" => crate::commands_freeblock::free_mining(a),
         "rearrangement" => crate::commands_rearrange::rearrangement(a),
-        other => Err(format!("unknown reproduction `{other}` (known: head-usage, range-writes, free-mining, rearrangement)").into()),
+        "fs2" => crate::commands_fs2::fs2(a),
+        other => Err(format!("unknown reproduction `{other}` (known: head-usage, range-writes, free-mining, rearrangement, fs2)").into()),
     }
 }
 

@@ -27,6 +27,7 @@ pub(crate) type CmdResult = Result<(), Box<dyn std::error::Error>>;
 
 mod commands;
 mod commands_freeblock;
+mod commands_fs2;
 mod commands_rearrange;
 mod commands_run;
 pub mod commands_sweep;
@@ -71,6 +72,8 @@ enum Command {
     /// Run an experiment over a grid of parameters and seeds on Dask, into one table (CSV or
     /// Parquet). Needs the Python package's `freeblock` command.
     Sweep(commands_sweep::SweepArgs),
+    /// Verify an FS2 replica table against its block map, or repair it (paper 003's `chkfs2`).
+    Fs2Check(commands_fs2::Fs2CheckArgs),
     /// Measure simulator speed (simulated requests per second) and the freeblock planner
     /// (decision time, registered-set memory).
     Bench(commands::BenchArgs),
@@ -127,6 +130,7 @@ where
         Command::Validate(a) => commands::validate(&a),
         Command::Repro(a) => commands::repro(&a),
         Command::Sweep(a) => commands_sweep::sweep(&a),
+        Command::Fs2Check(a) => commands_fs2::fs2_check(&a),
         Command::Bench(a) => commands::bench(&a, probe),
         Command::Demo(a) => commands::demo(&a),
     };

@@ -121,6 +121,15 @@ fn default_seed() -> u64 {
 /// block_sectors = 8           # default 8
 /// spare = 0.25                # share of the disk kept free for candidates; default 0.25
 /// ```
+///
+/// ```toml
+/// [layout]
+/// type = "fs2"                # replicas in free space (paper 003); every key optional
+/// nearest = "positioning"     # lbn (the paper's) | positioning (ours)
+/// service = "free"            # foreground (the paper's) | idle | free
+/// fill = 0.7                  # share of every region holding user data at the start
+/// watermarks = { high = 0.15, low = 0.10, critical = 0.05 }
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum LayoutSpec {
@@ -128,6 +137,8 @@ pub enum LayoutSpec {
     Rearrange(crate::layout::rearrange::policy::RearrangeConfig),
     /// Range writes for the workload's writes ([`crate::layout::request_rangewrite`]).
     RangeWrites(crate::layout::request_rangewrite::RangeWritesConfig),
+    /// FS2 replication in free space ([`crate::layout::fs2`]).
+    Fs2(crate::layout::fs2::Fs2Config),
 }
 
 impl LayoutSpec {
@@ -139,6 +150,7 @@ impl LayoutSpec {
         Ok(match self {
             LayoutSpec::Rearrange(c) => Box::new(crate::layout::rearrange::policy::Rearrange::new(disk, *c)?),
             LayoutSpec::RangeWrites(c) => Box::new(crate::layout::request_rangewrite::RequestRangeWrites::new(disk, *c)?),
+            LayoutSpec::Fs2(c) => Box::new(crate::layout::fs2::Fs2::new(disk, c.clone())?),
         })
     }
 }

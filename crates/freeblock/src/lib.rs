@@ -27,6 +27,7 @@ pub mod error;
 pub mod experiment;
 pub mod free_mining;
 pub mod freeblock;
+pub mod fs2;
 pub mod layout;
 pub mod parallel;
 pub mod rangewrite;

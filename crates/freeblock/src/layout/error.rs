@@ -171,6 +171,9 @@ pub enum LayoutError {
     /// Adaptive block rearrangement refused a setting or a hot list.
     #[error(transparent)]
     Rearrange(#[from] super::rearrange::RearrangeError),
+    /// FS2 refused a setting, or its replica table does not match the map.
+    #[error(transparent)]
+    Fs2(#[from] super::fs2::Fs2Error),
 }
 
 /// `byte N` or `record R at byte N`, for [`LayoutError::Corrupt`].

@@ -13,7 +13,7 @@
 //!   │            · dirty bits (a copy that differs from the block's home)           │
 //!   │ allocator  free space near the head, k equidistant candidates (alloc)         │
 //!   │ journal    the map on stable storage: snapshot + journal, crash-safe          │
-//!   │ policies   range writes · rearrangement (reserved cylinders, hot list) · …    │
+//!   │ policies   range writes · rearrangement (reserved cylinders, hot list) · FS2  │
 //!   └───────────────────────────────────────────────────────────────────────────────┘
 //!        │ physical I/Os, each with candidate starts   ▲ completion: where it went
 //!        ▼                                             │
@@ -26,6 +26,7 @@
 //! | allocator | [`alloc`] | turning free space into candidate locations |
 //! | policy hooks | [`policy`] | what the engine calls, and how a policy issues its own I/O |
 //! | journal | [`journal`] | the map on stable storage: snapshot + log of [`MapOp`]s, crash recovery |
+//! | FS2 replication | [`fs2`] | replicas of blocks read with the hot region, in free space near it; nearest copy; watermarks (paper 003) |
 //! | range writes | [`rangewrite`] | writes that place themselves, reads of the nearest copy |
 //! | range writes for plain requests | [`request_rangewrite`] | any workload's writes offered free places near the heads (an experiment's `[layout] type = "range_writes"`) |
 //! | streams | [`streams`] | workloads that allocate their own writes through the map |
@@ -40,6 +41,7 @@
 
 pub mod alloc;
 pub mod error;
+pub mod fs2;
 pub mod journal;
 pub mod map;
 pub mod policy;

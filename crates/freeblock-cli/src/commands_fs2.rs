@@ -1,0 +1,296 @@
+//! `freeblock repro fs2` (paper 003: FS2, replication in free disk space) and `freeblock
+//! fs2-check` (the paper's `chkfs2`: a saved replica table verified, or repaired, against its map).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use freeblock::fs2::{self as repro, Fs2ReproConfig, Fs2Results, Fs2Row, Variant, MAIN_VARIANTS, PAPER_ACCESS_RANGE, PAPER_ROTATION_RANGE, PAPER_ROWS, PAPER_SEEK_RANGE, VERSUS_VARIANTS};
+use freeblock::layout::fs2::{check, repair, table_from_map, ReplicaTable, PAPER_ENTRY_BYTES, REPLICA_ENTRY_BYTES};
+use freeblock::layout::fs2::policy::TABLE_FILE;
+use freeblock::layout::{DirStorage, DirtyRule, Journal};
+
+use crate::commands::ReproArgs;
+use crate::plot::{self, Line, Reference};
+use crate::progress::Runs;
+use crate::table::Table;
+use crate::CmdResult;
+
+/// Where the CloudPhysics trace is looked for when `--trace` is not given.
+const DEFAULT_TRACE: &str = "../shared/traces/cloudPhysicsIO.vscsi";
+
+fn trace_choice(a: &ReproArgs) -> Result<(Option<PathBuf>, Option<String>), String> {
+    if let Some(p) = &a.trace {
+        if !p.is_file() {
+            return Err(format!("--trace {}: no such file (the CloudPhysics VSCSI trace)", p.display()));
+        }
+        return Ok((Some(p.clone()), None));
+    }
+    let p = PathBuf::from(DEFAULT_TRACE);
+    if p.is_file() {
+        Ok((Some(p), None))
+    } else {
+        Ok((None, Some(format!("CloudPhysics part skipped: no trace at {DEFAULT_TRACE} (relative to the current directory); --trace PATH names one."))))
+    }
+}
+
+fn pct(base: f64, ours: f64) -> String {
+    format!("{:+.0}%", -Fs2Row::improvement(base, ours))
+}
+
+fn within(improvement: f64, range: (f64, f64)) -> &'static str {
+    if improvement >= range.0 && improvement <= range.1 {
+        "within"
+    } else if improvement < range.0 {
+        "short of"
+    } else {
+        "beyond"
+    }
+}
+
+/// `freeblock repro fs2`.
+pub fn fs2(a: &ReproArgs) -> CmdResult {
+    let (trace, note) = trace_choice(a)?;
+    let mut cfg = if a.quick { Fs2ReproConfig::quick() } else { Fs2ReproConfig::default() };
+    cfg.trace = trace;
+    cfg.table_dir = Some(a.out.join("fs2-table"));
+    if let Some(d) = a.days {
+        cfg.days.days = d;
+    }
+    if let Some(n) = a.requests_per_day {
+        // The day's requests arrive over its first 50 minutes, as by default.
+        cfg.days.requests_per_day = n;
+        cfg.days.rate_per_s = Some(n as f64 / (cfg.days.day_s * 5.0 / 6.0));
+    }
+    if let Some(t) = a.threads {
+        cfg.threads = t.max(1);
+    }
+    let jobs = repro::workloads(&cfg).len() * (MAIN_VARIANTS.len() + 1);
+    let bar = Runs::new("fs2 runs", jobs as u64, a.quiet || a.json);
+    let results = repro::run(&cfg, &|done| bar.set(done, jobs))?;
+    bar.finish();
+    std::fs::create_dir_all(&a.out)?;
+    let csv = a.out.join("fs2.csv");
+    std::fs::write(&csv, csv_text(&results)?)?;
+    let svg = plots(&a.out, &results)?;
+    if a.json {
+        outln!("{}", serde_json::to_string_pretty(&results)?);
+        return Ok(());
+    }
+    out!("{}", text(&cfg, &results, note.as_deref())?);
+    outln!("Wrote {} and {}; the fs2_ours table of the first workload is in {} (freeblock fs2-check checks it).", csv.display(), svg.join(", "), a.out.join("fs2-table").display());
+    Ok(())
+}
+
+fn text(cfg: &Fs2ReproConfig, r: &Fs2Results, note: Option<&str>) -> Result<String, std::fmt::Error> {
+    let mut s = String::new();
+    writeln!(s, "FS2 (paper 003) on {}: replicas of blocks read with the hot region, in free space near it.", cfg.disk)?;
+    writeln!(s, "Each run's second half is measured (its first half is the learning; the paper measured its 7th run).")?;
+    writeln!(s, "Improvements are over `none` (the paper's Ext2); negative = faster.")?;
+    writeln!(s, "Paper's ranges over its workloads: access −{}…{}%, seek −{}…{}%, rotational −{}…{}%.", PAPER_ACCESS_RANGE.0, PAPER_ACCESS_RANGE.1, PAPER_SEEK_RANGE.0, PAPER_SEEK_RANGE.1, PAPER_ROTATION_RANGE.0, PAPER_ROTATION_RANGE.1)?;
+    for w in &r.workloads {
+        writeln!(s)?;
+        writeln!(s, "## {} — stands in for {}", w.name, w.stands_for)?;
+        let Some(base) = r.row(&w.name, Variant::None) else { continue };
+        let mut t = Table::new(["variant", "access ms", "seek ms", "rot ms", "xfer ms", "Δaccess", "Δseek", "Δrot", "busy %", "resp ms", "reads from replicas", "replicas made", "replica I/Os"]);
+        for v in MAIN_VARIANTS {
+            let Some(row) = r.row(&w.name, v) else { continue };
+            let (made, ios) = row.fs2.as_ref().map_or(("-".into(), "-".into()), |f| (f.replicas_made.to_string(), (f.copy_reads + f.copy_writes).to_string()));
+            t.row([
+                v.label().to_string(),
+                format!("{:.2}", row.access_ms),
+                format!("{:.2}", row.seek_ms),
+                format!("{:.2}", row.rotational_ms),
+                format!("{:.3}", row.transfer_ms),
+                pct(base.access_ms, row.access_ms),
+                pct(base.seek_ms, row.seek_ms),
+                pct(base.rotational_ms, row.rotational_ms),
+                format!("{:.1}", row.busy_pct),
+                format!("{:.2}", row.response_ms),
+                format!("{:.0}%", row.reads_from_copies_pct),
+                made,
+                ios,
+            ]);
+        }
+        s.push_str(&t.render());
+        for v in [Variant::Fs2Paper, Variant::Fs2Ours] {
+            let Some(row) = r.row(&w.name, v) else { continue };
+            let (ia, is, ir) = (Fs2Row::improvement(base.access_ms, row.access_ms), Fs2Row::improvement(base.seek_ms, row.seek_ms), Fs2Row::improvement(base.rotational_ms, row.rotational_ms));
+            writeln!(
+                s,
+                "{}: access {:.0}% faster ({} the paper's {}…{}%), seek {:.0}% ({} {}…{}%), rotational {:.0}% ({} {}…{}%); TPC-W FS2-dynamic (Table 2): 50 / 72 / 31%.",
+                v.label(),
+                ia,
+                within(ia, PAPER_ACCESS_RANGE),
+                PAPER_ACCESS_RANGE.0,
+                PAPER_ACCESS_RANGE.1,
+                is,
+                within(is, PAPER_SEEK_RANGE),
+                PAPER_SEEK_RANGE.0,
+                PAPER_SEEK_RANGE.1,
+                ir,
+                within(ir, PAPER_ROTATION_RANGE),
+                PAPER_ROTATION_RANGE.0,
+                PAPER_ROTATION_RANGE.1
+            )?;
+        }
+        if let Some(st) = r.row(&w.name, Variant::Fs2Static) {
+            writeln!(
+                s,
+                "fs2_static: access {:.0}%, seek {:.0}%, rotational {:.0}% faster; the paper's TPC-W FS2-static (Table 2): 24 / 53 / −1.6%.",
+                Fs2Row::improvement(base.access_ms, st.access_ms),
+                Fs2Row::improvement(base.seek_ms, st.seek_ms),
+                Fs2Row::improvement(base.rotational_ms, st.rotational_ms)
+            )?;
+        }
+        if let Some(f) = r.row(&w.name, Variant::Fs2Ours).and_then(|x| x.fs2.as_ref()) {
+            writeln!(
+                s,
+                "fs2_ours table: {} replicas alive, {} bytes per entry (the paper: {} — 4 MB per 1 GB of 4 KB replicas; ours is {:.0} MB per GB); {} journal commits; min free share {:.1}%.",
+                f.replicas_alive,
+                REPLICA_ENTRY_BYTES,
+                PAPER_ENTRY_BYTES,
+                REPLICA_ENTRY_BYTES as f64 * 262_144.0 / 1048576.0,
+                f.commits,
+                100.0 * f.min_free_share
+            )?;
+        }
+    }
+    writeln!(s)?;
+    writeln!(s, "## FS2 against adaptive block rearrangement (paper 002: hottest blocks copied to 48 reserved middle cylinders, every period)")?;
+    let mut t = Table::new(["workload", "variant", "access ms", "seek ms", "rot ms", "Δaccess", "Δseek", "Δrot", "busy %", "resp ms"]);
+    for w in &r.workloads {
+        let Some(base) = r.row(&w.name, Variant::None) else { continue };
+        for v in VERSUS_VARIANTS {
+            let Some(row) = r.row(&w.name, v) else { continue };
+            t.row([
+                w.name.clone(),
+                v.label().to_string(),
+                format!("{:.2}", row.access_ms),
+                format!("{:.2}", row.seek_ms),
+                format!("{:.2}", row.rotational_ms),
+                pct(base.access_ms, row.access_ms),
+                pct(base.seek_ms, row.seek_ms),
+                pct(base.rotational_ms, row.rotational_ms),
+                format!("{:.1}", row.busy_pct),
+                format!("{:.2}", row.response_ms),
+            ]);
+        }
+    }
+    s.push_str(&t.render());
+    writeln!(s)?;
+    writeln!(s, "The paper's rows (improvement %, busy % with FS2 / on Ext2):")?;
+    for p in PAPER_ROWS {
+        writeln!(s, "  {:<28} access {:>5.1}  seek {:>5.1}  rot {:>5.1}  energy {:>5.1}  busy {:>4.1}/{:>4.1}", p.label, p.access, p.seek, p.rotation, p.energy, p.busy, p.busy_base)?;
+    }
+    if let Some(n) = note {
+        writeln!(s, "{n}")?;
+    }
+    Ok(s)
+}
+
+fn csv_text(r: &Fs2Results) -> Result<String, std::fmt::Error> {
+    let mut s = String::new();
+    writeln!(s, "workload,variant,requests,access_ms,seek_ms,rotational_ms,transfer_ms,response_ms,busy_pct,reads_from_copies_pct,access_improvement_pct,seek_improvement_pct,rotational_improvement_pct,replicas_made,replica_ios")?;
+    for row in &r.rows {
+        let base = r.row(&row.workload, Variant::None);
+        let imp = |f: fn(&Fs2Row) -> f64| base.map_or(String::new(), |b| format!("{:.2}", Fs2Row::improvement(f(b), f(row))));
+        let (made, ios) = row.fs2.as_ref().map_or((String::new(), String::new()), |f| (f.replicas_made.to_string(), (f.copy_reads + f.copy_writes).to_string()));
+        writeln!(
+            s,
+            "{},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.2},{},{},{},{},{},{}",
+            row.workload,
+            row.variant,
+            row.requests,
+            row.access_ms,
+            row.seek_ms,
+            row.rotational_ms,
+            row.transfer_ms,
+            row.response_ms,
+            row.busy_pct,
+            if row.reads_from_copies_pct.is_nan() { String::new() } else { format!("{:.2}", row.reads_from_copies_pct) },
+            imp(|x| x.access_ms),
+            imp(|x| x.seek_ms),
+            imp(|x| x.rotational_ms),
+            made,
+            ios
+        )?;
+    }
+    Ok(s)
+}
+
+/// One plot per workload: improvement in access, seek and rotational time per variant, with
+/// the paper's Table 2 (TPC-W) points.
+fn plots(out: &Path, r: &Fs2Results) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    let mut written = Vec::new();
+    for w in &r.workloads {
+        let Some(base) = r.row(&w.name, Variant::None) else { continue };
+        let series: Vec<Line> = [Variant::Fs2Paper, Variant::Fs2Static, Variant::Fs2Ours, Variant::Rearrange]
+            .iter()
+            .filter_map(|&v| r.row(&w.name, v))
+            .map(|row| Line { label: row.variant.clone(), points: vec![(1.0, Fs2Row::improvement(base.access_ms, row.access_ms)), (2.0, Fs2Row::improvement(base.seek_ms, row.seek_ms)), (3.0, Fs2Row::improvement(base.rotational_ms, row.rotational_ms))] })
+            .collect();
+        let refs = vec![
+            Reference::Point { label: "paper TPC-W dynamic: access".into(), x: 1.0, y: 50.0 },
+            Reference::Point { label: "paper TPC-W dynamic: seek".into(), x: 2.0, y: 72.0 },
+            Reference::Point { label: "paper TPC-W dynamic: rotational".into(), x: 3.0, y: 31.0 },
+        ];
+        let path = out.join(format!("fs2-{}.svg", w.name));
+        plot::lines(&path, &format!("FS2 on {}: improvement over no replication", w.name), "1 = access, 2 = seek, 3 = rotational", "improvement, %", &series, &refs)?;
+        written.push(path.display().to_string());
+    }
+    Ok(written)
+}
+
+/// Arguments of `freeblock fs2-check`.
+#[derive(Debug, clap::Args)]
+pub struct Fs2CheckArgs {
+    /// Folder holding `map.snapshot`, `map.journal` and `replicas.json` (as `Fs2::save` writes them).
+    pub dir: PathBuf,
+    /// Replicas allowed per block.
+    #[arg(long, default_value_t = 1)]
+    pub max_replicas: u32,
+    /// Make the table and the map agree (the map's operations are journalled) instead of failing.
+    #[arg(long)]
+    pub repair: bool,
+}
+
+/// `freeblock fs2-check`.
+pub fn fs2_check(a: &Fs2CheckArgs) -> CmdResult {
+    let storage = DirStorage::new(&a.dir)?;
+    let table_path = a.dir.join(TABLE_FILE);
+    let (mut journal, mut map, recovery) = Journal::open(storage, DirtyRule::Logged)?;
+    let table: ReplicaTable = match std::fs::read_to_string(&table_path) {
+        Ok(text) => serde_json::from_str(&text).map_err(|e| format!("{}: {e}", table_path.display()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            outln!("{}: no replica table; checking against the table the map implies", table_path.display());
+            table_from_map(&map)
+        }
+        Err(e) => return Err(format!("{}: {e}", table_path.display()).into()),
+    };
+    if recovery.bytes_dropped > 0 {
+        outln!("journal: a torn tail of {} bytes dropped", recovery.bytes_dropped);
+    }
+    let problems = check(&map, &table, a.max_replicas);
+    outln!("{}: {} replicas in the table, {} blocks mapped, {} problem(s)", a.dir.display(), table.len(), map.stats().mapped, problems.len());
+    for p in problems.iter().take(20) {
+        outln!("  {p}");
+    }
+    if problems.len() > 20 {
+        outln!("  … and {} more", problems.len() - 20);
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    if !a.repair {
+        return Err(format!("{}: the replica table does not match the map ({} problem(s)); --repair fixes it", a.dir.display(), problems.len()).into());
+    }
+    let (ops, fixed) = repair(&mut map, &table, a.max_replicas)?;
+    for op in &ops {
+        journal.append(op)?;
+    }
+    journal.commit()?;
+    std::fs::write(&table_path, serde_json::to_string(&fixed)?)?;
+    let left = check(&map, &fixed, a.max_replicas);
+    outln!("repaired: {} map operation(s) journalled, table rewritten with {} replicas; {} problem(s) left", ops.len(), fixed.len(), left.len());
+    Ok(())
+}

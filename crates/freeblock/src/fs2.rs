@@ -1,0 +1,362 @@
+//! # Paper 003: FS2, dynamic replication in free disk space, reproduced
+//!
+//! Huang, Hung and Shin (SOSP 2005) replicated blocks read together with the disk's hot region
+//! into free space near it, in access order, read the nearest copy, and measured the mean disk
+//! access time and its seek and rotational parts on a WD 80 GB drive, against Ext2 without
+//! replication. We run the same policy ([`crate::layout::fs2`]) on the library's `wd800` model,
+//! under workloads that stand in for theirs, four ways:
+//!
+//! | row | replicas | copy chosen by | replicas written |
+//! |---|---|---|---|
+//! | `none` | — | — | — (their Ext2) |
+//! | `fs2_paper` | dynamic | LBN distance from the last block; all-or-nothing per request | foreground (their background writes) |
+//! | `fs2_static` | every block the workload touches, once, before the run, packed around the blocks' median | LBN distance | before the run (their `mkfs2`) |
+//! | `fs2_ours` | dynamic | least positioning time over every complete copy (flex reads) | with free bandwidth (freeblock) |
+//!
+//! | workload | stands in for (paper rows) | why |
+//! |---|---|---|
+//! | `days` (paper 002's day workload) | TPC-W (Table 2), SURGE (Table 5) | a skewed hot set over the whole disk, served in bursts: a server's database and files far apart |
+//! | `cloudphysics` (a VM disk, 2 hours) | TPC-W (Table 2) | a real server's block trace |
+//! | `scattered_files` (added with the workload) | CVS update (Table 3), startx (Table 4) | files scattered over a full disk, read again in the same order |
+//!
+//! **Measurement.** The paper measured the 7th run of each workload, once FS2 had learnt it. We
+//! run each workload once and measure its second half (requests issued after half of them): the
+//! first half is the learning. Access time is seek + rotational latency + transfer of the
+//! workload's requests (the paper's T_A = T_s + T_r + T_t); busy is the share of the whole run the
+//! disk was not idle (replica I/O included).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use freeblock_disk::{library, Disk};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::layout::fs2::{Fs2, Fs2Config, Fs2Report, Mode, Nearest, StaticExtent};
+use crate::layout::rearrange::policy::{Rearrange, RearrangeConfig, Schedule};
+use crate::layout::{LayoutPolicy, Service};
+use crate::report::RunReport;
+use crate::sched::SchedulerSpec;
+use crate::sim::{SimConfig, Simulation};
+use crate::workload::{DaysSpec, TraceFormat, TraceSpec, WorkloadSpec};
+
+/// The paper's ranges over its workloads (abstract): improvement of the mean, %.
+pub const PAPER_ACCESS_RANGE: (f64, f64) = (41.0, 68.0);
+/// Seek time.
+pub const PAPER_SEEK_RANGE: (f64, f64) = (37.0, 78.0);
+/// Rotational delay.
+pub const PAPER_ROTATION_RANGE: (f64, f64) = (31.0, 68.0);
+/// Energy per access.
+pub const PAPER_ENERGY_RANGE: (f64, f64) = (40.0, 71.0);
+
+/// One row of the paper's Tables 2–5: improvements over Ext2, %.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct PaperRow {
+    /// Workload and variant.
+    pub label: &'static str,
+    /// Disk busy with FS2, % (Ext2's in `busy_base`).
+    pub busy: f64,
+    /// Disk busy on Ext2, %.
+    pub busy_base: f64,
+    /// Access time improvement, %.
+    pub access: f64,
+    /// Seek time improvement, %.
+    pub seek: f64,
+    /// Rotational delay improvement, %.
+    pub rotation: f64,
+    /// Energy per access improvement, %.
+    pub energy: f64,
+}
+
+/// Tables 2–5.
+pub const PAPER_ROWS: [PaperRow; 5] = [
+    PaperRow { label: "TPC-W FS2-static (Table 2)", busy: 23.0, busy_base: 31.0, access: 24.0, seek: 53.0, rotation: -1.6, energy: 31.0 },
+    PaperRow { label: "TPC-W FS2-dynamic (Table 2)", busy: 17.0, busy_base: 31.0, access: 50.0, seek: 72.0, rotation: 31.0, energy: 55.0 },
+    PaperRow { label: "CVS update (Table 3)", busy: 73.0, busy_base: 82.0, access: 41.0, seek: 38.0, rotation: 53.0, energy: 40.0 },
+    PaperRow { label: "startx (Table 4)", busy: 26.0, busy_base: 37.0, access: 44.0, seek: 53.0, rotation: 47.0, energy: 46.0 },
+    PaperRow { label: "SURGE (Table 5)", busy: 4.2, busy_base: 13.0, access: 69.0, seek: 78.0, rotation: 68.0, energy: 71.0 },
+];
+
+/// How one run is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Variant {
+    /// No replication (Ext2).
+    None,
+    /// FS2 as the paper does it.
+    Fs2Paper,
+    /// FS2-static.
+    Fs2Static,
+    /// Ours: nearest by positioning time, replicas written free.
+    Fs2Ours,
+    /// Adaptive block rearrangement (paper 002), for the comparison table.
+    Rearrange,
+}
+
+impl Variant {
+    /// The row label.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Variant::None => "none",
+            Variant::Fs2Paper => "fs2_paper",
+            Variant::Fs2Static => "fs2_static",
+            Variant::Fs2Ours => "fs2_ours",
+            Variant::Rearrange => "rearrange",
+        }
+    }
+}
+
+/// The four rows of the main table.
+pub const MAIN_VARIANTS: [Variant; 4] = [Variant::None, Variant::Fs2Paper, Variant::Fs2Static, Variant::Fs2Ours];
+/// The rows of the FS2 against rearrangement table.
+pub const VERSUS_VARIANTS: [Variant; 4] = [Variant::None, Variant::Fs2Paper, Variant::Fs2Ours, Variant::Rearrange];
+
+/// One workload of the reproduction.
+#[derive(Debug, Clone, Serialize)]
+pub struct Fs2Workload {
+    /// Short name.
+    pub name: String,
+    /// The workload.
+    pub spec: WorkloadSpec,
+    /// The paper's rows it stands in for.
+    pub stands_for: String,
+    /// Period of the rearrangement comparison, s.
+    pub period_s: f64,
+}
+
+/// What the reproduction runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Fs2ReproConfig {
+    /// Disk (library name).
+    pub disk: String,
+    /// The day workload.
+    pub days: DaysSpec,
+    /// The CloudPhysics VSCSI trace, if it is to be run.
+    pub trace: Option<PathBuf>,
+    /// First requests of the trace only.
+    pub trace_limit: Option<u64>,
+    /// The driver's queue discipline.
+    pub scheduler: SchedulerSpec,
+    /// FS2's settings (the variants change `nearest`, `service` and `mode`).
+    pub fs2: Fs2Config,
+    /// Workload seed.
+    pub seed: u64,
+    /// Simulations at once.
+    pub threads: usize,
+    /// Where to save the replica table and map of the `fs2_ours` run of the first workload (for
+    /// `freeblock fs2-check`).
+    pub table_dir: Option<PathBuf>,
+}
+
+impl Default for Fs2ReproConfig {
+    fn default() -> Self {
+        Self {
+            disk: "wd800".into(),
+            // Four days of paper 002's workload, busier than its own (a server's day).
+            days: DaysSpec { days: 4, requests_per_day: 25_000, day_s: 3600.0, rate_per_s: Some(25_000.0 / 3000.0), write_burst: 8.0, drift: 0.05, block_sectors: 8, ..DaysSpec::default() },
+            trace: None,
+            trace_limit: None,
+            scheduler: SchedulerSpec::Clook,
+            fs2: Fs2Config::default(),
+            seed: 1,
+            threads: 2,
+            table_dir: None,
+        }
+    }
+}
+
+impl Fs2ReproConfig {
+    /// A run of a few seconds, for tests: two short days (3000 requests each, one a second),
+    /// the first 6000 trace requests.
+    #[must_use]
+    pub fn quick() -> Self {
+        let d = Self::default();
+        Self { days: DaysSpec { days: 2, requests_per_day: 3000, rate_per_s: Some(1.0), ..d.days }, trace_limit: Some(6000), ..d }
+    }
+}
+
+/// The workloads, in one place (a new one is one more entry).
+#[must_use]
+pub fn workloads(cfg: &Fs2ReproConfig) -> Vec<Fs2Workload> {
+    let mut out = vec![Fs2Workload { name: "days".into(), spec: WorkloadSpec::Days(cfg.days.clone()), stands_for: "TPC-W (Table 2), SURGE (Table 5)".into(), period_s: cfg.days.day_s }];
+    if let Some(path) = &cfg.trace {
+        let mut spec = TraceSpec::new(path, TraceFormat::Vscsi);
+        spec.limit = cfg.trace_limit;
+        // The trace is two hours: four periods for rearrangement.
+        out.push(Fs2Workload { name: "cloudphysics".into(), spec: WorkloadSpec::Trace(spec), stands_for: "TPC-W (Table 2): a real server's disk".into(), period_s: 1800.0 });
+    }
+    // `scattered_files` (CVS update, Table 3; startx, Table 4) joins here with its workload.
+    out
+}
+
+/// One run's figures over its measured half.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Fs2Row {
+    /// Workload name.
+    pub workload: String,
+    /// Variant label.
+    pub variant: String,
+    /// Requests measured.
+    pub requests: u64,
+    /// Mean access time (seek + rotational latency + transfer), ms.
+    pub access_ms: f64,
+    /// Mean seek time, ms.
+    pub seek_ms: f64,
+    /// Mean rotational latency, ms.
+    pub rotational_ms: f64,
+    /// Mean transfer time, ms.
+    pub transfer_ms: f64,
+    /// Mean response time (arrival to completion), ms.
+    pub response_ms: f64,
+    /// Share of the whole run the disk was busy (policy I/O included), %.
+    pub busy_pct: f64,
+    /// Reads served from replicas (or from the rearranged area), % of measured reads.
+    pub reads_from_copies_pct: f64,
+    /// FS2's own report (empty for other variants).
+    pub fs2: Option<Fs2Report>,
+}
+
+impl Fs2Row {
+    /// Improvement of `self` over `base` in a metric, % (positive: `self` is faster).
+    #[must_use]
+    pub fn improvement(base: f64, ours: f64) -> f64 {
+        if base > 0.0 {
+            100.0 * (base - ours) / base
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Figures over the second half of a run's records.
+fn measure(workload: &str, variant: Variant, report: &RunReport, fs2: Option<Fs2Report>) -> Fs2Row {
+    // The later half of the workload's requests in issue order (ids also number the policy's
+    // own I/O, so they are not counted).
+    let mut by_issue: Vec<&crate::report::Record> = report.records.iter().collect();
+    by_issue.sort_by_key(|r| r.id);
+    let measured: Vec<_> = by_issue.split_off(by_issue.len() / 2);
+    let k = measured.len().max(1) as f64;
+    let ms = |f: &dyn Fn(&crate::report::Record) -> u64| measured.iter().map(|r| f(r) as f64).sum::<f64>() / k / 1e6;
+    let reads: Vec<_> = measured.iter().filter(|r| r.op.is_read()).collect();
+    let from_copies = reads.iter().filter(|r| r.phys_lbn != r.lbn).count();
+    let hu = &report.head_usage;
+    let total = hu.total_ns().max(1) as f64;
+    Fs2Row {
+        workload: workload.into(),
+        variant: variant.label().into(),
+        requests: measured.len() as u64,
+        access_ms: ms(&|r| r.seek_ns + r.rotational_latency_ns + r.transfer_ns),
+        seek_ms: ms(&|r| r.seek_ns),
+        rotational_ms: ms(&|r| r.rotational_latency_ns),
+        transfer_ms: ms(&|r| r.transfer_ns),
+        response_ms: ms(&|r| r.end_ns - r.arrival_ns),
+        busy_pct: 100.0 * (total - hu.idle_ns as f64) / total,
+        reads_from_copies_pct: 100.0 * from_copies as f64 / reads.len().max(1) as f64,
+        fs2,
+    }
+}
+
+/// The blocks a workload touches, as FS2-static's extents (in LBN order), and their median sector.
+///
+/// # Errors
+/// The workload cannot be built or read.
+pub fn touched_blocks(disk: &Disk, spec: &WorkloadSpec, seed: u64, block_sectors: u64) -> Result<(Vec<StaticExtent>, u64)> {
+    let mut w = spec.build(disk.capacity(), seed)?;
+    let mut blocks = std::collections::BTreeSet::new();
+    let mut i = 0u64;
+    while let Some(r) = w.next_request().map_err(Error::Workload)? {
+        let first = r.lbn / block_sectors;
+        let last = (r.lbn + u64::from(r.sectors)).div_ceil(block_sectors);
+        blocks.extend(first..last);
+        i += 1;
+        if i > 50_000_000 {
+            break;
+        }
+    }
+    let median = blocks.iter().nth(blocks.len() / 2).copied().unwrap_or(0) * block_sectors;
+    let mut extents: Vec<StaticExtent> = Vec::new();
+    for b in blocks {
+        match extents.last_mut() {
+            Some(e) if e.first + e.blocks == b => e.blocks += 1,
+            _ => extents.push(StaticExtent { first: b, blocks: 1 }),
+        }
+    }
+    Ok((extents, median))
+}
+
+/// One run of `variant` on `workload`.
+///
+/// # Errors
+/// Setup errors and whatever the run refuses.
+pub fn run_one(disk: &Arc<Disk>, cfg: &Fs2ReproConfig, workload: &Fs2Workload, variant: Variant) -> Result<Fs2Row> {
+    let sim = SimConfig { scheduler: cfg.scheduler, keep_records: true, ..SimConfig::default() };
+    let policy: Option<Box<dyn LayoutPolicy>> = match variant {
+        Variant::None => None,
+        Variant::Fs2Paper => Some(Box::new(Fs2::new(disk, Fs2Config { nearest: Nearest::Lbn, service: Service::Foreground, mode: Mode::Dynamic, ..cfg.fs2.clone() })?)),
+        Variant::Fs2Static => {
+            let (extents, median) = touched_blocks(disk, &workload.spec, cfg.seed, cfg.fs2.block_sectors)?;
+            Some(Box::new(Fs2::new(disk, Fs2Config { nearest: Nearest::Lbn, mode: Mode::Static, static_blocks: extents, static_center: Some(median), ..cfg.fs2.clone() })?))
+        }
+        Variant::Fs2Ours => {
+            // The scheduler orders requests by their first copy (C-LOOK has no candidate-aware
+            // form); the device then serves each read at its copy with the least positioning time.
+            Some(Box::new(Fs2::new(disk, Fs2Config { nearest: Nearest::Positioning, service: Service::Free, mode: Mode::Dynamic, ..cfg.fs2.clone() })?))
+        }
+        Variant::Rearrange => {
+            let rc = RearrangeConfig { period_s: workload.period_s, schedule: Schedule::Always, ..RearrangeConfig::default() };
+            Some(Box::new(Rearrange::new(disk, rc)?))
+        }
+    };
+    let capacity = policy.as_ref().and_then(|p| p.logical_sectors()).unwrap_or(disk.capacity());
+    let w = workload.spec.build(capacity, cfg.seed)?;
+    let mut simulation = Simulation::new(Arc::clone(disk), w, sim);
+    if let Some(p) = policy {
+        simulation = simulation.with_layout(p);
+    }
+    let outcome = simulation.run_outcome(None)?;
+    let policy = outcome.layout.as_ref().and_then(|l| l.as_any().downcast_ref::<Fs2>());
+    if let (Some(p), Some(dir), Variant::Fs2Ours) = (policy, &cfg.table_dir, variant) {
+        if workloads(cfg).first().is_some_and(|w| w.name == workload.name) {
+            std::fs::create_dir_all(dir).map_err(|e| Error::Io { path: dir.display().to_string(), message: e.to_string() })?;
+            p.save(dir)?;
+        }
+    }
+    let fs2 = policy.map(Fs2::fs2_report);
+    let mut row = measure(&workload.name, variant, &outcome.report, fs2);
+    if variant == Variant::Rearrange {
+        // Rearrangement hides its area from the logical disk: every block past it is served at
+        // another sector, so "from copies" is not phys != logical there; leave it out.
+        row.reads_from_copies_pct = f64::NAN;
+    }
+    Ok(row)
+}
+
+/// Every (workload, variant) run, in order: the main table's rows, then the comparison's extra.
+#[derive(Debug, Clone, Serialize)]
+pub struct Fs2Results {
+    /// The workloads run.
+    pub workloads: Vec<Fs2Workload>,
+    /// Per workload, [`MAIN_VARIANTS`] then [`Variant::Rearrange`].
+    pub rows: Vec<Fs2Row>,
+}
+
+impl Fs2Results {
+    /// The row of `variant` on `workload`.
+    #[must_use]
+    pub fn row(&self, workload: &str, variant: Variant) -> Option<&Fs2Row> {
+        self.rows.iter().find(|r| r.workload == workload && r.variant == variant.label())
+    }
+}
+
+/// Runs every workload under every variant.
+///
+/// # Errors
+/// As [`run_one`].
+pub fn run(cfg: &Fs2ReproConfig, tick: &(dyn Fn(usize) + Sync)) -> Result<Fs2Results> {
+    let disk = library::media(&cfg.disk)?;
+    let workloads = workloads(cfg);
+    let jobs: Vec<(usize, Variant)> = (0..workloads.len()).flat_map(|w| MAIN_VARIANTS.iter().copied().chain([Variant::Rearrange]).map(move |v| (w, v))).collect();
+    let rows = crate::parallel::map_in_order(&jobs, cfg.threads, |&(w, v)| run_one(&disk, cfg, &workloads[w], v), tick);
+    Ok(Fs2Results { rows: rows.into_iter().collect::<Result<_>>()?, workloads })
+}

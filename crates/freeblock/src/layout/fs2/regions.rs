@@ -1,0 +1,176 @@
+//! Where the head works and what is read with it: regions, the hot region, and the blocks
+//! accessed together with the hot region's blocks (paper 003 §3.1).
+//!
+//! ```text
+//!  disk  │ region 0 │ region 1 │ region 2 (hot) │ region 3 │ …        counts decay by half every
+//!  count │    12    │     3    │      140       │    31    │          `epoch_accesses` block accesses
+//!
+//!  last `window` requests:   H  x  H  y  H …      H = touches the hot region, x, y = outside blocks
+//!  an outside block read within `window` requests of a hot one counts once for that reading;
+//!  at `threshold` counts the block becomes a candidate, in the order the counts were reached
+//! ```
+//!
+//! | setting | default | why |
+//! |---|---|---|
+//! | `region_blocks` | 32 768 (128 MB of 4 KB blocks) | the paper's region is a few Ext2 block groups (a group is 128 MB) |
+//! | `window` | 4 requests | a few requests either way: the interleaving the paper's Fig. 1(b) shows between two regions |
+//! | `threshold` | 2 | seen with the hot region twice, so a one-off access is not copied; the paper leaves both open |
+//! | `epoch_accesses` | 4 096 | the hot region is recomputed (and counts halved) this often, so it follows the workload |
+//!
+//! A block that is itself in the hot region is never a candidate: copying it nearer itself gains
+//! nothing (the paper replicates only "outside disk blocks").
+
+use std::collections::{HashMap, VecDeque};
+
+/// Region counts, the hot region, and co-access counting.
+#[derive(Debug, Clone)]
+pub struct AccessMonitor {
+    region_blocks: u64,
+    window: usize,
+    threshold: u32,
+    epoch_accesses: u64,
+    counts: HashMap<u64, u64>,
+    hot: Option<u64>,
+    seen_in_epoch: u64,
+    /// The last `window` requests: their blocks outside the hot region (not yet credited), and
+    /// whether they touched the hot region.
+    recent: VecDeque<(Vec<u64>, bool)>,
+    together: HashMap<u64, u32>,
+}
+
+impl AccessMonitor {
+    /// A monitor with the given settings (validated by the policy's configuration).
+    #[must_use]
+    pub fn new(region_blocks: u64, window: usize, threshold: u32, epoch_accesses: u64) -> Self {
+        Self {
+            region_blocks: region_blocks.max(1),
+            window: window.max(1),
+            threshold: threshold.max(1),
+            epoch_accesses: epoch_accesses.max(1),
+            counts: HashMap::new(),
+            hot: None,
+            seen_in_epoch: 0,
+            recent: VecDeque::new(),
+            together: HashMap::new(),
+        }
+    }
+
+    /// The region a block lies in.
+    #[must_use]
+    pub fn region_of(&self, block: u64) -> u64 {
+        block / self.region_blocks
+    }
+
+    /// Blocks per region.
+    #[must_use]
+    pub fn region_blocks(&self) -> u64 {
+        self.region_blocks
+    }
+
+    /// The hot region, once the first epoch has been seen.
+    #[must_use]
+    pub fn hot_region(&self) -> Option<u64> {
+        self.hot
+    }
+
+    /// Records one request's blocks (in order); pushes onto `candidates` every block that
+    /// reached the threshold with it, in the order reached.
+    pub fn record(&mut self, blocks: &[u64], candidates: &mut Vec<u64>) {
+        for &b in blocks {
+            *self.counts.entry(b / self.region_blocks).or_insert(0) += 1;
+        }
+        self.seen_in_epoch += blocks.len() as u64;
+        let first_epoch = self.hot.is_none() && self.seen_in_epoch >= self.epoch_accesses.min(256);
+        if self.seen_in_epoch >= self.epoch_accesses || first_epoch {
+            self.new_epoch();
+        }
+        let Some(hot) = self.hot else { return };
+        let rb = self.region_blocks;
+        let touches_hot = blocks.iter().any(|&b| b / rb == hot);
+        let mut outside: Vec<u64> = blocks.iter().copied().filter(|&b| b / rb != hot).collect();
+        if touches_hot {
+            // Outside blocks of the requests just before this one were read together with it.
+            let earlier: Vec<u64> = self.recent.iter_mut().flat_map(|(o, _)| std::mem::take(o)).collect();
+            for b in earlier {
+                self.credit(b, candidates);
+            }
+        }
+        if touches_hot || self.recent.iter().any(|&(_, h)| h) {
+            for b in std::mem::take(&mut outside) {
+                self.credit(b, candidates);
+            }
+        }
+        self.recent.push_back((outside, touches_hot));
+        while self.recent.len() > self.window {
+            self.recent.pop_front();
+        }
+    }
+
+    fn credit(&mut self, block: u64, candidates: &mut Vec<u64>) {
+        let n = self.together.entry(block).or_insert(0);
+        *n += 1;
+        if *n == self.threshold {
+            candidates.push(block);
+        }
+    }
+
+    /// Forgets a block's co-access count (it was replicated, or written).
+    pub fn forget(&mut self, block: u64) {
+        self.together.remove(&block);
+    }
+
+    /// Recomputes the hot region from the counts and halves them all (ties: the lower region).
+    fn new_epoch(&mut self) {
+        let hot = self.counts.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(&r, _)| r);
+        if hot != self.hot {
+            // Co-access counts and the window speak of the old hot region.
+            self.together.clear();
+            self.recent.clear();
+        }
+        self.hot = hot;
+        self.seen_in_epoch = 0;
+        self.counts.retain(|_, c| {
+            *c /= 2;
+            *c > 0
+        });
+        self.together.retain(|_, c| {
+            *c /= 2;
+            *c > 0
+        });
+    }
+
+    /// Bytes the counters hold (approximate: entries × their size).
+    #[must_use]
+    pub fn memory_bytes(&self) -> u64 {
+        (self.counts.len() * 16 + self.together.len() * 12) as u64 + self.recent.iter().map(|(o, _)| 8 * o.len() as u64 + 32).sum::<u64>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_read_with_the_hot_region_become_candidates_in_access_order() {
+        let mut m = AccessMonitor::new(100, 2, 2, 16);
+        let mut c = Vec::new();
+        // Region 0 is hot; blocks 500, 501 and 900 are read between hot requests, round after round.
+        for _ in 0..8 {
+            for r in [&[1u64, 2][..], &[500, 501], &[3], &[900], &[4]] {
+                m.record(r, &mut c);
+            }
+        }
+        assert_eq!(m.hot_region(), Some(0));
+        // First in the order reached; a block not replicated (forgotten) comes up again later.
+        assert_eq!(c[..3], [500, 501, 900]);
+        assert!(c.iter().all(|b| [500, 501, 900].contains(b)), "{c:?}");
+        // Blocks read far from any hot request are never candidates.
+        let mut c2 = Vec::new();
+        for _ in 0..3 {
+            for r in [&[700u64][..], &[701], &[702], &[703]] {
+                m.record(r, &mut c2);
+            }
+        }
+        assert!(!c2.contains(&702) && !c2.contains(&703), "{c2:?}");
+    }
+}

@@ -1,0 +1,62 @@
+//! `repro fs2` in its quick form, and a saved replica table checked and repaired (what
+//! `freeblock fs2-check` does).
+
+use std::sync::Arc;
+
+use freeblock::fs2::{run_one, workloads, Fs2ReproConfig, Variant};
+use freeblock::layout::fs2::policy::TABLE_FILE;
+use freeblock::layout::fs2::{check, repair, Fs2, Fs2Config, ReplicaTable};
+use freeblock::layout::{DirStorage, DirtyRule, Journal};
+use freeblock::sim::{SimConfig, Simulation};
+use freeblock::workload::{DaysSpec, WorkloadSpec};
+use freeblock_disk::library;
+
+#[test]
+fn quick_day_runs_replicate_read_replicas_and_repeat_exactly() {
+    let cfg = Fs2ReproConfig::quick();
+    let disk = library::media(&cfg.disk).unwrap();
+    let w = &workloads(&cfg)[0];
+    let base = run_one(&disk, &cfg, w, Variant::None).unwrap();
+    let paper = run_one(&disk, &cfg, w, Variant::Fs2Paper).unwrap();
+    let again = run_one(&disk, &cfg, w, Variant::Fs2Paper).unwrap();
+    let f = paper.fs2.as_ref().unwrap();
+    println!("none: access {:.2} ms, seek {:.2}; fs2_paper: access {:.2}, seek {:.2}, {} replicas, {:.0}% reads from replicas", base.access_ms, base.seek_ms, paper.access_ms, paper.seek_ms, f.replicas_made, paper.reads_from_copies_pct);
+    assert!(f.replicas_made > 0 && paper.reads_from_copies_pct > 0.0);
+    assert_eq!(base.reads_from_copies_pct, 0.0);
+    assert!(paper.seek_ms < base.seek_ms, "replicas near the hot region shorten seeks");
+    // Same seed, same run.
+    assert_eq!((paper.access_ms, paper.seek_ms, paper.rotational_ms, f.replicas_made), (again.access_ms, again.seek_ms, again.rotational_ms, again.fs2.as_ref().unwrap().replicas_made));
+}
+
+#[test]
+fn a_saved_table_is_checked_against_its_map_and_repaired() {
+    let disk = library::media("wd800").unwrap();
+    let days = DaysSpec { days: 1, requests_per_day: 3000, day_s: 3600.0, rate_per_s: Some(2.0), block_sectors: 8, ..DaysSpec::default() };
+    let fs2 = Fs2::new(&disk, Fs2Config::default()).unwrap();
+    let w = WorkloadSpec::Days(days).build(disk.capacity(), 3).unwrap();
+    let outcome = Simulation::new(Arc::clone(&disk), w, SimConfig::default()).with_layout(Box::new(fs2)).run_outcome(None).unwrap();
+    let policy = outcome.layout.unwrap().into_any().downcast::<Fs2>().unwrap();
+    assert!(!policy.table().is_empty(), "the run made replicas");
+    let dir = std::env::temp_dir().join(format!("fs2-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    policy.save(&dir).unwrap();
+    let (mut journal, mut map, _) = Journal::open(DirStorage::new(&dir).unwrap(), DirtyRule::Logged).unwrap();
+    let mut table: ReplicaTable = serde_json::from_str(&std::fs::read_to_string(dir.join(TABLE_FILE)).unwrap()).unwrap();
+    assert!(check(&map, &table, 1).is_empty(), "a saved table matches its map");
+    // Damage the table: forget one replica, invent another.
+    let (lbn, e) = table.iter().next().map(|(l, e)| (l, *e)).unwrap();
+    table.remove(lbn);
+    table.insert(8, e.logical, 0);
+    let problems = check(&map, &table, 1);
+    let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    assert_eq!(problems.len(), 2, "{text:?}");
+    assert!(text[0].contains("sector 8") && text[1].contains(&format!("sector {lbn}")), "{text:?}");
+    let (ops, fixed) = repair(&mut map, &table, 1).unwrap();
+    for op in &ops {
+        journal.append(op).unwrap();
+    }
+    journal.commit().unwrap();
+    assert!(check(&map, &fixed, 1).is_empty());
+    assert_eq!(fixed.len(), policy.table().len());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
