@@ -55,7 +55,7 @@ impl OnlineSource for Scripted {
     fn next_arrival(&mut self, _now: SimTime, until: Option<SimTime>) -> Result<OnlineNext, WorkloadError> {
         match self.left.front() {
             None => Ok(OnlineNext::End),
-            Some(r) if until.is_none_or(|u| r.time <= u) => Ok(OnlineNext::Request(self.left.pop_front().unwrap())),
+            Some(r) if !matches!(until, Some(u) if r.time > u) => Ok(OnlineNext::Request(self.left.pop_front().unwrap())),
             Some(_) => Ok(OnlineNext::Later),
         }
     }

@@ -1,0 +1,142 @@
+//! The server's configuration: a TOML file (`freeblock serve --config FILE`), every field
+//! overridable on the command line.
+//!
+//! ```toml
+//! disk = "atlas10k"            # a built-in disk, a .toml spec or a DiskSim .diskspecs file
+//! store = "atlas.img"          # the sparse backing file (created at the disk's capacity)
+//! export = "atlas10k"          # the export's name ("" also reaches it)
+//! pace = "real"                # real | none
+//! listen = "127.0.0.1:10809"   # TCP (loopback by default); omit with unix = … for a socket only
+//! unix = "/tmp/freeblock.sock" # a Unix socket (optional)
+//! stats = "127.0.0.1:9100"     # Prometheus text over HTTP (optional, loopback)
+//! [sim]                        # the engine: scheduler, queue_depth (as in experiment files)
+//! scheduler = "sptf"
+//! [freeblock]                  # background work in free bandwidth (as in experiment files)
+//! ```
+//!
+//! | field | default |
+//! |---|---|
+//! | `disk` | `atlas10k` |
+//! | `store` | required |
+//! | `export` | the disk's name |
+//! | `pace` | `real` |
+//! | `listen` | `127.0.0.1:10809` unless `unix` is given |
+//! | `sim` | FCFS, no queue limit |
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use freeblock::freeblock::FreeblockConfig;
+use freeblock::sim::SimConfig;
+use serde::{Deserialize, Serialize};
+
+use crate::timing::Pace;
+
+/// The default NBD port.
+pub const NBD_PORT: u16 = 10809;
+
+/// A server's configuration (see the module doc).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// The modelled disk.
+    #[serde(default = "default_disk")]
+    pub disk: String,
+    /// The backing file.
+    pub store: PathBuf,
+    /// The export's name; default the disk's.
+    #[serde(default)]
+    pub export: Option<String>,
+    /// Reply pacing.
+    #[serde(default)]
+    pub pace: Pace,
+    /// TCP address to listen on.
+    #[serde(default)]
+    pub listen: Option<SocketAddr>,
+    /// Unix socket to listen on.
+    #[serde(default)]
+    pub unix: Option<PathBuf>,
+    /// Loopback address for the Prometheus text endpoint.
+    #[serde(default)]
+    pub stats: Option<SocketAddr>,
+    /// Engine settings (scheduler, queue depth).
+    #[serde(default)]
+    pub sim: SimConfig,
+    /// Freeblock background work.
+    #[serde(default)]
+    pub freeblock: Option<FreeblockConfig>,
+}
+
+fn default_disk() -> String {
+    "atlas10k".into()
+}
+
+/// A configuration that cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The file is not a valid configuration.
+    #[error("{path}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong (TOML's message names the line).
+        message: String,
+    },
+    /// A field has a value the server refuses.
+    #[error("{field}: {message}")]
+    Invalid {
+        /// The field.
+        field: &'static str,
+        /// Why.
+        message: String,
+    },
+}
+
+impl ServerConfig {
+    /// A configuration with every default, storing in `store`.
+    #[must_use]
+    pub fn new(store: PathBuf) -> Self {
+        Self { disk: default_disk(), store, export: None, pace: Pace::Real, listen: None, unix: None, stats: None, sim: SimConfig::default(), freeblock: None }
+    }
+
+    /// Reads a TOML configuration file.
+    ///
+    /// # Errors
+    /// [`ConfigError::Read`], [`ConfigError::Parse`].
+    pub fn from_file(path: &std::path::Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.into(), source })?;
+        toml::from_str(&text).map_err(|e| ConfigError::Parse { path: path.into(), message: e.to_string() })
+    }
+
+    /// Where to listen on TCP: the configured address, or loopback on the NBD port when no Unix
+    /// socket is configured either.
+    #[must_use]
+    pub fn tcp(&self) -> Option<SocketAddr> {
+        self.listen.or(if self.unix.is_none() { Some(SocketAddr::from(([127, 0, 0, 1], NBD_PORT))) } else { None })
+    }
+
+    /// Checks what can be checked before anything is opened.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] naming the field.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if let Some(a) = self.stats.filter(|a| !a.ip().is_loopback()) {
+            return Err(ConfigError::Invalid { field: "stats", message: format!("{a} is not a loopback address: the stats endpoint has no authentication") });
+        }
+        if self.export.as_ref().is_some_and(|e| e.len() > 4096) {
+            return Err(ConfigError::Invalid { field: "export", message: "longer than the protocol's 4096 bytes".into() });
+        }
+        if self.sim.max_requests != 0 || self.sim.max_time_s != 0.0 || self.sim.warmup != 0 {
+            return Err(ConfigError::Invalid { field: "sim", message: "max_requests, max_time_s and warmup do not apply to a server (it runs until stopped)".into() });
+        }
+        self.sim.validate().map_err(|e| ConfigError::Invalid { field: "sim", message: e.to_string() })
+    }
+}
