@@ -5,7 +5,7 @@
 //!  socket ─► reader: header (+ WRITE payload) ─► task per request ─► store + Timing ─┐
 //!     ▲        (stops at DISC, a protocol error,                                     │
 //!     │         or the server's shutdown)                                            ▼
-//!     └──────────────────────── writer: one reply at a time ◄── channel ◄── Reply{bytes, model end}
+//!     └──────────── the task writes its whole reply under the write half's lock, when due
 //! ```
 //!
 //! | input | answer |
@@ -23,7 +23,8 @@ use std::time::{Duration, Instant};
 
 use freeblock_disk::Op;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
 
 use crate::protocol::{self as p, cflag, chunk, errno, info, opt, rep, tflag, Command, ProtocolError};
 use crate::stats::{Counted, Stats};
@@ -189,38 +190,39 @@ struct Reply {
     model_end_ns: Option<u64>,
 }
 
-async fn transmit<R, W>(mut rd: R, mut wr: W, export: Arc<Export>, structured: bool, mut shutdown: watch::Receiver<bool>) -> Result<(), ConnectionError>
+/// The socket's write half, shared by the tasks answering requests: each writes its whole reply
+/// under the lock, as soon as it is due (no hop through another task, which would add latency).
+type Writer<W> = Arc<tokio::sync::Mutex<W>>;
+
+async fn transmit<R, W>(mut rd: R, wr: W, export: Arc<Export>, structured: bool, mut shutdown: watch::Receiver<bool>) -> Result<(), ConnectionError>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (tx, mut rx) = mpsc::unbounded_channel::<Reply>();
-    let writer_export = Arc::clone(&export);
-    let writer = tokio::spawn(async move {
-        let start = writer_export.timing.start_instant();
-        let real = writer_export.timing.pace() == Pace::Real;
-        while let Some(reply) = rx.recv().await {
-            wr.write_all(&reply.bytes).await?;
-            if let (true, Some(end)) = (real, reply.model_end_ns) {
-                let due = start + Duration::from_nanos(end);
-                writer_export.stats.lateness(u64::try_from(Instant::now().saturating_duration_since(due).as_nanos()).unwrap_or(u64::MAX));
-            }
-        }
-        wr.shutdown().await
-    });
-    let result = read_requests(&mut rd, &export, structured, &tx, &mut shutdown).await;
-    drop(tx);
+    let wr: Writer<W> = Arc::new(tokio::sync::Mutex::new(wr));
+    let mut in_flight = JoinSet::new();
+    let result = read_requests(&mut rd, &export, structured, &wr, &mut in_flight, &mut shutdown).await;
     // Every reply of a request already read is sent before the connection closes.
-    let written = writer.await.map_err(|e| std::io::Error::other(format!("reply writer: {e}")))?;
+    while in_flight.join_next().await.is_some() {}
+    let closed = wr.lock().await.shutdown().await;
     result?;
-    written.map_err(Into::into)
+    closed.map_err(Into::into)
 }
 
-async fn read_requests<R>(rd: &mut R, export: &Arc<Export>, structured: bool, tx: &mpsc::UnboundedSender<Reply>, shutdown: &mut watch::Receiver<bool>) -> Result<(), ConnectionError>
+async fn read_requests<R, W>(
+    rd: &mut R,
+    export: &Arc<Export>,
+    structured: bool,
+    wr: &Writer<W>,
+    in_flight: &mut JoinSet<()>,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Result<(), ConnectionError>
 where
     R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
 {
     loop {
+        while in_flight.try_join_next().is_some() {}
         let mut header = [0u8; p::REQUEST_BYTES];
         tokio::select! {
             read = rd.read_exact(&mut header) => match read {
@@ -246,10 +248,17 @@ where
         if req.command == Command::Disconnect {
             return Ok(());
         }
-        let (export, tx) = (Arc::clone(export), tx.clone());
-        tokio::spawn(async move {
+        let (export, wr) = (Arc::clone(export), Arc::clone(wr));
+        in_flight.spawn(async move {
             let reply = answer(&export, req, payload, received, structured).await;
-            let _ = tx.send(reply);
+            let mut w = wr.lock().await;
+            // A failed write means the client is gone; the reader sees it too.
+            if w.write_all(&reply.bytes).await.is_ok() {
+                if let (Pace::Real, Some(end)) = (export.timing.pace(), reply.model_end_ns) {
+                    let due = export.timing.start_instant() + Duration::from_nanos(end);
+                    export.stats.lateness(u64::try_from(Instant::now().saturating_duration_since(due).as_nanos()).unwrap_or(u64::MAX));
+                }
+            }
         });
     }
 }

@@ -87,7 +87,7 @@ pub struct Timing {
 
 /// How much of a real-pace wait is spun rather than slept: the sleep's wake-up is late by tens
 /// of microseconds; spinning the last stretch keeps replies within a few.
-const SPIN: Duration = Duration::from_micros(60);
+const SPIN: Duration = Duration::from_micros(150);
 
 /// The engine's view of the channel (see the module doc).
 struct EngineSource {
