@@ -165,8 +165,14 @@ fn bad_requests_get_the_protocols_errors_and_others_are_served() {
     assert!(f.summary.requests >= 6);
 }
 
+/// Inputs per property run: 2000 in `make test`; `FREEBLOCK_PARSER_CASES=1000000` for the long
+/// run (docs/server.md).
+fn parser_cases() -> u32 {
+    std::env::var("FREEBLOCK_PARSER_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: parser_cases(), ..ProptestConfig::default() })]
 
     /// The parsers take any bytes without panicking, and accept only what they can vouch for.
     #[test]
