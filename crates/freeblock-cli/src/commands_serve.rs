@@ -103,6 +103,9 @@ pub fn serve(args: &ServeArgs) -> CmdResult {
     if config.pace == Pace::Real {
         outln!("lateness           p50 {:.1} µs  p99 {:.1} µs  max {:.1} µs", s.lateness_p50_us, s.lateness_p99_us, s.lateness_max_us);
     }
+    if let Some(sc) = &finished.scrub {
+        outln!("scrub              {} verified, {} mismatched, {} without a checksum, {} read errors; {} passes + {:.1}%", sc.verified, sc.mismatched, sc.unverified, sc.read_errors, sc.passes, sc.progress * 100.0);
+    }
     if let Some(fb) = finished.report.as_ref().and_then(|r| r.freeblock.as_ref()) {
         outln!("freeblock          free {:.3} MB/s  idle {:.3} MB/s over {:.1} s", fb.free_mb_s, fb.idle_mb_s, fb.duration_s);
         for t in &fb.tasks {

@@ -12,6 +12,8 @@
 //! [sim]                        # the engine: scheduler, queue_depth (as in experiment files)
 //! scheduler = "sptf"
 //! [freeblock]                  # background work in free bandwidth (as in experiment files)
+//! [scrub]                      # verify every block's checksum with freeblock scheduling
+//! passes = 0                   # 0 = for ever
 //! ```
 //!
 //! | field | default |
@@ -65,6 +67,18 @@ pub struct ServerConfig {
     /// Freeblock background work.
     #[serde(default)]
     pub freeblock: Option<FreeblockConfig>,
+    /// A scrub of the real bytes with freeblock scheduling.
+    #[serde(default)]
+    pub scrub: Option<ScrubConfig>,
+}
+
+/// The `[scrub]` table: verify every block's checksum as the modelled head passes it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScrubConfig {
+    /// Whole passes over the disk, then stop (0: scrub for ever). Default 0.
+    #[serde(default)]
+    pub passes: u64,
 }
 
 fn default_disk() -> String {
@@ -104,7 +118,7 @@ impl ServerConfig {
     /// A configuration with every default, storing in `store`.
     #[must_use]
     pub fn new(store: PathBuf) -> Self {
-        Self { disk: default_disk(), store, export: None, pace: Pace::Real, listen: None, unix: None, stats: None, sim: SimConfig::default(), freeblock: None }
+        Self { disk: default_disk(), store, export: None, pace: Pace::Real, listen: None, unix: None, stats: None, sim: SimConfig::default(), freeblock: None, scrub: None }
     }
 
     /// Reads a TOML configuration file.
@@ -136,6 +150,10 @@ impl ServerConfig {
         }
         if self.sim.max_requests != 0 || self.sim.max_time_s != 0.0 || self.sim.warmup != 0 {
             return Err(ConfigError::Invalid { field: "sim", message: "max_requests, max_time_s and warmup do not apply to a server (it runs until stopped)".into() });
+        }
+        let idle = self.freeblock.as_ref().is_some_and(|f| f.idle_after_ms.is_some());
+        if self.pace == Pace::None && idle && self.scrub.is_some_and(|s| s.passes == 0) {
+            return Err(ConfigError::Invalid { field: "scrub.passes", message: "an endless scrub in idle time with pace none would run the model ahead as fast as the CPU allows, for ever: give it a number of passes, or use pace real".into() });
         }
         self.sim.validate().map_err(|e| ConfigError::Invalid { field: "sim", message: e.to_string() })
     }

@@ -20,6 +20,7 @@
 //! | [`nbd`] | one connection: handshake, transmission, replies |
 //! | [`store`] | the backing file |
 //! | [`timing`] | the engine thread and pacing |
+//! | [`scrub`] | per-block checksums and the freeblock scrub that verifies the real bytes |
 //! | [`stats`] | counters and their text form |
 //! | [`config`] | the TOML configuration |
 //! | [`server`] | listeners, connections, shutdown |
@@ -27,6 +28,7 @@
 pub mod config;
 pub mod nbd;
 pub mod protocol;
+pub mod scrub;
 pub mod server;
 pub mod stats;
 pub mod store;

@@ -27,6 +27,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::protocol::{self as p, cflag, chunk, errno, info, opt, rep, tflag, Command, ProtocolError};
+use crate::scrub::{Checksums, ScrubCounters};
 use crate::stats::{Counted, Stats};
 use crate::store::Store;
 use crate::timing::{Pace, Timing};
@@ -36,7 +37,11 @@ pub struct Export {
     /// Its name ("" reaches it too).
     pub name: String,
     /// The bytes.
-    pub store: Store,
+    pub store: Arc<Store>,
+    /// Checksums of written blocks, when a scrub runs.
+    pub checksums: Option<Arc<Checksums>>,
+    /// The scrub's findings, when one runs.
+    pub scrub: Option<Arc<ScrubCounters>>,
     /// The model's timing.
     pub timing: Timing,
     /// Counters.
@@ -287,8 +292,17 @@ async fn answer(export: &Export, req: p::Request, payload: Vec<u8>, received: In
             data = vec![0u8; req.length as usize];
             export.store.read(req.offset, &mut data)
         }
-        Command::Write => export.store.write(req.offset, &payload),
-        Command::WriteZeroes => export.store.write_zeroes(req.offset, u64::from(req.length)),
+        Command::Write => match &export.checksums {
+            Some(sums) => sums.write_with(&export.store, req.offset, u64::from(req.length), || export.store.write(req.offset, &payload)),
+            None => export.store.write(req.offset, &payload),
+        },
+        Command::WriteZeroes => {
+            let zero = || export.store.write_zeroes(req.offset, u64::from(req.length));
+            match &export.checksums {
+                Some(sums) => sums.write_with(&export.store, req.offset, u64::from(req.length), zero),
+                None => zero(),
+            }
+        }
         Command::Flush => export.store.sync(),
         Command::Trim | Command::Disconnect | Command::Other(_) => Ok(()),
     };

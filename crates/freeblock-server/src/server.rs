@@ -27,6 +27,7 @@ use tokio::task::JoinSet;
 
 use crate::config::{ConfigError, ServerConfig};
 use crate::nbd::{self, Export};
+use crate::scrub::{Checksums, Scrub, ScrubCounters, ScrubSummary};
 use crate::stats::Summary;
 use crate::store::{Store, StoreError};
 use crate::timing::Timing;
@@ -71,6 +72,8 @@ pub struct Finished {
     pub summary: Summary,
     /// The engine's run report (head usage, freeblock work).
     pub report: Option<RunReport>,
+    /// What the scrub found, when one ran.
+    pub scrub: Option<ScrubSummary>,
 }
 
 /// A started server (listening), ready to [`Server::serve`].
@@ -93,8 +96,18 @@ impl Server {
         let sector_bytes = u64::from(disk.spec().sector_bytes);
         let store = Store::open(&config.store, disk.capacity() * sector_bytes)?;
         let name = config.export.clone().unwrap_or_else(|| disk.spec().name.clone());
-        let timing = Timing::start(disk, config.sim.clone(), config.freeblock.clone(), config.pace)?;
-        let export = Arc::new(Export { name, store, timing, stats: crate::stats::Stats::default(), sector_bytes });
+        let store = Arc::new(store);
+        let (checksums, scrub, apps) = match config.scrub {
+            Some(s) => {
+                let sums = Arc::new(Checksums::new(store.created()));
+                let counters = Arc::new(ScrubCounters::default());
+                let app: Box<dyn freeblock::freeblock::BackgroundApp> = Box::new(Scrub::new(Arc::clone(&store), Arc::clone(&sums), sector_bytes, Arc::clone(&counters), s.passes));
+                (Some(sums), Some(counters), vec![app])
+            }
+            None => (None, None, Vec::new()),
+        };
+        let timing = Timing::start(disk, config.sim.clone(), config.freeblock.clone(), apps, config.pace)?;
+        let export = Arc::new(Export { name, store, checksums, scrub, timing, stats: crate::stats::Stats::default(), sector_bytes });
         let listen_err = |address: String| move |source| ServerError::Listen { address, source };
         let tcp = match config.tcp() {
             Some(a) => Some(TcpListener::bind(a).await.map_err(listen_err(a.to_string()))?),
@@ -173,7 +186,8 @@ impl Server {
         if let Some((_, path)) = &self.unix {
             let _ = std::fs::remove_file(path);
         }
-        Ok(Finished { summary: self.export.stats.summary(), report })
+        let scrub = self.export.scrub.as_ref().map(|c| c.snapshot());
+        Ok(Finished { summary: self.export.stats.summary(), report, scrub })
     }
 }
 
@@ -199,7 +213,14 @@ async fn accept_unix(l: Option<&UnixListener>) -> std::io::Result<(tokio::net::U
 async fn serve_stats(mut s: tokio::net::TcpStream, export: Arc<Export>) {
     let mut buf = [0u8; 1024];
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), s.read(&mut buf)).await;
-    let body = export.stats.prometheus();
+    let mut body = export.stats.prometheus();
+    if let Some(c) = &export.scrub {
+        let s = c.snapshot();
+        body.push_str(&format!(
+            "# TYPE freeblock_scrub_blocks_total counter\nfreeblock_scrub_blocks_total{{verdict=\"verified\"}} {}\nfreeblock_scrub_blocks_total{{verdict=\"mismatched\"}} {}\nfreeblock_scrub_blocks_total{{verdict=\"unverified\"}} {}\nfreeblock_scrub_blocks_total{{verdict=\"read_error\"}} {}\n# TYPE freeblock_scrub_passes_total counter\nfreeblock_scrub_passes_total {}\n# TYPE freeblock_scrub_pass_progress gauge\nfreeblock_scrub_pass_progress {:.6}\n",
+            s.verified, s.mismatched, s.unverified, s.read_errors, s.passes, s.progress
+        ));
+    }
     let head = format!("HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
     let _ = s.write_all(head.as_bytes()).await;
     let _ = s.write_all(body.as_bytes()).await;

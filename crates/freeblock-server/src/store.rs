@@ -47,6 +47,7 @@ pub enum StoreError {
 pub struct Store {
     file: File,
     size: u64,
+    created: bool,
 }
 
 impl Store {
@@ -63,7 +64,13 @@ impl Store {
         } else if found != size {
             return Err(StoreError::Size { path: path.to_path_buf(), found, want: size });
         }
-        Ok(Self { file, size })
+        Ok(Self { file, size, created: found == 0 })
+    }
+
+    /// Whether this open created the store (so it holds only zeroes).
+    #[must_use]
+    pub fn created(&self) -> bool {
+        self.created
     }
 
     /// The export's size, bytes.

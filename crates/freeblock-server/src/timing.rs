@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use freeblock::freeblock::{Freeblock, FreeblockConfig};
+use freeblock::freeblock::{BackgroundApp, Freeblock, FreeblockConfig};
 use freeblock::report::RunReport;
 use freeblock::sim::{OnlineNext, OnlineSource, SimConfig, Simulation};
 use freeblock::workload::WorkloadError;
@@ -170,13 +170,28 @@ pub enum TimingError {
 
 impl Timing {
     /// Starts the engine thread on `disk` with `sim` settings and, if given, freeblock
-    /// background work.
+    /// background work (the configured tasks, and `apps` such as the scrub).
     ///
     /// # Errors
     /// A freeblock configuration the engine refuses.
-    pub fn start(disk: Arc<Disk>, sim: SimConfig, freeblock: Option<FreeblockConfig>, pace: Pace) -> freeblock::Result<Self> {
+    pub fn start(disk: Arc<Disk>, sim: SimConfig, freeblock: Option<FreeblockConfig>, apps: Vec<Box<dyn BackgroundApp>>, pace: Pace) -> freeblock::Result<Self> {
         sim.validate()?;
-        let freeblock = freeblock.map(|cfg| Freeblock::new(Arc::clone(&disk), cfg)).transpose()?;
+        // Background applications need freeblock scheduling; a server never stops because its
+        // background work is done.
+        let freeblock = match (freeblock, apps.is_empty()) {
+            (None, true) => None,
+            (cfg, _) => Some(FreeblockConfig { stop_when_done: false, ..cfg.unwrap_or_default() }),
+        };
+        let freeblock = match freeblock {
+            Some(cfg) => {
+                let mut fb = Freeblock::new(Arc::clone(&disk), cfg)?;
+                for app in apps {
+                    fb.add_app(app)?;
+                }
+                Some(fb)
+            }
+            None => None,
+        };
         let (tx, rx) = mpsc::channel();
         let start = Instant::now();
         let waiters = Arc::new(Mutex::new(HashMap::new()));
