@@ -158,3 +158,33 @@ impl ServerConfig {
         self.sim.validate().map_err(|e| ConfigError::Invalid { field: "sim", message: e.to_string() })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<ServerConfig, String> {
+        let c: ServerConfig = toml::from_str(text).map_err(|e| e.to_string())?;
+        c.validate().map_err(|e| e.to_string())?;
+        Ok(c)
+    }
+
+    #[test]
+    fn a_file_sets_every_field_and_defaults_fill_the_rest() {
+        let c = parse("store = \"a.img\"\npace = \"none\"\nunix = \"/tmp/s\"\n[sim]\nscheduler = { type = \"sptf\" }\nqueue_depth = 8\n[scrub]\npasses = 2\n").unwrap();
+        assert_eq!((c.disk.as_str(), c.pace, c.sim.queue_depth, c.scrub), ("atlas10k", Pace::None, 8, Some(ScrubConfig { passes: 2 })));
+        // A Unix socket alone: no TCP listener unless asked for.
+        assert_eq!(c.tcp(), None);
+        assert_eq!(parse("store = \"a.img\"").unwrap().tcp(), Some(SocketAddr::from(([127, 0, 0, 1], NBD_PORT))));
+    }
+
+    #[test]
+    fn settings_a_server_cannot_honour_are_refused_by_name() {
+        let err = |t: &str| parse(t).unwrap_err();
+        assert!(err("store = \"a\"\nstats = \"0.0.0.0:9100\"").starts_with("stats:"));
+        assert!(err("store = \"a\"\n[sim]\nmax_requests = 10").starts_with("sim:"));
+        assert!(err("store = \"a\"\npace = \"none\"\n[freeblock]\nidle_after_ms = 5\n[scrub]\n").starts_with("scrub.passes:"));
+        assert!(err("store = \"a\"\npace = \"fast\"").contains("pace"));
+        assert!(err("store = \"a\"\nlisten_on = 1").contains("listen_on"));
+    }
+}
