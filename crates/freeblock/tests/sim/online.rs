@@ -33,11 +33,11 @@ fn requests(disk: &Disk, count: usize, gap_ms: f64, span: u64, seed: u64) -> Vec
 }
 
 /// The requests as a batch workload.
-struct Batch(std::vec::IntoIter<Request>);
+struct Batch(std::collections::VecDeque<Request>);
 
 impl Workload for Batch {
     fn next_request(&mut self) -> Result<Option<Request>, WorkloadError> {
-        Ok(self.0.next())
+        Ok(self.0.pop_front())
     }
     fn arrival(&self) -> ArrivalKind {
         ArrivalKind::Open
@@ -73,7 +73,7 @@ type Setup = dyn Fn(Simulation<'static>) -> Simulation<'static>;
 /// Runs `reqs` in batch and online under `config` (with `setup` adding freeblock or a layout
 /// policy to both) and returns both runs' records.
 fn both(disk: &Arc<Disk>, reqs: &[Request], config: SimConfig, setup: &Setup) -> (Vec<Record>, Vec<Record>, Vec<u64>) {
-    let batch = setup(Simulation::new(Arc::clone(disk), Box::new(Batch(reqs.to_vec().into_iter())), SimConfig { keep_records: true, ..config.clone() }))
+    let batch = setup(Simulation::new(Arc::clone(disk), Box::new(Batch(reqs.iter().copied().collect())), SimConfig { keep_records: true, ..config.clone() }))
         .run(None)
         .unwrap();
     let sunk = Arc::new(Mutex::new(Vec::new()));
