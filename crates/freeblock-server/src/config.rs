@@ -14,6 +14,8 @@
 //! [freeblock]                  # background work in free bandwidth (as in experiment files)
 //! [scrub]                      # verify every block's checksum with freeblock scheduling
 //! passes = 0                   # 0 = for ever
+//! [layout]                     # the model serves requests through a layout policy
+//! type = "rearrange"           # as in experiment files (range_writes: not yet)
 //! ```
 //!
 //! | field | default |
@@ -28,6 +30,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use freeblock::experiment::LayoutSpec;
 use freeblock::freeblock::FreeblockConfig;
 use freeblock::sim::SimConfig;
 use serde::{Deserialize, Serialize};
@@ -70,6 +73,10 @@ pub struct ServerConfig {
     /// A scrub of the real bytes with freeblock scheduling.
     #[serde(default)]
     pub scrub: Option<ScrubConfig>,
+    /// A layout policy the model serves requests through (rearrangement, range writes): see
+    /// docs/server.md for what it changes (the timing) and what not (where the bytes are).
+    #[serde(default)]
+    pub layout: Option<LayoutSpec>,
 }
 
 /// The `[scrub]` table: verify every block's checksum as the modelled head passes it.
@@ -118,7 +125,7 @@ impl ServerConfig {
     /// A configuration with every default, storing in `store`.
     #[must_use]
     pub fn new(store: PathBuf) -> Self {
-        Self { disk: default_disk(), store, export: None, pace: Pace::Real, listen: None, unix: None, stats: None, sim: SimConfig::default(), freeblock: None, scrub: None }
+        Self { disk: default_disk(), store, export: None, pace: Pace::Real, listen: None, unix: None, stats: None, sim: SimConfig::default(), freeblock: None, scrub: None, layout: None }
     }
 
     /// Reads a TOML configuration file.
@@ -150,6 +157,9 @@ impl ServerConfig {
         }
         if self.sim.max_requests != 0 || self.sim.max_time_s != 0.0 || self.sim.warmup != 0 {
             return Err(ConfigError::Invalid { field: "sim", message: "max_requests, max_time_s and warmup do not apply to a server (it runs until stopped)".into() });
+        }
+        if matches!(self.layout, Some(LayoutSpec::RangeWrites(_))) {
+            return Err(ConfigError::Invalid { field: "layout.type", message: "range_writes places writes of one block each; NBD clients send writes of any length, which it would refuse (and a refused request stops the engine): not supported by the server yet; use rearrange".into() });
         }
         let idle = self.freeblock.as_ref().is_some_and(|f| f.idle_after_ms.is_some());
         if self.pace == Pace::None && idle && self.scrub.is_some_and(|s| s.passes == 0) {
@@ -185,6 +195,7 @@ mod tests {
         assert!(err("store = \"a\"\n[sim]\nmax_requests = 10").starts_with("sim:"));
         assert!(err("store = \"a\"\npace = \"none\"\n[freeblock]\nidle_after_ms = 5\n[scrub]\n").starts_with("scrub.passes:"));
         assert!(err("store = \"a\"\npace = \"fast\"").contains("pace"));
+        assert!(err("store = \"a\"\n[layout]\ntype = \"range_writes\"").starts_with("layout.type:"));
         assert!(err("store = \"a\"\nlisten_on = 1").contains("listen_on"));
     }
 }

@@ -48,6 +48,8 @@ pub struct Export {
     pub stats: Stats,
     /// Bytes per model sector.
     pub sector_bytes: u64,
+    /// The layout policy's block, sectors (1 without one): the model is asked for whole blocks.
+    pub block_sectors: u64,
 }
 
 impl Export {
@@ -322,9 +324,10 @@ async fn answer(export: &Export, req: p::Request, payload: Vec<u8>, received: In
     };
     let mut model_end_ns = None;
     if let (Some(op), true) = (timed_op, req.length > 0) {
-        let sb = export.sector_bytes;
-        let first = req.offset / sb;
-        let sectors = (req.offset + u64::from(req.length)).div_ceil(sb) - first;
+        // The sectors the request touches, widened to the layout policy's blocks.
+        let sb = export.sector_bytes * export.block_sectors;
+        let first = req.offset / sb * export.block_sectors;
+        let sectors = (req.offset + u64::from(req.length)).div_ceil(sb) * export.block_sectors - first;
         match export.timing.time(op, first, u32::try_from(sectors).unwrap_or(u32::MAX), received).await {
             Ok(done) => {
                 export.stats.response(done.end_ns - done.arrival_ns);

@@ -25,6 +25,8 @@ use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use freeblock::experiment::LayoutSpec;
+
 use crate::config::{ConfigError, ServerConfig};
 use crate::nbd::{self, Export};
 use crate::scrub::{Checksums, Scrub, ScrubCounters, ScrubSummary};
@@ -94,7 +96,16 @@ impl Server {
         let spec = freeblock_disk::library::load(&config.disk).map_err(|source| ServerError::Disk { name: config.disk.clone(), source })?;
         let disk = Arc::new(freeblock_disk::Disk::new(spec.without_cache()).map_err(|source| ServerError::Disk { name: config.disk.clone(), source })?);
         let sector_bytes = u64::from(disk.spec().sector_bytes);
-        let store = Store::open(&config.store, disk.capacity() * sector_bytes)?;
+        // A layout policy may keep part of the disk for itself: the export is what it offers.
+        let layout = config.layout.as_ref().map(|l| l.build(&disk)).transpose()?;
+        let logical_sectors = layout.as_ref().and_then(|l| l.logical_sectors()).unwrap_or(disk.capacity());
+        let block_sectors = match &config.layout {
+            Some(LayoutSpec::Rearrange(c)) => c.area.block_sectors,
+            Some(LayoutSpec::RangeWrites(c)) => c.block_sectors,
+            None => 1,
+        };
+        // Whole blocks only, so that a request widened to blocks never passes the end.
+        let store = Store::open(&config.store, logical_sectors / block_sectors * block_sectors * sector_bytes)?;
         let name = config.export.clone().unwrap_or_else(|| disk.spec().name.clone());
         let store = Arc::new(store);
         let (checksums, scrub, apps) = match config.scrub {
@@ -106,8 +117,8 @@ impl Server {
             }
             None => (None, None, Vec::new()),
         };
-        let timing = Timing::start(disk, config.sim.clone(), config.freeblock.clone(), apps, config.pace)?;
-        let export = Arc::new(Export { name, store, checksums, scrub, timing, stats: crate::stats::Stats::default(), sector_bytes });
+        let timing = Timing::start(disk, config.sim.clone(), config.freeblock.clone(), apps, layout, config.pace)?;
+        let export = Arc::new(Export { name, store, checksums, scrub, timing, stats: crate::stats::Stats::default(), sector_bytes, block_sectors });
         let listen_err = |address: String| move |source| ServerError::Listen { address, source };
         let tcp = match config.tcp() {
             Some(a) => Some(TcpListener::bind(a).await.map_err(listen_err(a.to_string()))?),

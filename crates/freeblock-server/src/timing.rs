@@ -23,6 +23,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use freeblock::freeblock::{BackgroundApp, Freeblock, FreeblockConfig};
+use freeblock::layout::LayoutPolicy;
 use freeblock::report::RunReport;
 use freeblock::sim::{OnlineNext, OnlineSource, SimConfig, Simulation};
 use freeblock::workload::WorkloadError;
@@ -170,11 +171,12 @@ pub enum TimingError {
 
 impl Timing {
     /// Starts the engine thread on `disk` with `sim` settings and, if given, freeblock
-    /// background work (the configured tasks, and `apps` such as the scrub).
+    /// background work (the configured tasks, and `apps` such as the scrub), serving requests
+    /// through `layout` if given.
     ///
     /// # Errors
     /// A freeblock configuration the engine refuses.
-    pub fn start(disk: Arc<Disk>, sim: SimConfig, freeblock: Option<FreeblockConfig>, apps: Vec<Box<dyn BackgroundApp>>, pace: Pace) -> freeblock::Result<Self> {
+    pub fn start(disk: Arc<Disk>, sim: SimConfig, freeblock: Option<FreeblockConfig>, apps: Vec<Box<dyn BackgroundApp>>, layout: Option<Box<dyn LayoutPolicy>>, pace: Pace) -> freeblock::Result<Self> {
         sim.validate()?;
         // Background applications need freeblock scheduling; a server never stops because its
         // background work is done.
@@ -209,6 +211,10 @@ impl Timing {
                 }));
                 if let Some(fb) = freeblock {
                     sim = sim.with_freeblock(fb);
+                }
+                // The hook every layout technique runs through (FS2 too, once it exists).
+                if let Some(layout) = layout {
+                    sim = sim.with_layout(layout);
                 }
                 sim.run(None)
             })
