@@ -89,7 +89,7 @@ fn acknowledged_writes_survive_kill_9() {
         // One more write in flight when the kill lands: it may or may not be applied, but it
         // was never acknowledged, so nothing is expected of it.
         let block = rng.gen_range(0..blocks.min(4096));
-        let _ = std::thread::scope(|s| {
+        std::thread::scope(|s| {
             s.spawn(|| {
                 let _ = client.write_fua(block * 4096, &[0xee; 4096]);
             });

