@@ -61,6 +61,8 @@ fn fio(uri: &str, rw: &str, bs: &str) -> String {
         "--verify=crc32c",
         "--do_verify=1",
         "--verify_fatal=1",
+        // No state files left in the working directory.
+        "--verify_state_save=0",
         "--group_reporting",
     ];
     text(&run("fio", &args))
