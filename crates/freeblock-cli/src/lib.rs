@@ -30,6 +30,7 @@ mod commands_freeblock;
 mod commands_fs2;
 mod commands_rearrange;
 mod commands_run;
+mod commands_serve;
 pub mod commands_sweep;
 mod commands_repro;
 mod plot;
@@ -77,6 +78,11 @@ enum Command {
     /// Measure simulator speed (simulated requests per second) and the freeblock planner
     /// (decision time, registered-set memory).
     Bench(commands::BenchArgs),
+    /// Export a modelled disk over NBD: real bytes in a sparse backing file, each request timed
+    /// by the engine on the model (see docs/server.md).
+    Serve(commands_serve::ServeArgs),
+    /// Print a running server's counters (request counts, model response times, lateness).
+    Stats(commands_serve::StatsArgs),
     /// The quick-start experiment: head usage per scheduler on the Atlas 10K, with a plot, then
     /// an OLTP workload with and without a free background scan.
     Demo(commands::DemoArgs),
@@ -133,6 +139,8 @@ where
         Command::Fs2Check(a) => commands_fs2::fs2_check(&a),
         Command::Bench(a) => commands::bench(&a, probe),
         Command::Demo(a) => commands::demo(&a),
+        Command::Serve(a) => commands_serve::serve(&a),
+        Command::Stats(a) => commands_serve::stats(&a),
     };
     let flushed = result.and_then(|()| std::io::Write::flush(&mut std::io::stdout()).map_err(Into::into));
     match flushed {

@@ -22,6 +22,25 @@
 //! | freeblock scheduling | before each foreground access, [`Freeblock::serve`] plans background transfers into its rotational latency |
 //! | layout policies | called at arrival, dispatch, completion, background delivery and timers ([`LayoutPolicy`]) |
 //!
+//! ## Online mode
+//!
+//! A block server does not know its requests in advance: they arrive from clients while the
+//! engine runs. [`Simulation::online`] drives the same loop from an [`OnlineSource`]: before the
+//! engine handles its next event (at model time `t`), it asks the source for any request arriving
+//! no later than `t`; the source may wait (a real-time pace waits for the wall clock to reach `t`)
+//! and answers with a request, "none before `t`", or the end. Completions reach the caller
+//! through the record sink ([`Simulation::with_record_sink`]), in completion order, each record
+//! carrying the id the engine gave the request ([`OnlineSource::accepted`]). Layout policies,
+//! timers and freeblock work (idle-time and in rotational latency) run between arrivals exactly
+//! as in a batch run, so the same requests at the same times get the same per-request times.
+//!
+//! ```text
+//!   clients ──► OnlineSource::next_arrival(now, until = next event time)
+//!                 │ Request(r) ─► Arrival at max(r.time, now)   Later ─► handle the event at `until`
+//!                 │ End ───────► serve what is in flight, then the run ends
+//!   engine  ──► record sink(record) at each completion (record.end_ns = model completion time)
+//! ```
+//!
 //! Events (arrivals, completions, timers) are kept in an [`EventQueue`] ordered by time and then
 //! by insertion, and the scheduler decides only once every event of an instant is in, so the same
 //! configuration and seed always give the same run. Statistics are streamed ([`crate::report`]),
@@ -254,6 +273,35 @@ struct Open {
 enum Source<'w> {
     Requests(Box<dyn Workload>),
     Streams(&'w mut dyn StreamWorkload),
+    Online(Box<dyn OnlineSource + 'w>),
+}
+
+/// What an [`OnlineSource`] answers when the engine asks for the next arrival.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnlineNext {
+    /// A request arriving at `request.time` (absolute model ns; the engine takes the later of it
+    /// and its own clock).
+    Request(Request),
+    /// No request arrives before the `until` the engine gave: it may handle its next event.
+    Later,
+    /// No request will ever arrive again: the engine serves what it holds and the run ends.
+    End,
+}
+
+/// Requests that arrive while the engine runs ([`Simulation::online`]): a block server's clients.
+pub trait OnlineSource: Send {
+    /// The next request arriving no later than `until` (model ns), or [`OnlineNext::Later`] if
+    /// none does. `until = None` means the engine has nothing to do before the next request: the
+    /// source waits for one (or answers [`OnlineNext::End`]). `now` is the engine's clock; a
+    /// request's time before it is taken as `now`.
+    ///
+    /// # Errors
+    /// A request the source cannot express (it ends the run).
+    fn next_arrival(&mut self, now: SimTime, until: Option<SimTime>) -> std::result::Result<OnlineNext, crate::workload::WorkloadError>;
+
+    /// The request this source handed out last has arrived in the engine as request `id`: the
+    /// record of its completion carries this id.
+    fn accepted(&mut self, id: u64);
 }
 
 /// A policy I/O served with free bandwidth: the sectors still to be delivered.
@@ -361,6 +409,24 @@ impl Simulation<'static> {
 }
 
 impl<'w> Simulation<'w> {
+    /// A run serving requests as `source` hands them over while the engine runs (see the module
+    /// doc's "Online mode"); it ends when the source answers [`OnlineNext::End`] and every
+    /// request in flight is served. Completions reach the record sink
+    /// ([`Simulation::with_record_sink`]).
+    #[must_use]
+    pub fn online(disk: Arc<Disk>, source: Box<dyn OnlineSource + 'w>, config: SimConfig) -> Self {
+        Self {
+            drive: Drive::new(disk),
+            scheduler: config.scheduler.build(),
+            source: Source::Online(source),
+            config,
+            progress_every: 10_000,
+            freeblock: None,
+            layout: None,
+            record_sink: None,
+        }
+    }
+
     /// A run of closed-loop `streams` (each keeps one I/O outstanding, issued `think_ms` after
     /// its last completed) through `layout`, which must own a block map
     /// ([`LayoutPolicy::map_mut`]) for the streams to place their writes in.
@@ -444,6 +510,7 @@ impl<'w> Simulation<'w> {
                 (kind, if kind == ArrivalKind::Closed { self.config.mpl } else { 1 })
             }
             Source::Streams(s) => (ArrivalKind::Closed, s.streams()),
+            Source::Online(_) => (ArrivalKind::Open, 1),
         };
         // A run must end: by its workload, a request count, a time limit, or its background
         // applications finishing. One with none of these would run (and grow its timeline) for
@@ -550,6 +617,9 @@ impl<'w> Simulation<'w> {
             }
             let index = issued.get();
             let next = match source {
+                // Pulled at the top of the event loop instead, where the engine knows how far it
+                // may run before the next arrival.
+                Source::Online(_) => return Ok(()),
                 Source::Requests(w) => w.next_request()?.map(Staged::Request),
                 Source::Streams(s) => {
                     let map = layout.as_mut().and_then(|l| l.map_mut()).expect("checked before the run");
@@ -625,7 +695,38 @@ impl<'w> Simulation<'w> {
             };
         }
 
-        while let Some((now, ev)) = events.pop() {
+        // Online: the engine's clock (the last event handled). A request the source hands over
+        // waits in `staged[0]` for its arrival event.
+        let mut clock: SimTime = 0;
+        macro_rules! poll_online {
+            ($until:expr) => {
+                if let Source::Online(src) = &mut self.source {
+                    if staged[0].is_none() && !workload_done.get() && issued.get() < limit {
+                        match src.next_arrival(clock, $until)? {
+                            OnlineNext::Request(r) => {
+                                let at = r.time.max(clock);
+                                if at > hard_limit {
+                                    return Err(Error::Config { origin: "workload".into(), message: format!("an online request would arrive at {:.1} simulated days, past the longest run this disk allows ({:.0} days)", days(at), days(hard_limit)) });
+                                }
+                                staged[0] = Some(Staged::Request(r));
+                                issued.set(issued.get() + 1);
+                                events.push(at, Event::Arrival { stream: 0 });
+                            }
+                            OnlineNext::Later => {}
+                            OnlineNext::End => workload_done.set(true),
+                        }
+                    }
+                }
+            };
+        }
+        loop {
+            let until = events.peek_time();
+            poll_online!(until);
+            if events.is_empty() && matches!(self.source, Source::Online(_)) && !workload_done.get() {
+                continue; // the source answered `Later` with nothing to wait for: ask again
+            }
+            let Some((now, ev)) = events.pop() else { break };
+            clock = now;
             // An idle check that finds nothing to do does not stretch the run.
             if !matches!(ev, Event::IdleCheck { .. }) {
                 last_event = now;
@@ -685,6 +786,9 @@ impl<'w> Simulation<'w> {
                     let id = next_id;
                     next_id += 1;
                     let owner = Owner::Workload { stream };
+                    if let Source::Online(src) = &mut self.source {
+                        src.accepted(id);
+                    }
                     requests_in_flight += 1;
                     // Without a layout policy a request goes to the disk as it came (the common,
                     // fast case: nothing is translated).
@@ -728,6 +832,9 @@ impl<'w> Simulation<'w> {
                             }
                         }
                     }
+                    // Online: a request arriving at this same instant joins it before the
+                    // scheduler decides, as the next request of a batch workload would.
+                    poll_online!(Some(now));
                     if kind == ArrivalKind::Open {
                         fetch(0, now, 0, &mut events, &mut staged, &mut self.source, &mut self.layout, &self.drive, next_id)?;
                     }
@@ -856,7 +963,9 @@ impl<'w> Simulation<'w> {
                 pump!(layout.as_mut(), now);
                 let wanted = layout.next_timer();
                 // Once nothing else is left to happen, timers do not keep the run going.
-                let finished = events.is_empty() && requests_in_flight == 0 && disk_queue.is_empty() && idle_queue.is_empty() && busy.is_none();
+                // (An online run is not over while its source may still send requests.)
+                let online_open = matches!(self.source, Source::Online(_)) && !workload_done.get();
+                let finished = events.is_empty() && requests_in_flight == 0 && disk_queue.is_empty() && idle_queue.is_empty() && busy.is_none() && !online_open;
                 if wanted != timer_at && !finished {
                     if let Some(t) = wanted {
                         events.push(t.max(now), Event::Timer);

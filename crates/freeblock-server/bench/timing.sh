@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Pace-real timing check (docs/server.md, "Measured"): N random 4 KB reads from qemu-io at queue
+# depth 1 against `freeblock serve --pace real` on the Atlas 10K, beside `freeblock run` of the
+# same workload. Prints the model's mean, the client's mean, the lateness, and `freeblock run`'s
+# mean. With SCRUB=1 the server also scrubs (free bandwidth) and prints what the scrub read.
+#
+#   crates/freeblock-server/bench/timing.sh            # N=2000 (about 20 s)
+#   N=5000 SCRUB=1 crates/freeblock-server/bench/timing.sh
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
+FB=${FB:-target/release/freeblock}
+N=${N:-2000}
+PORT=${PORT:-10809}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+
+ref=$("$FB" run crates/freeblock-server/bench/random-4k-reads.toml --json | python3 -c 'import json,sys; print("%.3f" % json.load(sys.stdin)["response"]["mean_ms"])')
+
+config="$dir/server.toml"
+printf 'store = "%s"\nlisten = "127.0.0.1:%s"\npace = "real"\n' "$dir/store" "$PORT" > "$config"
+[[ "${SCRUB:-0}" == 1 ]] && printf '[scrub]\npasses = 0\n' >> "$config"
+"$FB" serve --config "$config" > "$dir/summary" 2> "$dir/log" &
+server=$!
+for _ in $(seq 50); do grep -q "freeblock serve:" "$dir/log" 2>/dev/null && break; sleep 0.1; done
+
+capacity=$(qemu-img info --output=json "nbd://127.0.0.1:$PORT/atlas10k" | python3 -c 'import json,sys; print(json.load(sys.stdin)["virtual-size"])')
+python3 -c "
+import random
+random.seed(1)
+for _ in range($N):
+    print('read %d 4k' % (random.randrange($capacity // 4096) * 4096))
+" | qemu-io -f raw "nbd://127.0.0.1:$PORT/atlas10k" > "$dir/client"
+kill -TERM "$server"
+wait "$server"
+
+client=$(python3 -c "
+import re,sys
+lat = [1e3 / float(m) for m in re.findall(r' and ([0-9.]+) ops/sec', open('$dir/client').read())]
+print('%.3f ms over %d reads' % (sum(lat) / len(lat), len(lat)))
+")
+echo "freeblock run, same workload (20000 requests): mean response $ref ms"
+echo "qemu-io, $N random 4 KB reads at QD 1:         client-observed mean $client"
+echo "freeblock serve --pace real:"
+sed 's/^/  /' "$dir/summary"

@@ -1,0 +1,201 @@
+//! The server's configuration: a TOML file (`freeblock serve --config FILE`), every field
+//! overridable on the command line.
+//!
+//! ```toml
+//! disk = "atlas10k"            # a built-in disk, a .toml spec or a DiskSim .diskspecs file
+//! store = "atlas.img"          # the sparse backing file (created at the disk's capacity)
+//! export = "atlas10k"          # the export's name ("" also reaches it)
+//! pace = "real"                # real | none
+//! listen = "127.0.0.1:10809"   # TCP (loopback by default); omit with unix = … for a socket only
+//! unix = "/tmp/freeblock.sock" # a Unix socket (optional)
+//! stats = "127.0.0.1:9100"     # Prometheus text over HTTP (optional, loopback)
+//! [sim]                        # the engine: scheduler, queue_depth (as in experiment files)
+//! scheduler = "sptf"
+//! [freeblock]                  # background work in free bandwidth (as in experiment files)
+//! [scrub]                      # verify every block's checksum with freeblock scheduling
+//! passes = 0                   # 0 = for ever
+//! [layout]                     # the model serves requests through a layout policy
+//! type = "rearrange"           # as in experiment files (range_writes: not yet)
+//! ```
+//!
+//! | field | default |
+//! |---|---|
+//! | `disk` | `atlas10k` |
+//! | `store` | required |
+//! | `export` | the disk's name |
+//! | `pace` | `real` |
+//! | `listen` | `127.0.0.1:10809` unless `unix` is given |
+//! | `sim` | FCFS, no queue limit |
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use freeblock::experiment::LayoutSpec;
+use freeblock::freeblock::FreeblockConfig;
+use freeblock::sim::SimConfig;
+use serde::{Deserialize, Serialize};
+
+use crate::timing::Pace;
+
+/// The default NBD port.
+pub const NBD_PORT: u16 = 10809;
+
+/// A server's configuration (see the module doc).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// The modelled disk.
+    #[serde(default = "default_disk")]
+    pub disk: String,
+    /// The backing file.
+    pub store: PathBuf,
+    /// The export's name; default the disk's.
+    #[serde(default)]
+    pub export: Option<String>,
+    /// Reply pacing.
+    #[serde(default)]
+    pub pace: Pace,
+    /// TCP address to listen on.
+    #[serde(default)]
+    pub listen: Option<SocketAddr>,
+    /// Unix socket to listen on.
+    #[serde(default)]
+    pub unix: Option<PathBuf>,
+    /// Loopback address for the Prometheus text endpoint.
+    #[serde(default)]
+    pub stats: Option<SocketAddr>,
+    /// Engine settings (scheduler, queue depth).
+    #[serde(default)]
+    pub sim: SimConfig,
+    /// Freeblock background work.
+    #[serde(default)]
+    pub freeblock: Option<FreeblockConfig>,
+    /// A scrub of the real bytes with freeblock scheduling.
+    #[serde(default)]
+    pub scrub: Option<ScrubConfig>,
+    /// A layout policy the model serves requests through (rearrangement, range writes): see
+    /// docs/server.md for what it changes (the timing) and what not (where the bytes are).
+    #[serde(default)]
+    pub layout: Option<LayoutSpec>,
+}
+
+/// The `[scrub]` table: verify every block's checksum as the modelled head passes it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScrubConfig {
+    /// Whole passes over the disk, then stop (0: scrub for ever). Default 0.
+    #[serde(default)]
+    pub passes: u64,
+}
+
+fn default_disk() -> String {
+    "atlas10k".into()
+}
+
+/// A configuration that cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The file is not a valid configuration.
+    #[error("{path}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong (TOML's message names the line).
+        message: String,
+    },
+    /// A field has a value the server refuses.
+    #[error("{field}: {message}")]
+    Invalid {
+        /// The field.
+        field: &'static str,
+        /// Why.
+        message: String,
+    },
+}
+
+impl ServerConfig {
+    /// A configuration with every default, storing in `store`.
+    #[must_use]
+    pub fn new(store: PathBuf) -> Self {
+        Self { disk: default_disk(), store, export: None, pace: Pace::Real, listen: None, unix: None, stats: None, sim: SimConfig::default(), freeblock: None, scrub: None, layout: None }
+    }
+
+    /// Reads a TOML configuration file.
+    ///
+    /// # Errors
+    /// [`ConfigError::Read`], [`ConfigError::Parse`].
+    pub fn from_file(path: &std::path::Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.into(), source })?;
+        toml::from_str(&text).map_err(|e| ConfigError::Parse { path: path.into(), message: e.to_string() })
+    }
+
+    /// Where to listen on TCP: the configured address, or loopback on the NBD port when no Unix
+    /// socket is configured either.
+    #[must_use]
+    pub fn tcp(&self) -> Option<SocketAddr> {
+        self.listen.or(if self.unix.is_none() { Some(SocketAddr::from(([127, 0, 0, 1], NBD_PORT))) } else { None })
+    }
+
+    /// Checks what can be checked before anything is opened.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] naming the field.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if let Some(a) = self.stats.filter(|a| !a.ip().is_loopback()) {
+            return Err(ConfigError::Invalid { field: "stats", message: format!("{a} is not a loopback address: the stats endpoint has no authentication") });
+        }
+        if self.export.as_ref().is_some_and(|e| e.len() > 4096) {
+            return Err(ConfigError::Invalid { field: "export", message: "longer than the protocol's 4096 bytes".into() });
+        }
+        if self.sim.max_requests != 0 || self.sim.max_time_s != 0.0 || self.sim.warmup != 0 {
+            return Err(ConfigError::Invalid { field: "sim", message: "max_requests, max_time_s and warmup do not apply to a server (it runs until stopped)".into() });
+        }
+        if matches!(self.layout, Some(LayoutSpec::RangeWrites(_))) {
+            return Err(ConfigError::Invalid { field: "layout.type", message: "range_writes places writes of one block each; NBD clients send writes of any length, which it would refuse (and a refused request stops the engine): not supported by the server yet; use rearrange".into() });
+        }
+        let idle = self.freeblock.as_ref().is_some_and(|f| f.idle_after_ms.is_some());
+        if self.pace == Pace::None && idle && self.scrub.is_some_and(|s| s.passes == 0) {
+            return Err(ConfigError::Invalid { field: "scrub.passes", message: "an endless scrub in idle time with pace none would run the model ahead as fast as the CPU allows, for ever: give it a number of passes, or use pace real".into() });
+        }
+        self.sim.validate().map_err(|e| ConfigError::Invalid { field: "sim", message: e.to_string() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<ServerConfig, String> {
+        let c: ServerConfig = toml::from_str(text).map_err(|e| e.to_string())?;
+        c.validate().map_err(|e| e.to_string())?;
+        Ok(c)
+    }
+
+    #[test]
+    fn a_file_sets_every_field_and_defaults_fill_the_rest() {
+        let c = parse("store = \"a.img\"\npace = \"none\"\nunix = \"/tmp/s\"\n[sim]\nscheduler = { type = \"sptf\" }\nqueue_depth = 8\n[scrub]\npasses = 2\n").unwrap();
+        assert_eq!((c.disk.as_str(), c.pace, c.sim.queue_depth, c.scrub), ("atlas10k", Pace::None, 8, Some(ScrubConfig { passes: 2 })));
+        // A Unix socket alone: no TCP listener unless asked for.
+        assert_eq!(c.tcp(), None);
+        assert_eq!(parse("store = \"a.img\"").unwrap().tcp(), Some(SocketAddr::from(([127, 0, 0, 1], NBD_PORT))));
+    }
+
+    #[test]
+    fn settings_a_server_cannot_honour_are_refused_by_name() {
+        let err = |t: &str| parse(t).unwrap_err();
+        assert!(err("store = \"a\"\nstats = \"0.0.0.0:9100\"").starts_with("stats:"));
+        assert!(err("store = \"a\"\n[sim]\nmax_requests = 10").starts_with("sim:"));
+        assert!(err("store = \"a\"\npace = \"none\"\n[freeblock]\nidle_after_ms = 5\n[scrub]\n").starts_with("scrub.passes:"));
+        assert!(err("store = \"a\"\npace = \"fast\"").contains("pace"));
+        assert!(err("store = \"a\"\n[layout]\ntype = \"range_writes\"").starts_with("layout.type:"));
+        assert!(err("store = \"a\"\nlisten_on = 1").contains("listen_on"));
+    }
+}

@@ -1,0 +1,39 @@
+//! A block server: `freeblock serve` exports a modelled disk over NBD, keeps the bytes in a
+//! sparse backing file, and answers each request when the modelled disk would have, every
+//! request timed by the one engine ([`freeblock::sim::Simulation`] in online mode).
+//!
+//! ```text
+//!  NBD clients (qemu, nbdcopy, fio, the kernel)
+//!     │ TCP 127.0.0.1:10809 / Unix socket
+//!     ▼
+//!  nbd      handshake, requests, replies      (protocol: the wire format, pure functions)
+//!     │ bytes                    │ (op, sectors, arrival)
+//!     ▼                          ▼
+//!  store    sparse file          timing: engine thread, Simulation::online on the disk model
+//!                                   │ completion (model time) ──► reply held until then (pace real)
+//!  stats    counts, model response times, lateness ──► Prometheus text on loopback
+//! ```
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`protocol`] | the NBD wire format: constants, parsers, encoders |
+//! | [`nbd`] | one connection: handshake, transmission, replies |
+//! | [`store`] | the backing file |
+//! | [`timing`] | the engine thread and pacing |
+//! | [`scrub`] | per-block checksums and the freeblock scrub that verifies the real bytes |
+//! | [`stats`] | counters and their text form |
+//! | [`config`] | the TOML configuration |
+//! | [`server`] | listeners, connections, shutdown |
+
+pub mod config;
+pub mod nbd;
+pub mod protocol;
+pub mod scrub;
+pub mod server;
+pub mod stats;
+pub mod store;
+pub mod timing;
+
+pub use config::ServerConfig;
+pub use server::{Finished, Server, ServerError};
+pub use timing::Pace;

@@ -1,0 +1,360 @@
+//! One NBD connection: the fixed newstyle handshake, then transmission, with requests served
+//! concurrently and replies written by one writer as they complete.
+//!
+//! ```text
+//!  socket ─► reader: header (+ WRITE payload) ─► task per request ─► store + Timing ─┐
+//!     ▲        (stops at DISC, a protocol error,                                     │
+//!     │         or the server's shutdown)                                            ▼
+//!     └──────────── the task writes its whole reply under the write half's lock, when due
+//! ```
+//!
+//! | input | answer |
+//! |---|---|
+//! | a bad magic, unknown client flags, an oversized option or WRITE, `EXPORT_NAME` of an unknown export | the connection is closed |
+//! | a malformed `INFO`/`GO`/`LIST`/`STRUCTURED_REPLY` | `NBD_REP_ERR_INVALID` |
+//! | an unknown option | `NBD_REP_ERR_UNSUP` |
+//! | a request past the export's end | `EINVAL` (read) / `ENOSPC` (write, zeroes, trim) |
+//! | an unknown command, an oversized READ | `EINVAL` / `EOVERFLOW` |
+//!
+//! A failure on one connection never reaches another: each is its own task.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use freeblock_disk::Op;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::protocol::{self as p, cflag, chunk, errno, info, opt, rep, tflag, Command, ProtocolError};
+use crate::scrub::{Checksums, ScrubCounters};
+use crate::stats::{Counted, Stats};
+use crate::store::Store;
+use crate::timing::{Pace, Timing};
+
+/// What connections serve: one export.
+pub struct Export {
+    /// Its name ("" reaches it too).
+    pub name: String,
+    /// The bytes.
+    pub store: Arc<Store>,
+    /// Checksums of written blocks, when a scrub runs.
+    pub checksums: Option<Arc<Checksums>>,
+    /// The scrub's findings, when one runs.
+    pub scrub: Option<Arc<ScrubCounters>>,
+    /// The model's timing.
+    pub timing: Timing,
+    /// Counters.
+    pub stats: Stats,
+    /// Bytes per model sector.
+    pub sector_bytes: u64,
+    /// The layout policy's block, sectors (1 without one): the model is asked for whole blocks.
+    pub block_sectors: u64,
+}
+
+impl Export {
+    fn flags(&self) -> u16 {
+        tflag::HAS_FLAGS
+            | tflag::SEND_FLUSH
+            | tflag::SEND_FUA
+            | tflag::ROTATIONAL
+            | tflag::SEND_TRIM
+            | tflag::SEND_WRITE_ZEROES
+            | tflag::SEND_DF
+            | tflag::CAN_MULTI_CONN
+    }
+
+    fn known(&self, name: &str) -> bool {
+        name.is_empty() || name == self.name
+    }
+}
+
+/// Why a connection ended early.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectionError {
+    /// The client broke the protocol.
+    #[error(transparent)]
+    Protocol(#[from] ProtocolError),
+    /// The socket failed or closed mid-message.
+    #[error("socket: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// How the handshake ended.
+enum Negotiated {
+    /// Transmission, with or without structured replies.
+    Transmit { structured: bool },
+    /// The client left (ABORT, or closed before choosing an export).
+    Closed,
+}
+
+/// Serves one connection until the client disconnects, breaks the protocol, or `shutdown` turns
+/// true (replies in flight are sent first).
+///
+/// # Errors
+/// [`ConnectionError`]: the connection is closed; others are unaffected.
+pub async fn serve<S>(socket: S, export: Arc<Export>, shutdown: watch::Receiver<bool>) -> Result<(), ConnectionError>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (mut rd, mut wr) = tokio::io::split(socket);
+    match handshake(&mut rd, &mut wr, &export).await? {
+        Negotiated::Closed => Ok(()),
+        Negotiated::Transmit { structured } => {
+            export.stats.connection();
+            transmit(rd, wr, export, structured, shutdown).await
+        }
+    }
+}
+
+async fn handshake<R, W>(rd: &mut R, wr: &mut W, export: &Export) -> Result<Negotiated, ConnectionError>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    wr.write_all(&p::greeting()).await?;
+    let mut flags = [0u8; 4];
+    rd.read_exact(&mut flags).await?;
+    let client_flags = p::parse_client_flags(flags)?;
+    let no_zeroes = client_flags & u32::from(p::FLAG_NO_ZEROES) != 0;
+    let mut structured = false;
+    loop {
+        let mut header = [0u8; 16];
+        match rd.read_exact(&mut header).await {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(Negotiated::Closed),
+            Err(e) => return Err(e.into()),
+        }
+        let (option, length) = p::parse_option_header(&header)?;
+        let mut data = vec![0u8; length as usize];
+        rd.read_exact(&mut data).await?;
+        let reply = |kind, data: &[u8]| p::option_reply(option, kind, data);
+        match option {
+            opt::EXPORT_NAME => {
+                let name = String::from_utf8_lossy(&data).into_owned();
+                if !export.known(&name) {
+                    return Err(ProtocolError::UnknownExport(name).into());
+                }
+                let mut b = export.store.size().to_be_bytes().to_vec();
+                b.extend_from_slice(&export.flags().to_be_bytes());
+                if !no_zeroes {
+                    b.extend_from_slice(&[0u8; 124]);
+                }
+                wr.write_all(&b).await?;
+                return Ok(Negotiated::Transmit { structured });
+            }
+            opt::ABORT => {
+                wr.write_all(&reply(rep::ACK, &[])).await?;
+                return Ok(Negotiated::Closed);
+            }
+            opt::LIST if !data.is_empty() => wr.write_all(&reply(rep::ERR_INVALID, b"LIST takes no data")).await?,
+            opt::LIST => {
+                let mut d = (export.name.len() as u32).to_be_bytes().to_vec();
+                d.extend_from_slice(export.name.as_bytes());
+                wr.write_all(&reply(rep::SERVER, &d)).await?;
+                wr.write_all(&reply(rep::ACK, &[])).await?;
+            }
+            opt::STRUCTURED_REPLY if !data.is_empty() => wr.write_all(&reply(rep::ERR_INVALID, b"STRUCTURED_REPLY takes no data")).await?,
+            opt::STRUCTURED_REPLY => {
+                structured = true;
+                wr.write_all(&reply(rep::ACK, &[])).await?;
+            }
+            opt::INFO | opt::GO => match p::parse_info_request(&data) {
+                Err(message) => wr.write_all(&reply(rep::ERR_INVALID, message.as_bytes())).await?,
+                Ok(req) if !export.known(&req.name) => wr.write_all(&reply(rep::ERR_UNKNOWN, format!("no export named {:?}", req.name).as_bytes())).await?,
+                Ok(req) => {
+                    let mut e = info::EXPORT.to_be_bytes().to_vec();
+                    e.extend_from_slice(&export.store.size().to_be_bytes());
+                    e.extend_from_slice(&export.flags().to_be_bytes());
+                    wr.write_all(&reply(rep::INFO, &e)).await?;
+                    if req.wanted.contains(&info::NAME) {
+                        let mut n = info::NAME.to_be_bytes().to_vec();
+                        n.extend_from_slice(export.name.as_bytes());
+                        wr.write_all(&reply(rep::INFO, &n)).await?;
+                    }
+                    if req.wanted.contains(&info::BLOCK_SIZE) {
+                        // Any byte alignment works; a sector is preferred; the largest payload.
+                        let mut b = info::BLOCK_SIZE.to_be_bytes().to_vec();
+                        for v in [1u32, 4096, p::MAX_PAYLOAD_BYTES] {
+                            b.extend_from_slice(&v.to_be_bytes());
+                        }
+                        wr.write_all(&reply(rep::INFO, &b)).await?;
+                    }
+                    wr.write_all(&reply(rep::ACK, &[])).await?;
+                    if option == opt::GO {
+                        return Ok(Negotiated::Transmit { structured });
+                    }
+                }
+            },
+            _ => wr.write_all(&reply(rep::ERR_UNSUP, b"option not supported")).await?,
+        }
+    }
+}
+
+/// A reply ready to send, and the model completion it answers (for lateness).
+struct Reply {
+    bytes: Vec<u8>,
+    model_end_ns: Option<u64>,
+}
+
+/// The socket's write half, shared by the tasks answering requests: each writes its whole reply
+/// under the lock, as soon as it is due (no hop through another task, which would add latency).
+type Writer<W> = Arc<tokio::sync::Mutex<W>>;
+
+async fn transmit<R, W>(mut rd: R, wr: W, export: Arc<Export>, structured: bool, mut shutdown: watch::Receiver<bool>) -> Result<(), ConnectionError>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let wr: Writer<W> = Arc::new(tokio::sync::Mutex::new(wr));
+    let mut in_flight = JoinSet::new();
+    let result = read_requests(&mut rd, &export, structured, &wr, &mut in_flight, &mut shutdown).await;
+    // Every reply of a request already read is sent before the connection closes.
+    while in_flight.join_next().await.is_some() {}
+    let closed = wr.lock().await.shutdown().await;
+    result?;
+    closed.map_err(Into::into)
+}
+
+async fn read_requests<R, W>(
+    rd: &mut R,
+    export: &Arc<Export>,
+    structured: bool,
+    wr: &Writer<W>,
+    in_flight: &mut JoinSet<()>,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Result<(), ConnectionError>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    loop {
+        while in_flight.try_join_next().is_some() {}
+        let mut header = [0u8; p::REQUEST_BYTES];
+        tokio::select! {
+            read = rd.read_exact(&mut header) => match read {
+                Ok(_) => {}
+                // A client that hangs up between requests has simply left.
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(()),
+                Err(e) => return Err(e.into()),
+            },
+            _ = shutdown.wait_for(|stop| *stop) => return Ok(()),
+        }
+        let received = Instant::now();
+        let req = p::parse_request(&header)?;
+        let payload = if req.command == Command::Write {
+            if req.length > p::MAX_PAYLOAD_BYTES {
+                return Err(ProtocolError::WriteTooLong(req.length).into());
+            }
+            let mut data = vec![0u8; req.length as usize];
+            rd.read_exact(&mut data).await?;
+            data
+        } else {
+            Vec::new()
+        };
+        if req.command == Command::Disconnect {
+            return Ok(());
+        }
+        let (export, wr) = (Arc::clone(export), Arc::clone(wr));
+        in_flight.spawn(async move {
+            let reply = answer(&export, req, payload, received, structured).await;
+            let mut w = wr.lock().await;
+            // A failed write means the client is gone; the reader sees it too.
+            if w.write_all(&reply.bytes).await.is_ok() {
+                if let (Pace::Real, Some(end)) = (export.timing.pace(), reply.model_end_ns) {
+                    let due = export.timing.start_instant() + Duration::from_nanos(end);
+                    export.stats.lateness(u64::try_from(Instant::now().saturating_duration_since(due).as_nanos()).unwrap_or(u64::MAX));
+                }
+            }
+        });
+    }
+}
+
+/// Serves one request: the bytes, then the model's time.
+async fn answer(export: &Export, req: p::Request, payload: Vec<u8>, received: Instant, structured: bool) -> Reply {
+    let fail = |error: u32, message: &str| {
+        export.stats.error();
+        let bytes = if structured { p::error_chunk(req.cookie, error, message) } else { p::simple_reply(req.cookie, error).to_vec() };
+        Reply { bytes, model_end_ns: None }
+    };
+    let size = export.store.size();
+    let in_range = req.offset.checked_add(u64::from(req.length)).is_some_and(|end| end <= size);
+    let past_end = if req.command == Command::Read { errno::EINVAL } else { errno::ENOSPC };
+    match req.command {
+        Command::Other(n) => return fail(errno::EINVAL, &format!("command {n} is not supported")),
+        Command::Read if req.length > p::MAX_PAYLOAD_BYTES => return fail(errno::EOVERFLOW, "read longer than the maximum block size"),
+        Command::Read | Command::Write | Command::WriteZeroes | Command::Trim if !in_range => {
+            return fail(past_end, &format!("{} bytes at {} run past the export's end ({size} bytes)", req.length, req.offset))
+        }
+        _ => {}
+    }
+    let mut data = Vec::new();
+    let io = match req.command {
+        Command::Read => {
+            data = vec![0u8; req.length as usize];
+            export.store.read(req.offset, &mut data)
+        }
+        Command::Write => match &export.checksums {
+            Some(sums) => sums.write_with(&export.store, req.offset, u64::from(req.length), || export.store.write(req.offset, &payload)),
+            None => export.store.write(req.offset, &payload),
+        },
+        Command::WriteZeroes => {
+            let zero = || export.store.write_zeroes(req.offset, u64::from(req.length));
+            match &export.checksums {
+                Some(sums) => sums.write_with(&export.store, req.offset, u64::from(req.length), zero),
+                None => zero(),
+            }
+        }
+        Command::Flush => export.store.sync(),
+        Command::Trim | Command::Disconnect | Command::Other(_) => Ok(()),
+    };
+    let durable = match (io, req.has(cflag::FUA) && matches!(req.command, Command::Write | Command::WriteZeroes)) {
+        (Ok(()), true) => export.store.sync(),
+        (r, _) => r,
+    };
+    if let Err(e) = durable {
+        return fail(errno::EIO, &e.to_string());
+    }
+    // The model: reads and writes (zeroes are written) take the disk's time; FLUSH and TRIM
+    // have no media work in the model and are answered once the file has done them.
+    let timed_op = match req.command {
+        Command::Read => Some(Op::Read),
+        Command::Write | Command::WriteZeroes => Some(Op::Write),
+        _ => None,
+    };
+    let mut model_end_ns = None;
+    if let (Some(op), true) = (timed_op, req.length > 0) {
+        // The sectors the request touches, widened to the layout policy's blocks.
+        let sb = export.sector_bytes * export.block_sectors;
+        let first = req.offset / sb * export.block_sectors;
+        let sectors = (req.offset + u64::from(req.length)).div_ceil(sb) * export.block_sectors - first;
+        match export.timing.time(op, first, u32::try_from(sectors).unwrap_or(u32::MAX), received).await {
+            Ok(done) => {
+                export.stats.response(done.end_ns - done.arrival_ns);
+                model_end_ns = Some(done.end_ns);
+            }
+            Err(e) => return fail(errno::ESHUTDOWN, &e.to_string()),
+        }
+    }
+    let counted = match req.command {
+        Command::Read => Counted::Read,
+        Command::Write => Counted::Write,
+        Command::WriteZeroes => Counted::WriteZeroes,
+        Command::Flush => Counted::Flush,
+        _ => Counted::Trim,
+    };
+    export.stats.count(counted, u64::from(req.length));
+    let bytes = if req.command == Command::Read && structured && req.length == 0 {
+        p::chunk_header(req.cookie, chunk::FLAG_DONE, chunk::NONE, 0).to_vec()
+    } else if req.command == Command::Read && structured {
+        let mut b = p::chunk_header(req.cookie, chunk::FLAG_DONE, chunk::OFFSET_DATA, 8 + req.length).to_vec();
+        b.extend_from_slice(&req.offset.to_be_bytes());
+        b.extend_from_slice(&data);
+        b
+    } else {
+        let mut b = p::simple_reply(req.cookie, 0).to_vec();
+        b.extend_from_slice(&data);
+        b
+    };
+    Reply { bytes, model_end_ns }
+}

@@ -1,0 +1,254 @@
+//! The server: opens the store, starts the engine, listens (TCP on loopback by default, and/or a
+//! Unix socket), serves each connection in its own task, and shuts down cleanly.
+//!
+//! ```text
+//!  Server::start ──► Store::open ─► Timing::start (engine thread) ─► bind TCP / Unix / stats
+//!  Server::serve ──► accept loop ──► nbd::serve per connection (tokio task)
+//!        shutdown ─► stop accepting ─► connections stop reading, send replies in flight
+//!                 ─► engine ends (in-flight requests timed) ─► fdatasync the store ─► Summary
+//! ```
+//!
+//! | shutdown step | why |
+//! |---|---|
+//! | connections finish the requests they have read | nothing a client was told is lost |
+//! | `fdatasync` of the store | writes acknowledged without FUA/FLUSH are made durable too |
+//! | the engine's report and the lateness summary | printed by `freeblock serve` |
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use freeblock::report::RunReport;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, UnixListener};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use freeblock::experiment::LayoutSpec;
+
+use crate::config::{ConfigError, ServerConfig};
+use crate::nbd::{self, Export};
+use crate::scrub::{Checksums, Scrub, ScrubCounters, ScrubSummary};
+use crate::stats::Summary;
+use crate::store::{Store, StoreError};
+use crate::timing::Timing;
+
+/// Why the server could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The configuration.
+    #[error("config: {0}")]
+    Config(#[from] ConfigError),
+    /// The disk could not be loaded.
+    #[error("disk {name}: {source}")]
+    Disk {
+        /// The name or path given.
+        name: String,
+        /// The cause.
+        source: freeblock_disk::SpecError,
+    },
+    /// The backing file.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The engine refused its configuration or failed.
+    #[error("engine: {0}")]
+    Engine(#[from] freeblock::Error),
+    /// A listener could not be opened.
+    #[error("listen on {address}: {source}")]
+    Listen {
+        /// The address or socket path.
+        address: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The final sync of the store failed: writes acknowledged without FLUSH may be lost.
+    #[error("store sync at shutdown: {0}")]
+    Sync(std::io::Error),
+}
+
+/// What a finished server reports.
+#[derive(Debug)]
+pub struct Finished {
+    /// Requests, model response time and lateness.
+    pub summary: Summary,
+    /// The engine's run report (head usage, freeblock work).
+    pub report: Option<RunReport>,
+    /// What the scrub found, when one ran.
+    pub scrub: Option<ScrubSummary>,
+}
+
+/// A started server (listening), ready to [`Server::serve`].
+pub struct Server {
+    export: Arc<Export>,
+    tcp: Option<TcpListener>,
+    unix: Option<(UnixListener, PathBuf)>,
+    stats: Option<TcpListener>,
+}
+
+impl Server {
+    /// Opens the store, starts the engine and binds the listeners.
+    ///
+    /// # Errors
+    /// [`ServerError`] naming what failed.
+    pub async fn start(config: &ServerConfig) -> Result<Self, ServerError> {
+        config.validate()?;
+        let spec = freeblock_disk::library::load(&config.disk).map_err(|source| ServerError::Disk { name: config.disk.clone(), source })?;
+        let disk = Arc::new(freeblock_disk::Disk::new(spec.without_cache()).map_err(|source| ServerError::Disk { name: config.disk.clone(), source })?);
+        let sector_bytes = u64::from(disk.spec().sector_bytes);
+        // A layout policy may keep part of the disk for itself: the export is what it offers.
+        let layout = config.layout.as_ref().map(|l| l.build(&disk)).transpose()?;
+        let logical_sectors = layout.as_ref().and_then(|l| l.logical_sectors()).unwrap_or(disk.capacity());
+        let block_sectors = match &config.layout {
+            Some(LayoutSpec::Rearrange(c)) => c.area.block_sectors,
+            Some(LayoutSpec::RangeWrites(c)) => c.block_sectors,
+            None => 1,
+        };
+        // Whole blocks only, so that a request widened to blocks never passes the end.
+        let store = Store::open(&config.store, logical_sectors / block_sectors * block_sectors * sector_bytes)?;
+        let name = config.export.clone().unwrap_or_else(|| disk.spec().name.clone());
+        let store = Arc::new(store);
+        let (checksums, scrub, apps) = match config.scrub {
+            Some(s) => {
+                let sums = Arc::new(Checksums::new(store.created()));
+                let counters = Arc::new(ScrubCounters::default());
+                let app: Box<dyn freeblock::freeblock::BackgroundApp> = Box::new(Scrub::new(Arc::clone(&store), Arc::clone(&sums), sector_bytes, Arc::clone(&counters), s.passes));
+                (Some(sums), Some(counters), vec![app])
+            }
+            None => (None, None, Vec::new()),
+        };
+        let timing = Timing::start(disk, config.sim.clone(), config.freeblock.clone(), apps, layout, config.pace)?;
+        let export = Arc::new(Export { name, store, checksums, scrub, timing, stats: crate::stats::Stats::default(), sector_bytes, block_sectors });
+        let listen_err = |address: String| move |source| ServerError::Listen { address, source };
+        let tcp = match config.tcp() {
+            Some(a) => Some(TcpListener::bind(a).await.map_err(listen_err(a.to_string()))?),
+            None => None,
+        };
+        let unix = match &config.unix {
+            Some(path) => {
+                // A socket file left by a server that was killed would refuse the bind.
+                if std::fs::symlink_metadata(path).is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type())) {
+                    let _ = std::fs::remove_file(path);
+                }
+                Some((UnixListener::bind(path).map_err(listen_err(path.display().to_string()))?, path.clone()))
+            }
+            None => None,
+        };
+        let stats = match config.stats {
+            Some(a) => Some(TcpListener::bind(a).await.map_err(listen_err(a.to_string()))?),
+            None => None,
+        };
+        Ok(Self { export, tcp, unix, stats })
+    }
+
+    /// The TCP address bound (port 0 in the configuration picks a free one).
+    #[must_use]
+    pub fn tcp_addr(&self) -> Option<SocketAddr> {
+        self.tcp.as_ref().and_then(|l| l.local_addr().ok())
+    }
+
+    /// The stats endpoint's address.
+    #[must_use]
+    pub fn stats_addr(&self) -> Option<SocketAddr> {
+        self.stats.as_ref().and_then(|l| l.local_addr().ok())
+    }
+
+    /// The export's name.
+    #[must_use]
+    pub fn export_name(&self) -> &str {
+        &self.export.name
+    }
+
+    /// Serves until `stop` resolves, then shuts down cleanly (see the module doc).
+    ///
+    /// # Errors
+    /// [`ServerError::Engine`] if the engine failed, [`ServerError::Sync`] if the final sync did.
+    pub async fn serve(self, stop: impl Future<Output = ()>) -> Result<Finished, ServerError> {
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let mut connections = JoinSet::new();
+        tokio::pin!(stop);
+        let spawn = |set: &mut JoinSet<()>, socket: Box<dyn Socket>, export: &Arc<Export>| {
+            let (export, stop_rx) = (Arc::clone(export), stop_rx.clone());
+            set.spawn(async move {
+                // A connection's failure is its own: the others go on.
+                let _ = nbd::serve(socket, export, stop_rx).await;
+            });
+        };
+        loop {
+            tokio::select! {
+                () = &mut stop => break,
+                Ok((s, _)) = accept_tcp(self.tcp.as_ref()) => {
+                    let _ = s.set_nodelay(true);
+                    spawn(&mut connections, Box::new(s), &self.export);
+                }
+                Ok((s, _)) = accept_unix(self.unix.as_ref().map(|(l, _)| l)) => spawn(&mut connections, Box::new(s), &self.export),
+                Ok((s, _)) = accept_tcp(self.stats.as_ref()) => {
+                    let export = Arc::clone(&self.export);
+                    tokio::spawn(serve_stats(s, export));
+                }
+                Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            }
+        }
+        let _ = stop_tx.send(true);
+        while connections.join_next().await.is_some() {}
+        let export = Arc::clone(&self.export);
+        let report = tokio::task::spawn_blocking(move || export.timing.finish()).await.map_err(|e| freeblock::Error::Config { origin: "server".into(), message: e.to_string() })??;
+        self.export.store.sync().map_err(ServerError::Sync)?;
+        if let Some((_, path)) = &self.unix {
+            let _ = std::fs::remove_file(path);
+        }
+        let scrub = self.export.scrub.as_ref().map(|c| c.snapshot());
+        Ok(Finished { summary: self.export.stats.summary(), report, scrub })
+    }
+}
+
+/// A socket a connection is served on.
+trait Socket: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Socket for T {}
+
+async fn accept_tcp(l: Option<&TcpListener>) -> std::io::Result<(tokio::net::TcpStream, SocketAddr)> {
+    match l {
+        Some(l) => l.accept().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn accept_unix(l: Option<&UnixListener>) -> std::io::Result<(tokio::net::UnixStream, tokio::net::unix::SocketAddr)> {
+    match l {
+        Some(l) => l.accept().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Answers one HTTP request on the stats endpoint with the Prometheus text, whatever the path.
+async fn serve_stats(mut s: tokio::net::TcpStream, export: Arc<Export>) {
+    let mut buf = [0u8; 1024];
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), s.read(&mut buf)).await;
+    let mut body = export.stats.prometheus();
+    if let Some(c) = &export.scrub {
+        let s = c.snapshot();
+        body.push_str(&format!(
+            "# TYPE freeblock_scrub_blocks_total counter\nfreeblock_scrub_blocks_total{{verdict=\"verified\"}} {}\nfreeblock_scrub_blocks_total{{verdict=\"mismatched\"}} {}\nfreeblock_scrub_blocks_total{{verdict=\"unverified\"}} {}\nfreeblock_scrub_blocks_total{{verdict=\"read_error\"}} {}\n# TYPE freeblock_scrub_passes_total counter\nfreeblock_scrub_passes_total {}\n# TYPE freeblock_scrub_pass_progress gauge\nfreeblock_scrub_pass_progress {:.6}\n",
+            s.verified, s.mismatched, s.unverified, s.read_errors, s.passes, s.progress
+        ));
+    }
+    let head = format!("HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+    let _ = s.write_all(head.as_bytes()).await;
+    let _ = s.write_all(body.as_bytes()).await;
+    let _ = s.shutdown().await;
+}
+
+/// Resolves on SIGINT or SIGTERM.
+///
+/// # Errors
+/// When the signal handlers cannot be installed.
+pub async fn signals() -> std::io::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,131 @@
+//! Counters a running server keeps, rendered as Prometheus text (`freeblock serve --stats ADDR`
+//! serves them over HTTP on loopback) and summarised at shutdown.
+//!
+//! | metric | what |
+//! |---|---|
+//! | `freeblock_requests_total{op}` | requests answered, by command |
+//! | `freeblock_bytes_total{op}` | bytes read and written |
+//! | `freeblock_errors_total` | requests answered with an error |
+//! | `freeblock_model_response_seconds` | the model's response time (completion − arrival), quantiles |
+//! | `freeblock_lateness_seconds` | reply sent − model completion (pace real), quantiles |
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use freeblock::report::Histogram;
+
+/// Commands counted apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counted {
+    /// READ.
+    Read,
+    /// WRITE.
+    Write,
+    /// FLUSH.
+    Flush,
+    /// TRIM.
+    Trim,
+    /// WRITE_ZEROES.
+    WriteZeroes,
+}
+
+const COUNTED: [(Counted, &str); 5] =
+    [(Counted::Read, "read"), (Counted::Write, "write"), (Counted::Flush, "flush"), (Counted::Trim, "trim"), (Counted::WriteZeroes, "write_zeroes")];
+
+/// The server's counters.
+#[derive(Default)]
+pub struct Stats {
+    requests: [AtomicU64; 5],
+    bytes: [AtomicU64; 5],
+    errors: AtomicU64,
+    connections: AtomicU64,
+    response: Mutex<Histogram>,
+    lateness: Mutex<Histogram>,
+}
+
+/// Lateness and model response time, summarised.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Summary {
+    /// Requests answered.
+    pub requests: u64,
+    /// Requests timed by the model.
+    pub timed: u64,
+    /// Mean model response time, ms.
+    pub response_mean_ms: f64,
+    /// Lateness p50, µs (pace real; 0 otherwise).
+    pub lateness_p50_us: f64,
+    /// Lateness p99, µs.
+    pub lateness_p99_us: f64,
+    /// Lateness max, µs.
+    pub lateness_max_us: f64,
+}
+
+impl Stats {
+    /// Counts one request of `bytes` bytes.
+    pub fn count(&self, what: Counted, bytes: u64) {
+        let i = COUNTED.iter().position(|(c, _)| *c == what).expect("every kind is listed");
+        self.requests[i].fetch_add(1, Ordering::Relaxed);
+        self.bytes[i].fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Counts a request answered with an error.
+    pub fn error(&self) {
+        self.errors.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a connection that reached transmission.
+    pub fn connection(&self) {
+        self.connections.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Records a model response time, ns.
+    pub fn response(&self, ns: u64) {
+        self.response.lock().expect("never poisoned").record(ns);
+    }
+
+    /// Records a reply's lateness, ns.
+    pub fn lateness(&self, ns: u64) {
+        self.lateness.lock().expect("never poisoned").record(ns);
+    }
+
+    /// The summary printed at shutdown.
+    #[must_use]
+    pub fn summary(&self) -> Summary {
+        let response = self.response.lock().expect("never poisoned");
+        let late = self.lateness.lock().expect("never poisoned");
+        Summary {
+            requests: self.requests.iter().map(|c| c.load(Ordering::Relaxed)).sum(),
+            timed: response.count(),
+            response_mean_ms: response.mean() / 1e6,
+            lateness_p50_us: late.quantile(0.5) / 1e3,
+            lateness_p99_us: late.quantile(0.99) / 1e3,
+            lateness_max_us: late.quantile(1.0) / 1e3,
+        }
+    }
+
+    /// Prometheus text exposition.
+    #[must_use]
+    pub fn prometheus(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "# TYPE freeblock_requests_total counter");
+        for (i, (_, name)) in COUNTED.iter().enumerate() {
+            let _ = writeln!(s, "freeblock_requests_total{{op=\"{name}\"}} {}", self.requests[i].load(Ordering::Relaxed));
+        }
+        let _ = writeln!(s, "# TYPE freeblock_bytes_total counter");
+        for (i, (_, name)) in COUNTED.iter().enumerate() {
+            let _ = writeln!(s, "freeblock_bytes_total{{op=\"{name}\"}} {}", self.bytes[i].load(Ordering::Relaxed));
+        }
+        let _ = writeln!(s, "# TYPE freeblock_errors_total counter\nfreeblock_errors_total {}", self.errors.load(Ordering::Relaxed));
+        let _ = writeln!(s, "# TYPE freeblock_connections_total counter\nfreeblock_connections_total {}", self.connections.load(Ordering::Relaxed));
+        for (name, h) in [("freeblock_model_response_seconds", &self.response), ("freeblock_lateness_seconds", &self.lateness)] {
+            let h = h.lock().expect("never poisoned");
+            let _ = writeln!(s, "# TYPE {name} summary");
+            for q in [0.5, 0.9, 0.99, 1.0] {
+                let _ = writeln!(s, "{name}{{quantile=\"{q}\"}} {:.9}", h.quantile(q) / 1e9);
+            }
+            let _ = writeln!(s, "{name}_sum {:.9}\n{name}_count {}", h.mean() * h.count() as f64 / 1e9, h.count());
+        }
+        s
+    }
+}

@@ -1,0 +1,260 @@
+//! Timing: every request is served by the one engine ([`freeblock::sim::Simulation`], online
+//! mode) on the modelled disk, in an engine thread; the reply waits for the model's completion.
+//!
+//! ```text
+//!  connection tasks ──Submit{op, sectors, received}──► channel ──► EngineSource::next_arrival
+//!        ▲                                                          (waits for the wall clock to
+//!        │                                                           reach the next event: pace real)
+//!        └────── oneshot Completion{arrival, end} ◄── record sink ◄── engine completes the request
+//! ```
+//!
+//! Model time 0 is the server's start; a request arrives in the model at the instant it was read
+//! off the socket (or at the engine's clock, if that is later).
+//!
+//! | pace | the engine handles an event at model time `t` | a reply is sent |
+//! |---|---|---|
+//! | `real` | once the wall clock reaches `start + t` | when the engine completes its request: as the modelled disk would (lateness = sent − `start + end`) |
+//! | `none` | as soon as it can | as soon as the engine has computed its completion |
+
+use std::collections::HashMap;
+use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use freeblock::freeblock::{BackgroundApp, Freeblock, FreeblockConfig};
+use freeblock::layout::LayoutPolicy;
+use freeblock::report::RunReport;
+use freeblock::sim::{OnlineNext, OnlineSource, SimConfig, Simulation};
+use freeblock::workload::WorkloadError;
+use freeblock::Request;
+use freeblock_disk::{Disk, Op, SimTime};
+use serde::{Deserialize, Serialize};
+use tokio::sync::oneshot;
+
+/// How replies are paced.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pace {
+    /// Each reply waits for the model's completion time on the wall clock.
+    #[default]
+    Real,
+    /// Replies go as soon as the model has timed them (model time runs ahead of the wall clock).
+    None,
+}
+
+impl std::str::FromStr for Pace {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "real" => Ok(Self::Real),
+            "none" => Ok(Self::None),
+            other => Err(format!("pace {other:?}: expected \"real\" or \"none\"")),
+        }
+    }
+}
+
+/// When the modelled disk served a request, model ns since the server started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    /// Arrival in the model.
+    pub arrival_ns: SimTime,
+    /// Completion in the model.
+    pub end_ns: SimTime,
+}
+
+/// A request for the engine to time.
+struct Submit {
+    op: Op,
+    lbn: u64,
+    sectors: u32,
+    received: Instant,
+    done: oneshot::Sender<Completion>,
+}
+
+enum Message {
+    Request(Submit),
+    /// No more requests: serve those in flight, then end the run.
+    End,
+}
+
+/// The handle connections time their requests through.
+pub struct Timing {
+    tx: Mutex<mpsc::Sender<Message>>,
+    start: Instant,
+    pace: Pace,
+    thread: Mutex<Option<JoinHandle<freeblock::Result<RunReport>>>>,
+}
+
+/// How much of a real-pace wait is spun rather than slept: the sleep's wake-up is late by tens
+/// of microseconds; spinning the last stretch keeps replies within a few.
+const SPIN: Duration = Duration::from_micros(150);
+
+/// The engine's view of the channel (see the module doc).
+struct EngineSource {
+    rx: mpsc::Receiver<Message>,
+    start: Instant,
+    pace: Pace,
+    waiters: Arc<Mutex<HashMap<u64, oneshot::Sender<Completion>>>>,
+    handed: Option<oneshot::Sender<Completion>>,
+    ended: bool,
+}
+
+impl EngineSource {
+    fn ns_since_start(&self, t: Instant) -> SimTime {
+        SimTime::try_from(t.saturating_duration_since(self.start).as_nanos()).unwrap_or(SimTime::MAX)
+    }
+
+    /// Waits for a message until `deadline` (spinning the last [`SPIN`]); `None` at the deadline.
+    fn recv_until(&self, deadline: Instant) -> Option<Message> {
+        loop {
+            let now = Instant::now();
+            if now + SPIN < deadline {
+                match self.rx.recv_timeout(deadline - now - SPIN) {
+                    Ok(m) => return Some(m),
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    Err(RecvTimeoutError::Disconnected) => return Some(Message::End),
+                }
+            }
+            match self.rx.try_recv() {
+                Ok(m) => return Some(m),
+                Err(TryRecvError::Disconnected) => return Some(Message::End),
+                Err(TryRecvError::Empty) if Instant::now() >= deadline => return None,
+                Err(TryRecvError::Empty) => std::hint::spin_loop(),
+            }
+        }
+    }
+}
+
+impl OnlineSource for EngineSource {
+    fn next_arrival(&mut self, _now: SimTime, until: Option<SimTime>) -> Result<OnlineNext, WorkloadError> {
+        if self.ended {
+            return Ok(OnlineNext::End);
+        }
+        let message = match (until, self.pace) {
+            (None, _) => Some(self.rx.recv().unwrap_or(Message::End)),
+            (Some(_), Pace::None) => match self.rx.try_recv() {
+                Ok(m) => Some(m),
+                Err(TryRecvError::Empty) => None,
+                Err(TryRecvError::Disconnected) => Some(Message::End),
+            },
+            (Some(t), Pace::Real) => self.recv_until(self.start + Duration::from_nanos(t)),
+        };
+        match message {
+            None => Ok(OnlineNext::Later),
+            Some(Message::End) => {
+                self.ended = true;
+                Ok(OnlineNext::End)
+            }
+            Some(Message::Request(s)) => {
+                let time = self.ns_since_start(s.received);
+                self.handed = Some(s.done);
+                Ok(OnlineNext::Request(Request::new(time, s.lbn, s.sectors, s.op)))
+            }
+        }
+    }
+
+    fn accepted(&mut self, id: u64) {
+        if let Some(done) = self.handed.take() {
+            self.waiters.lock().expect("never poisoned").insert(id, done);
+        }
+    }
+}
+
+/// Why a request could not be timed.
+#[derive(Debug, thiserror::Error)]
+pub enum TimingError {
+    /// The engine stopped (the server is shutting down, or the engine failed: see its report).
+    #[error("the engine has stopped")]
+    Stopped,
+}
+
+impl Timing {
+    /// Starts the engine thread on `disk` with `sim` settings and, if given, freeblock
+    /// background work (the configured tasks, and `apps` such as the scrub), serving requests
+    /// through `layout` if given.
+    ///
+    /// # Errors
+    /// A freeblock configuration the engine refuses.
+    pub fn start(disk: Arc<Disk>, sim: SimConfig, freeblock: Option<FreeblockConfig>, apps: Vec<Box<dyn BackgroundApp>>, layout: Option<Box<dyn LayoutPolicy>>, pace: Pace) -> freeblock::Result<Self> {
+        sim.validate()?;
+        // Background applications need freeblock scheduling; a server never stops because its
+        // background work is done.
+        let freeblock = match (freeblock, apps.is_empty()) {
+            (None, true) => None,
+            (cfg, _) => Some(FreeblockConfig { stop_when_done: false, ..cfg.unwrap_or_default() }),
+        };
+        let freeblock = match freeblock {
+            Some(cfg) => {
+                let mut fb = Freeblock::new(Arc::clone(&disk), cfg)?;
+                for app in apps {
+                    fb.add_app(app)?;
+                }
+                Some(fb)
+            }
+            None => None,
+        };
+        let (tx, rx) = mpsc::channel();
+        let start = Instant::now();
+        let waiters = Arc::new(Mutex::new(HashMap::new()));
+        let source = EngineSource { rx, start, pace, waiters: Arc::clone(&waiters), handed: None, ended: false };
+        let thread = std::thread::Builder::new()
+            .name("freeblock-engine".into())
+            .spawn(move || {
+                let sink_waiters = Arc::clone(&waiters);
+                let mut sim = Simulation::online(disk, Box::new(source), sim).with_record_sink(Box::new(move |r| {
+                    // Requests freeblock promoted have no waiter.
+                    if let Some(done) = sink_waiters.lock().expect("never poisoned").remove(&r.id) {
+                        let _ = done.send(Completion { arrival_ns: r.arrival_ns, end_ns: r.end_ns });
+                    }
+                    Ok(())
+                }));
+                if let Some(fb) = freeblock {
+                    sim = sim.with_freeblock(fb);
+                }
+                // The hook every layout technique runs through (FS2 too, once it exists).
+                if let Some(layout) = layout {
+                    sim = sim.with_layout(layout);
+                }
+                sim.run(None)
+            })
+            .map_err(|e| freeblock::Error::Config { origin: "server".into(), message: format!("cannot start the engine thread: {e}") })?;
+        Ok(Self { tx: Mutex::new(tx), start, pace, thread: Mutex::new(Some(thread)) })
+    }
+
+    /// The wall-clock instant of model time 0.
+    #[must_use]
+    pub fn start_instant(&self) -> Instant {
+        self.start
+    }
+
+    /// The pace.
+    #[must_use]
+    pub fn pace(&self) -> Pace {
+        self.pace
+    }
+
+    /// Times one request of `sectors` sectors at `lbn` that was read off the socket at
+    /// `received`; resolves when the model completes it (paced).
+    ///
+    /// # Errors
+    /// [`TimingError::Stopped`] once the engine has stopped.
+    pub async fn time(&self, op: Op, lbn: u64, sectors: u32, received: Instant) -> Result<Completion, TimingError> {
+        let (done, wait) = oneshot::channel();
+        let submit = Message::Request(Submit { op, lbn, sectors, received, done });
+        self.tx.lock().expect("never poisoned").send(submit).map_err(|_| TimingError::Stopped)?;
+        wait.await.map_err(|_| TimingError::Stopped)
+    }
+
+    /// Ends the run once the requests in flight are served, and returns the engine's report.
+    ///
+    /// # Errors
+    /// The engine's error, if it failed.
+    pub fn finish(&self) -> freeblock::Result<Option<RunReport>> {
+        let _ = self.tx.lock().expect("never poisoned").send(Message::End);
+        match self.thread.lock().expect("never poisoned").take() {
+            Some(t) => t.join().map_err(|_| freeblock::Error::Config { origin: "server".into(), message: "the engine thread panicked".into() })?.map(Some),
+            None => Ok(None),
+        }
+    }
+}
