@@ -15,7 +15,7 @@
 //! [scrub]                      # verify every block's checksum with freeblock scheduling
 //! passes = 0                   # 0 = for ever
 //! [layout]                     # the model serves requests through a layout policy
-//! type = "rearrange"           # as in experiment files (range_writes: not yet)
+//! type = "rearrange"           # or "fs2", as in experiment files (range_writes: not yet)
 //! ```
 //!
 //! | field | default |

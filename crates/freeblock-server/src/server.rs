@@ -102,6 +102,7 @@ impl Server {
         let block_sectors = match &config.layout {
             Some(LayoutSpec::Rearrange(c)) => c.area.block_sectors,
             Some(LayoutSpec::RangeWrites(c)) => c.block_sectors,
+            Some(LayoutSpec::Fs2(c)) => c.block_sectors,
             None => 1,
         };
         // Whole blocks only, so that a request widened to blocks never passes the end.

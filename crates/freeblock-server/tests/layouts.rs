@@ -37,3 +37,17 @@ fn rearrangement_serves_the_written_bytes() {
         assert!(finished.summary.requests >= 9, "{:?}", finished.summary);
     }
 }
+
+#[test]
+fn fs2_serves_the_written_bytes() {
+    if !have("qemu-io") {
+        return;
+    }
+    // A small epoch and threshold 1 so that the few requests of the test make replicas.
+    let layout = "type = \"fs2\"\nepoch_accesses = 4\nthreshold = 1\nservice = \"foreground\"";
+    let (out, finished) = serve_through(layout);
+    assert!(!out.contains("Pattern verification failed") && out.matches("read ").count() == 5, "{out}");
+    let summary = finished.report.unwrap().layout.expect("the run had a layout policy");
+    assert!(summary.policy.to_lowercase().contains("fs2"), "the engine ran {}", summary.policy);
+    assert_eq!(finished.summary.timed, 8, "three writes and five reads timed");
+}
