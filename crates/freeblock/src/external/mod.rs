@@ -22,5 +22,6 @@
 
 pub mod blackbox;
 pub mod characterize;
+pub mod truth;
 
 pub use blackbox::{BlackBox, Command, CommandInterface, Completion, DriveError, Effects, FirmwareLog, PhysAddr, Tag};
