@@ -26,6 +26,7 @@ macro_rules! outln {
 pub(crate) type CmdResult = Result<(), Box<dyn std::error::Error>>;
 
 mod commands;
+mod commands_external;
 mod commands_freeblock;
 mod commands_rearrange;
 mod commands_run;
@@ -74,6 +75,9 @@ enum Command {
     /// Measure simulator speed (simulated requests per second) and the freeblock planner
     /// (decision time, registered-set memory).
     Bench(commands::BenchArgs),
+    /// Learn a drive's layout, rotation, skews, seek curve and overheads through a black-box
+    /// command interface only, and grade each against the hidden truth (paper 001, DIXtrac).
+    Characterize(commands_external::CharacterizeArgs),
     /// The quick-start experiment: head usage per scheduler on the Atlas 10K, with a plot, then
     /// an OLTP workload with and without a free background scan.
     Demo(commands::DemoArgs),
@@ -129,6 +133,7 @@ where
         Command::Sweep(a) => commands_sweep::sweep(&a),
         Command::Bench(a) => commands::bench(&a, probe),
         Command::Demo(a) => commands::demo(&a),
+        Command::Characterize(a) => commands_external::characterize_cmd(&a),
     };
     let flushed = result.and_then(|()| std::io::Write::flush(&mut std::io::stdout()).map_err(Into::into));
     match flushed {
