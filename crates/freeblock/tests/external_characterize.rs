@@ -63,3 +63,14 @@ fn a_drive_that_changes_under_the_characteriser_is_caught() {
     let e = characterize(&mut bb, &Options::default()).unwrap_err();
     assert!(matches!(e, CharacterizeError::Changed { .. } | CharacterizeError::Inconsistent { .. }), "{e}");
 }
+
+#[test]
+fn atlas10k_with_slipped_and_spare_sectors_is_learned_within_every_bound() {
+    let (c, truth) = learn("atlas10k", Effects::default());
+    let g = grade(&Disk::new(c.spec.clone()).unwrap(), &truth);
+    assert_eq!(g.layout_mismatches, 0, "{:?}", g.first_mismatch);
+    assert!(g.tracks > 60_000);
+    // Reserved sectors are listed, so the learned spec has them where the truth has spares/slips.
+    assert!(c.spec.zones.iter().map(|z| z.slips.len()).sum::<usize>() > 1_000);
+    assert!(g.passed(), "{:#?}", g.rows);
+}
