@@ -26,6 +26,7 @@ macro_rules! outln {
 pub(crate) type CmdResult = Result<(), Box<dyn std::error::Error>>;
 
 mod commands;
+mod commands_external;
 mod commands_freeblock;
 mod commands_fs2;
 mod commands_rearrange;
@@ -83,6 +84,9 @@ enum Command {
     Serve(commands_serve::ServeArgs),
     /// Print a running server's counters (request counts, model response times, lateness).
     Stats(commands_serve::StatsArgs),
+    /// Learn a drive's layout, rotation, skews, seek curve and overheads through a black-box
+    /// command interface only, and grade each against the hidden truth (paper 001, DIXtrac).
+    Characterize(commands_external::CharacterizeArgs),
     /// The quick-start experiment: head usage per scheduler on the Atlas 10K, with a plot, then
     /// an OLTP workload with and without a free background scan.
     Demo(commands::DemoArgs),
@@ -141,6 +145,7 @@ where
         Command::Demo(a) => commands::demo(&a),
         Command::Serve(a) => commands_serve::serve(&a),
         Command::Stats(a) => commands_serve::stats(&a),
+        Command::Characterize(a) => commands_external::characterize_cmd(&a),
     };
     let flushed = result.and_then(|()| std::io::Write::flush(&mut std::io::stdout()).map_err(Into::into));
     match flushed {

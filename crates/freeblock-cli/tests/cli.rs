@@ -280,3 +280,20 @@ fn repro_rearrangement_quick_prints_the_tables_and_writes_its_files() {
     assert_ne!(code, 0);
     assert!(one_error_line(&err).contains("no-such-trace.vscsi"), "{err}");
 }
+
+#[test]
+fn characterize_learns_the_test_disk_and_writes_a_loadable_spec() {
+    let dir = scratch("characterize");
+    let (code, json, err) = freeblock(&["characterize", "test", "--json", "--out", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v[0]["disk"], "test");
+    assert_eq!(v[0]["passed"], true, "{json}");
+    let learned = dir.join("test.learned.toml");
+    let (code, text, err) = freeblock(&["disk", "show", learned.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains("test_learned"), "{text}");
+    let (code, _, err) = freeblock(&["characterize", "no_such_disk"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no_such_disk"), "{err}");
+}

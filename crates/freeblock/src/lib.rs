@@ -25,6 +25,7 @@ pub mod bench;
 pub mod des;
 pub mod error;
 pub mod experiment;
+pub mod external;
 pub mod free_mining;
 pub mod freeblock;
 pub mod fs2;

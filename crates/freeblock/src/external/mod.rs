@@ -1,0 +1,27 @@
+//! # Freeblock scheduling outside the firmware (paper 001)
+//!
+//! A host cannot read its drive's spec: it submits commands and sees when they complete. This
+//! module holds the two sides of that boundary.
+//!
+//! ```text
+//!   host side                                   │ drive side (hidden)
+//!   ────────────────────────────────────────────┼──────────────────────────────────────────
+//!   characterize: probes ──► DiskSpec (TOML)    │
+//!                     │   translate / time      │   BlackBox = Disk + firmware effects
+//!                     └──────────────────────── ┼ ─► (jitter, bus overlap, read-ahead,
+//!                        &mut dyn CommandInterface   queue reordering, internal activity)
+//! ```
+//!
+//! | file | concept |
+//! | --- | --- |
+//! | [`blackbox`] | the drive behind a command interface; the firmware effects, each on or off |
+//! | [`characterize`] | learning the drive from translate-address diagnostics and timing alone (after DIXtrac) |
+//!
+//! The host-side code takes `&mut dyn CommandInterface`, so the type system keeps it from the
+//! spec: what it knows of the drive it learned through the interface.
+
+pub mod blackbox;
+pub mod characterize;
+pub mod truth;
+
+pub use blackbox::{BlackBox, Command, CommandInterface, Completion, DriveError, Effects, FirmwareLog, PhysAddr, Tag};

@@ -1,0 +1,76 @@
+//! Characterisation through the black box only, graded against the hidden truth.
+
+use std::sync::Arc;
+
+use freeblock::external::characterize::{characterize, CharacterizeError, Options};
+use freeblock::external::truth::grade;
+use freeblock::external::{BlackBox, DriveError, Effects};
+use freeblock_disk::{library, Disk};
+
+fn disk(name: &str) -> Arc<Disk> {
+    Arc::new(Disk::new(library::get(name).unwrap().without_cache()).unwrap())
+}
+
+fn learn(name: &str, effects: Effects) -> (freeblock::external::characterize::Characterized, Arc<Disk>) {
+    let truth = disk(name);
+    let mut bb = BlackBox::new(Arc::clone(&truth), effects, 7);
+    let c = characterize(&mut bb, &Options { seek_points: 12, recheck_samples: 16, ..Options::default() }).unwrap();
+    (c, truth)
+}
+
+#[test]
+fn test_disk_is_learned_exactly_with_every_effect_on() {
+    let (c, truth) = learn("test", Effects::default());
+    let learned = Disk::new(c.spec.clone()).unwrap();
+    let g = grade(&learned, &truth);
+    for r in &g.rows {
+        eprintln!("{:50} {:30} {:30} {:?}", r.parameter, r.learned, r.truth, r.ok);
+    }
+    assert_eq!(g.layout_mismatches, 0, "{:?}", g.first_mismatch);
+    assert!(g.passed(), "{:#?}", g.rows);
+    // The learned spec round-trips through TOML.
+    let text = c.spec.to_toml_string();
+    assert_eq!(freeblock_disk::DiskSpec::from_toml_str(&text, "learned").unwrap(), c.spec);
+}
+
+#[test]
+fn characterisation_is_deterministic() {
+    let (a, _) = learn("test", Effects::default());
+    let (b, _) = learn("test", Effects::default());
+    assert_eq!(a.spec, b.spec);
+    assert_eq!(a.simulated_ns(), b.simulated_ns());
+}
+
+#[test]
+fn a_drive_that_stops_answering_is_an_error_naming_the_step() {
+    let mut bb = BlackBox::new(disk("test"), Effects { hang_after_commands: Some(3), ..Effects::default() }, 1);
+    let e = characterize(&mut bb, &Options::default()).unwrap_err();
+    assert!(matches!(e, CharacterizeError::Drive { step: "rotation", source: DriveError::Timeout { .. } }), "{e}");
+}
+
+#[test]
+fn a_drive_that_changes_under_the_characteriser_is_caught() {
+    // The drive becomes another disk (a different rotation speed and layout) after the layout
+    // and timing probes: the final re-check must notice.
+    let mut other = library::get("test").unwrap();
+    other.rpm = 7200.0;
+    other.zones[0].sectors_per_track -= 10;
+    let other = Arc::new(Disk::new(other).unwrap());
+    let mut probe = BlackBox::new(disk("test"), Effects::default(), 1);
+    characterize(&mut probe, &Options::default()).unwrap();
+    let log = probe.firmware_log();
+    let mut bb = BlackBox::new(disk("test"), Effects::default(), 1).changing_after((log.commands + log.diagnostics) / 2, other);
+    let e = characterize(&mut bb, &Options::default()).unwrap_err();
+    assert!(matches!(e, CharacterizeError::Changed { .. } | CharacterizeError::Inconsistent { .. }), "{e}");
+}
+
+#[test]
+fn atlas10k_with_slipped_and_spare_sectors_is_learned_within_every_bound() {
+    let (c, truth) = learn("atlas10k", Effects::default());
+    let g = grade(&Disk::new(c.spec.clone()).unwrap(), &truth);
+    assert_eq!(g.layout_mismatches, 0, "{:?}", g.first_mismatch);
+    assert!(g.tracks > 60_000);
+    // Reserved sectors are listed, so the learned spec has them where the truth has spares/slips.
+    assert!(c.spec.zones.iter().map(|z| z.slips.len()).sum::<usize>() > 1_000);
+    assert!(g.passed(), "{:#?}", g.rows);
+}
