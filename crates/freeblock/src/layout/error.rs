@@ -171,6 +171,9 @@ pub enum LayoutError {
     /// Adaptive block rearrangement refused a setting or a hot list.
     #[error(transparent)]
     Rearrange(#[from] super::rearrange::RearrangeError),
+    /// The log-structured layout refused a configuration, an operation or a recovery.
+    #[error(transparent)]
+    Lfs(#[from] super::lfs::LfsError),
 }
 
 /// `byte N` or `record R at byte N`, for [`LayoutError::Corrupt`].
