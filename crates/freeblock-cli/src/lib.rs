@@ -27,6 +27,7 @@ pub(crate) type CmdResult = Result<(), Box<dyn std::error::Error>>;
 
 mod commands;
 mod commands_freeblock;
+mod commands_lfs;
 mod commands_rearrange;
 mod commands_run;
 pub mod commands_sweep;

@@ -28,6 +28,7 @@ pub mod experiment;
 pub mod free_mining;
 pub mod freeblock;
 pub mod layout;
+pub mod lfs_cleaning;
 pub mod parallel;
 pub mod rangewrite;
 pub mod rearrangement;

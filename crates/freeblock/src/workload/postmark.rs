@@ -10,7 +10,7 @@
 //! ```text
 //!   logical blocks: [ dir 0 … dir 99 | slot 0 (4 blocks) | slot 1 | … ]
 //!   pool:         create × files                         (writes: file blocks, its directory)
-//!   transaction:  read (all blocks) | append (1 B–4 KB)  then  create | delete (trim + directory)
+//!   transaction:  read (all blocks) | append (1 B–4 KB, to 10 KB)  then  create | delete (trim + directory)
 //!   phases:       the transactions run twice; only the second is measured
 //! ```
 //!
@@ -20,7 +20,7 @@
 //! | subdirectories | 100 | 100, one block each |
 //! | transactions | 25 000, run twice, second measured | the same |
 //! | read:append, create:delete | 1:1, 1:1 | the same |
-//! | append size | PostMark's | 1 byte–4 KB, files capped at 16 KB (our choice; keeps the utilisation near its target) |
+//! | append size | PostMark's | 1 byte–4 KB; a file at 10 KB rewrites its last block instead (our choice: keeps the utilisation near its target) |
 //! | CPU time | measured on a 550 MHz Pentium III | a fixed 0.25 ms per file operation (our assumption) |
 //!
 //! Requests are [`ArrivalKind::ClosedDelay`]: one outstanding, each file operation's first
@@ -50,13 +50,13 @@ pub struct PostmarkSpec {
     pub directories: u32,
     /// Smallest file, bytes. Default 5120.
     pub min_bytes: u64,
-    /// Largest new file, bytes. Default 10240.
+    /// Largest file, bytes (appends stop there). Default 10240.
     pub max_bytes: u64,
     /// Largest append, bytes. Default 4096.
     pub append_max_bytes: u64,
     /// Block size, bytes. Default 4096.
     pub block_bytes: u64,
-    /// Blocks in a file's slot (the largest a file grows). Default 4.
+    /// Blocks in a file's slot (at least `max_bytes`). Default 4.
     pub slot_blocks: u64,
     /// CPU time of one file operation, ns. Default 250 000.
     pub cpu_ns_per_op: u64,
@@ -244,7 +244,7 @@ impl PostmarkWorkload {
             self.request(first, old.div_ceil(bs), Op::Read, true);
         } else {
             let add = self.rng.gen_range(1..=self.spec.append_max_bytes);
-            let new = (old + add).min(self.spec.slot_blocks * bs);
+            let new = (old + add).min(self.spec.max_bytes);
             self.size[slot as usize] = new;
             // From the block holding the old end (rewritten when partly full) to the new end; a
             // full file rewrites its last block.

@@ -82,8 +82,12 @@ pub enum LogIo {
 /// the last blocks of at least one cleaned segment (a segment's live blocks fit in one), so a
 /// write never finds the log without a free segment.
 ///
+/// On a nearly full log `clean_until` may be more than can be had: the cleaner then stops with
+/// what it has, as long as more than `min_free` segments are free.
+///
 /// # Errors
-/// [`LfsError::OutOfSpace`] when no segment has a dead block to gain; a segment write's error.
+/// [`LfsError::OutOfSpace`] when no segment has a dead block to gain and no more than
+/// `min_free` segments are free; a segment write's error.
 pub fn clean_foreground(log: &mut Log, out: &mut Vec<LogIo>) -> Result<u32, LfsError> {
     let target = log.config().clean_until;
     let data = log.config().data_blocks();
@@ -104,11 +108,11 @@ pub fn clean_foreground(log: &mut Log, out: &mut Vec<LogIo>) -> Result<u32, LfsE
                     out.push(LogIo::Write(f));
                     continue;
                 }
-                None => return Err(LfsError::OutOfSpace { free: log.free_segments(), live_blocks: log.live_blocks(), data_blocks: log.config().capacity_blocks() }),
+                None => return out_of_space(log).map(|()| cleaned),
             }
         };
         if log.live(victim) >= data {
-            return Err(LfsError::OutOfSpace { free: log.free_segments(), live_blocks: log.live_blocks(), data_blocks: log.config().capacity_blocks() });
+            return out_of_space(log).map(|()| cleaned);
         }
         out.push(LogIo::CleanRead { segment: victim });
         for (logical, lbn) in log.live_in(victim) {
@@ -121,4 +125,12 @@ pub fn clean_foreground(log: &mut Log, out: &mut Vec<LogIo>) -> Result<u32, LfsE
         cleaned += 1;
     }
     Ok(cleaned)
+}
+
+/// The cleaner can gain nothing more: enough if the writes still have their reserve.
+fn out_of_space(log: &Log) -> Result<(), LfsError> {
+    if log.free_segments() > log.config().min_free {
+        return Ok(());
+    }
+    Err(LfsError::OutOfSpace { free: log.free_segments(), live_blocks: log.live_blocks(), data_blocks: log.config().capacity_blocks() })
 }

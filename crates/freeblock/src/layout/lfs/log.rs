@@ -397,17 +397,27 @@ impl Log {
     #[must_use]
     pub fn cost_benefit(&self, n: usize, exclude: &dyn Fn(u32) -> bool) -> Vec<u32> {
         let data = f64::from(self.cfg.data_blocks());
-        let mut scored: Vec<(f64, u32)> = (0..self.cfg.segments)
-            .filter(|&s| self.durable_live[s as usize] > 0 && self.live[s as usize] > 0 && !exclude(s))
-            .map(|s| {
-                let u = f64::from(self.live[s as usize]) / data;
-                let age = (self.clock - self.written_at[s as usize] + 1) as f64;
-                ((1.0 - u) * age / (1.0 + u), s)
-            })
-            .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        scored.truncate(n);
-        scored.into_iter().map(|(_, s)| s).collect()
+        // The best `n`, best first (ties to the lower segment), kept by insertion: `n` is small.
+        let mut best: Vec<(f64, u32)> = Vec::with_capacity(n + 1);
+        for s in 0..self.cfg.segments {
+            let i = s as usize;
+            if self.durable_live[i] == 0 || self.live[i] == 0 || n == 0 {
+                continue;
+            }
+            let u = f64::from(self.live[i]) / data;
+            let age = (self.clock - self.written_at[i] + 1) as f64;
+            let score = (1.0 - u) * age / (1.0 + u);
+            if best.len() == n && best.last().is_some_and(|w| w.0 >= score) {
+                continue;
+            }
+            if exclude(s) {
+                continue;
+            }
+            let at = best.partition_point(|b| b.0 >= score);
+            best.insert(at, (score, s));
+            best.truncate(n);
+        }
+        best.into_iter().map(|(_, s)| s).collect()
     }
 
     /// Checks the usage table against the map: each segment's count equals its live blocks in

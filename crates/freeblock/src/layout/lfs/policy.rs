@@ -189,9 +189,18 @@ impl LfsPolicy {
         }
     }
 
+    /// Free cleaning runs while fewer segments than this are free: the configured threshold, but
+    /// never more than half the dead space (in segments), so that it always gains space and stops
+    /// once it has what can be had — on a nearly full log it could otherwise clean for ever.
+    fn free_target(&self) -> u32 {
+        let cfg = self.log.config();
+        let dead = cfg.capacity_blocks().saturating_sub(self.log.live_blocks()) / u64::from(cfg.data_blocks());
+        self.free.below_free.min(u32::try_from(dead / 2).unwrap_or(u32::MAX))
+    }
+
     /// Starts free cleaning of more segments when free segments are short.
     fn start_free_cleaning(&mut self, ctx: &mut LayoutCtx<'_>) {
-        if !self.kind.cleans_free() || self.log.free_segments() >= self.free.below_free {
+        if !self.kind.cleans_free() || self.log.free_segments() >= self.free_target() {
             return;
         }
         let want = (self.free.parallel as usize).saturating_sub(self.in_progress.len());
