@@ -86,7 +86,7 @@ pub fn lfs_cleaning(a: &ReproArgs) -> CmdResult {
     outln!("Paper 000 §5: PostMark ({} transactions, run twice, the second measured) on a {} MB log, {} ({} MB)", cfg.postmark.transactions, cfg.lfs_bytes >> 20, disk.spec().description, disk.capacity() * 512 >> 20);
     outln!("CPU time {} ms per file operation (ours: the paper measured a 550 MHz Pentium III); buffer cache {} MB.", cfg.postmark.cpu_ns_per_op as f64 / 1e6, cfg.cache_blocks * 4096 >> 20);
     outln!("");
-    let mut t = Table::new(["util %", "files", "ORIGINAL", "FREEBLOCK", "IDEAL", "ours (+IDLE)", "ORIG/IDEAL", "FREE/IDEAL", "FREE/ORIG", "ours/IDEAL", "fg segs (ORIG/FREE)", "delayed (FREE)"]);
+    let mut t = Table::new(["util %", "files", "ORIGINAL", "FREEBLOCK", "IDEAL", "ours (+IDLE)", "ORIG/IDEAL", "FREE/IDEAL", "FREE/ORIG", "ours/IDEAL", "end util % (ORIG)", "fg segs (ORIG/FREE)", "delayed (FREE)"]);
     for p in &points {
         let r = |x: f64| if p.ideal_tps > 0.0 { format!("{:.2}", x / p.ideal_tps) } else { "-".into() };
         t.row([
@@ -100,6 +100,7 @@ pub fn lfs_cleaning(a: &ReproArgs) -> CmdResult {
             r(p.freeblock.tps),
             format!("{:.2}", p.freeblock.tps / p.original.tps.max(1e-9)),
             r(p.ours.tps),
+            format!("{:.1}", p.original.end_utilisation_pct),
             format!("{}/{}", p.original.stats.foreground_segments, p.freeblock.stats.foreground_segments),
             p.freeblock.delayed_foreground.to_string(),
         ]);
@@ -112,7 +113,7 @@ pub fn lfs_cleaning(a: &ReproArgs) -> CmdResult {
     outln!("The paper's statements beside ours:");
     let mut s = Table::new(["paper", "paper value", "ours", "where", "verdict"]);
     for st in &statements {
-        s.row([st.paper.clone(), if st.paper_value.is_nan() { "-".into() } else { format!("{:.2}", st.paper_value) }, format!("{:.2}", st.ours), st.how.clone(), if st.agrees { "agrees".into() } else { "MISS".into() }]);
+        s.row([st.paper.clone(), if st.paper_value.is_nan() { "-".into() } else { format!("{:.2}", st.paper_value) }, if st.ours.is_nan() { "-".into() } else { format!("{:.2}", st.ours) }, st.how.clone(), if st.agrees { "agrees".into() } else { "MISS".into() }]);
     }
     outln!("{}", s.render());
     outln!("plot: {}", plot.display());

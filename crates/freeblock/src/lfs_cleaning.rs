@@ -221,7 +221,10 @@ fn nearest(points: &[Point], pct: f64) -> Option<&Point> {
 /// (±0.05 for the quarter), "close to IDEAL" as at least 0.9 of it, "degrades" as below 0.9, and
 /// "up to ~3×" as a best ratio from 2.5 to 3.5.
 #[must_use]
-pub fn statements(points: &[Point]) -> Vec<Statement> {
+pub fn statements(all: &[Point]) -> Vec<Statement> {
+    // Runs that stopped early (the log out of space) have no throughput to compare.
+    let finished: Vec<Point> = all.iter().filter(|p| [&p.original, &p.freeblock, &p.ours].iter().all(|r| r.failed.is_none())).cloned().collect();
+    let points = &finished[..];
     let mut out = Vec::new();
     let ratio = |p: &Point, r: &Run| if p.ideal_tps > 0.0 { r.tps / p.ideal_tps } else { 0.0 };
     if let Some(p) = nearest(points, 60.0) {
@@ -237,9 +240,12 @@ pub fn statements(points: &[Point]) -> Vec<Statement> {
         let v = ratio(worst, &worst.freeblock);
         out.push(Statement { paper: "FREEBLOCK close to IDEAL up to 93% (lowest FREEBLOCK/IDEAL)".into(), paper_value: 1.0, ours: v, how: format!("lowest at {:.0}%", worst.utilisation_pct), agrees: v >= 0.9 });
     }
-    if let Some(p) = points.iter().filter(|p| p.utilisation_pct > 93.0 + 1e-9).max_by(|a, b| a.utilisation_pct.total_cmp(&b.utilisation_pct)) {
-        let v = ratio(p, &p.freeblock);
-        out.push(Statement { paper: "FREEBLOCK degrades past 93% (FREEBLOCK/IDEAL)".into(), paper_value: f64::NAN, ours: v, how: format!("at {:.0}%", p.utilisation_pct), agrees: v < 0.9 });
+    match points.iter().filter(|p| p.utilisation_pct > 93.0 + 1e-9).max_by(|a, b| a.utilisation_pct.total_cmp(&b.utilisation_pct)) {
+        Some(p) => {
+            let v = ratio(p, &p.freeblock);
+            out.push(Statement { paper: "FREEBLOCK degrades past 93% (FREEBLOCK/IDEAL)".into(), paper_value: f64::NAN, ours: v, how: format!("at {:.0}%", p.utilisation_pct), agrees: v < 0.9 });
+        }
+        None => out.push(Statement { paper: "FREEBLOCK degrades past 93% (FREEBLOCK/IDEAL)".into(), paper_value: f64::NAN, ours: f64::NAN, how: "no run past 93% finished".into(), agrees: false }),
     }
     if let Some(best) = points.iter().max_by(|a, b| (a.freeblock.tps / a.original.tps.max(1e-9)).total_cmp(&(b.freeblock.tps / b.original.tps.max(1e-9)))) {
         let v = best.freeblock.tps / best.original.tps.max(1e-9);
