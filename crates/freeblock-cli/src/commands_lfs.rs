@@ -83,8 +83,8 @@ pub fn lfs_cleaning(a: &ReproArgs) -> CmdResult {
         outln!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
     }
-    outln!("Paper 000 §5: PostMark ({} transactions, run twice, the second measured) on a {} MB log, {} ({} MB)", cfg.postmark.transactions, cfg.lfs_bytes >> 20, disk.spec().description, disk.capacity() * 512 >> 20);
-    outln!("CPU time {} ms per file operation (ours: the paper measured a 550 MHz Pentium III); buffer cache {} MB.", cfg.postmark.cpu_ns_per_op as f64 / 1e6, cfg.cache_blocks * 4096 >> 20);
+    outln!("Paper 000 §5: PostMark ({} transactions, run twice, the second measured) on a {} MB log, {} ({} MB)", cfg.postmark.transactions, cfg.lfs_bytes >> 20, disk.spec().description, (disk.capacity() * 512) >> 20);
+    outln!("CPU time {} ms per file operation (ours: the paper measured a 550 MHz Pentium III); buffer cache {} MB.", cfg.postmark.cpu_ns_per_op as f64 / 1e6, (cfg.cache_blocks * 4096) >> 20);
     outln!("");
     let mut t = Table::new(["util %", "files", "ORIGINAL", "FREEBLOCK", "IDEAL", "ours (+IDLE)", "ORIG/IDEAL", "FREE/IDEAL", "FREE/ORIG", "ours/IDEAL", "end util % (ORIG)", "fg segs (ORIG/FREE)", "delayed (FREE)"]);
     for p in &points {

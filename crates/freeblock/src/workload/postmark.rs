@@ -26,6 +26,9 @@
 //! Requests are [`ArrivalKind::ClosedDelay`]: one outstanding, each file operation's first
 //! request issued its CPU time after the previous request completed.
 
+// `x % n == 0` rather than `is_multiple_of` (Rust 1.87), as in the rest of the workspace.
+#![allow(clippy::manual_is_multiple_of)]
+
 use std::collections::VecDeque;
 
 use freeblock_disk::Op;
