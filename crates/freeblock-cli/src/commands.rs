@@ -222,12 +222,13 @@ pub fn validate(a: &ValidateArgs) -> CmdResult {
 #[derive(Debug, Args)]
 pub struct ReproArgs {
     /// Which reproduction: head-usage (paper 000 §3), range-writes (paper 004), free-mining
-    /// (paper 000 §6), rearrangement (paper 002), fs2 (paper 003).
+    /// (paper 000 §6), rearrangement (paper 002), fs2 (paper 003), lfs-cleaning (paper 000 §5).
     pub what: String,
     /// head-usage, range-writes: requests per run (paper: 10000).
     #[arg(long, default_value_t = 10_000)]
     pub requests: u64,
     /// free-mining: a small version (two MPLs, two schedulers, runs capped at 12000 requests).
+    /// lfs-cleaning: a 100 MB log, four utilisations, 3000 transactions per phase.
     /// rearrangement: 2 days of 4000 requests, fewer Fig. 4 points, no CloudPhysics part.
     #[arg(long)]
     pub quick: bool,
@@ -273,7 +274,8 @@ pub fn repro(a: &ReproArgs) -> CmdResult {
         "free-mining" => crate::commands_freeblock::free_mining(a),
         "rearrangement" => crate::commands_rearrange::rearrangement(a),
         "fs2" => crate::commands_fs2::fs2(a),
-        other => Err(format!("unknown reproduction `{other}` (known: head-usage, range-writes, free-mining, rearrangement, fs2)").into()),
+        "lfs-cleaning" => crate::commands_lfs::lfs_cleaning(a),
+        other => Err(format!("unknown reproduction `{other}` (known: head-usage, range-writes, free-mining, rearrangement, fs2, lfs-cleaning)").into()),
     }
 }
 

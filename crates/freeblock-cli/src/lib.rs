@@ -29,6 +29,7 @@ mod commands;
 mod commands_external;
 mod commands_freeblock;
 mod commands_fs2;
+mod commands_lfs;
 mod commands_rearrange;
 mod commands_run;
 mod commands_serve;

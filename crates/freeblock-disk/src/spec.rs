@@ -529,6 +529,41 @@ impl DiskSpec {
         self
     }
 
+    /// The same drive with only its first `surfaces` data surfaces, as paper 000 §5 cut the
+    /// Atlas 10K to one surface (1.5 GB) for its log-structured experiments. Zones, skews and the
+    /// seek curve stay; the capacity follows the zones (`block_count` is dropped); spare counts
+    /// that cover a cylinder or a zone shrink in proportion (rounded up) and per-track ones stay;
+    /// slips and remapped defects are dropped, since their sector numbers name places on the
+    /// full geometry. The name gets a `-{surfaces}s` suffix.
+    ///
+    /// # Errors
+    /// [`SpecError::Invalid`] naming `surfaces` when it is 0 or more than the drive has, or
+    /// whatever [`DiskSpec::validate`] finds in the result.
+    pub fn with_surfaces(mut self, surfaces: u32) -> Result<Self, SpecError> {
+        if surfaces == 0 || surfaces > self.surfaces {
+            return Err(SpecError::Invalid {
+                origin: self.name.clone(),
+                field: "surfaces".into(),
+                message: format!("a cut to {surfaces} surfaces must keep between 1 and the drive's {}", self.surfaces),
+            });
+        }
+        let (old, new) = (u64::from(self.surfaces), u64::from(surfaces));
+        let scales = !matches!(self.sparing, Sparing::None | Sparing::SectorsPerTrack);
+        for z in &mut self.zones {
+            if scales {
+                z.spares = u32::try_from((u64::from(z.spares) * new).div_ceil(old)).unwrap_or(u32::MAX);
+            }
+            z.slips.clear();
+            z.defects.clear();
+        }
+        self.block_count = None;
+        self.description = format!("{} cut to {surfaces} surface{}", self.description, if surfaces == 1 { "" } else { "s" });
+        self.name = format!("{}-{surfaces}s", self.name);
+        self.surfaces = surfaces;
+        self.validate()?;
+        Ok(self)
+    }
+
     /// Number of cylinders (one past the last zone's last cylinder).
     #[must_use]
     pub fn cylinders(&self) -> u32 {

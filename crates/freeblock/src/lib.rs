@@ -30,6 +30,7 @@ pub mod free_mining;
 pub mod freeblock;
 pub mod fs2;
 pub mod layout;
+pub mod lfs_cleaning;
 pub mod parallel;
 pub mod rangewrite;
 pub mod rearrangement;

@@ -790,6 +790,7 @@ impl<'w> Simulation<'w> {
                         src.accepted(id);
                     }
                     requests_in_flight += 1;
+                    let mut from_memory = None;
                     // Without a layout policy a request goes to the disk as it came (the common,
                     // fast case: nothing is translated).
                     if let (None, Staged::Request(r)) = (&self.layout, &staged_io) {
@@ -812,8 +813,11 @@ impl<'w> Simulation<'w> {
                                 let mut parts = Vec::new();
                                 let mut lctx = LayoutCtx { disk: &disk, head: self.drive.head(), now, submitted: &mut submitted };
                                 layout.translate(&mut lctx, &logical, &mut parts).map_err(in_request(id, stream))?;
-                                if parts.is_empty() {
+                                if parts.is_empty() && !layout.serves_from_memory() {
                                     return Err(in_request(id, stream)(LayoutError::Config { field: "layout", message: "the layout policy translated a request into no I/O".into() }));
+                                }
+                                if parts.is_empty() {
+                                    from_memory = Some((logical.op, logical.lbn, logical.sectors, measured));
                                 }
                                 let split = parts.len() > 1;
                                 if split {
@@ -830,6 +834,40 @@ impl<'w> Simulation<'w> {
                                     enqueue(job, &mut disk_queue, &mut disk_meta, &mut driver_queue, depth);
                                 }
                             }
+                        }
+                    }
+                    // Served from the layout policy's memory: complete now, with no disk time.
+                    if let Some((op, lbn, sectors, measured)) = from_memory {
+                        requests_in_flight -= 1;
+                        if completed == self.config.warmup && completed > 0 {
+                            stats_start = now;
+                            usage = HeadUsage::default();
+                        }
+                        if completed >= self.config.warmup {
+                            response.record(0);
+                            access.record(0);
+                            if op.is_read() { read_resp.record(0) } else { write_resp.record(0) }
+                            cache_hits += 1;
+                            if self.config.keep_records || self.record_sink.is_some() {
+                                let sectors = u32::try_from(sectors).unwrap_or(u32::MAX);
+                                let record = Record { id, arrival_ns: now, start_ns: now, end_ns: now, lbn, phys_lbn: lbn, sectors, op, seek_ns: 0, rotational_latency_ns: 0, transfer_ns: 0, overhead_ns: 0, cache_hit: true, measured_ns: measured };
+                                match &mut self.record_sink {
+                                    Some(sink) => sink(&record)?,
+                                    None => records.push(record),
+                                }
+                            }
+                        }
+                        completed += 1;
+                        if let Some(p) = progress.as_deref_mut() {
+                            if completed % self.progress_every == 0 {
+                                p(completed);
+                            }
+                        }
+                        match kind {
+                            ArrivalKind::Open => {}
+                            ArrivalKind::ClosedDelay => fetch(stream, now, now, &mut events, &mut staged, &mut self.source, &mut self.layout, &self.drive, next_id)?,
+                            ArrivalKind::Closed if think == 0 => fetch(stream, now, now, &mut events, &mut staged, &mut self.source, &mut self.layout, &self.drive, next_id)?,
+                            ArrivalKind::Closed => events.push(now + think, Event::StreamReady { stream }),
                         }
                     }
                     // Online: a request arriving at this same instant joins it before the

@@ -94,3 +94,30 @@ fn the_modern_drive_is_multi_terabyte_at_7200_rpm() {
     assert_eq!(spec.rpm, 7200.0);
     assert!(gb("ultrastar_he8") > 7999.0);
 }
+
+/// Paper 000 §5 ran its LFS on the Atlas 10K cut to one data surface: 1.5 GB.
+#[test]
+fn atlas10k_cut_to_one_surface_holds_a_sixth() {
+    let full = Disk::new(library::get("atlas10k").unwrap()).unwrap();
+    let spec = library::get("atlas10k").unwrap().with_surfaces(1).unwrap();
+    assert_eq!(spec.surfaces, 1);
+    assert_eq!(spec.name, "atlas10k-1s");
+    let one = Disk::new(spec).unwrap();
+    let gb = one.capacity() as f64 * 512.0 / 1e9;
+    assert!((1.45..1.60).contains(&gb), "one surface holds {gb:.3} GB");
+    let ratio = one.capacity() as f64 / full.capacity() as f64;
+    assert!((ratio - 1.0 / 6.0).abs() < 0.005, "{ratio}");
+    // Every LBN still maps to a sector and back.
+    for lbn in (0..one.capacity()).step_by(9973) {
+        let t = one.target(lbn).unwrap();
+        assert!(t.cylinder < one.spec().cylinders());
+    }
+}
+
+#[test]
+fn a_cut_to_no_surfaces_or_more_than_the_drive_has_is_refused() {
+    for n in [0, 7] {
+        let e = library::get("atlas10k").unwrap().with_surfaces(n).unwrap_err().to_string();
+        assert!(e.contains("surfaces"), "{e}");
+    }
+}

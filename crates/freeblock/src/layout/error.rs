@@ -174,6 +174,9 @@ pub enum LayoutError {
     /// FS2 refused a setting, or its replica table does not match the map.
     #[error(transparent)]
     Fs2(#[from] super::fs2::Fs2Error),
+    /// The log-structured layout refused a configuration, an operation or a recovery.
+    #[error(transparent)]
+    Lfs(#[from] super::lfs::LfsError),
 }
 
 /// `byte N` or `record R at byte N`, for [`LayoutError::Corrupt`].

@@ -13,7 +13,7 @@
 //!   │            · dirty bits (a copy that differs from the block's home)           │
 //!   │ allocator  free space near the head, k equidistant candidates (alloc)         │
 //!   │ journal    the map on stable storage: snapshot + journal, crash-safe          │
-//!   │ policies   range writes · rearrangement (reserved cylinders, hot list) · FS2  │
+//!   │ policies   range writes · rearrangement (hot list) · FS2 replicas · LFS       │
 //!   └───────────────────────────────────────────────────────────────────────────────┘
 //!        │ physical I/Os, each with candidate starts   ▲ completion: where it went
 //!        ▼                                             │
@@ -30,6 +30,7 @@
 //! | range writes | [`rangewrite`] | writes that place themselves, reads of the nearest copy |
 //! | range writes for plain requests | [`request_rangewrite`] | any workload's writes offered free places near the heads (an experiment's `[layout] type = "range_writes"`) |
 //! | streams | [`streams`] | workloads that allocate their own writes through the map |
+//! | log-structured layout | [`lfs`] | segments, a buffer cache, cleaning in the foreground or with free bandwidth |
 //!
 //! A policy's own I/O (copying a block in, writing a replica) is served one of three ways, chosen
 //! per I/O ([`Service`]): as foreground requests, in idle time, or with free bandwidth through
@@ -43,6 +44,7 @@ pub mod alloc;
 pub mod error;
 pub mod fs2;
 pub mod journal;
+pub mod lfs;
 pub mod map;
 pub mod policy;
 pub mod rangewrite;

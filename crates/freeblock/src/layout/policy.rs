@@ -179,6 +179,13 @@ pub trait LayoutPolicy: Send + AsAny {
     /// Whatever makes the request unservable (an unmapped block, a bad candidate…).
     fn translate(&mut self, ctx: &mut LayoutCtx<'_>, io: &LogicalIo<'_>, out: &mut Vec<PhysIo>) -> Result<()>;
 
+    /// Whether the policy may serve a request from memory (a buffer cache, a write buffer):
+    /// [`translate`](Self::translate) then returns no I/O and the engine completes the request
+    /// at once, with no disk time. Default false: an empty translation is an error.
+    fn serves_from_memory(&self) -> bool {
+        false
+    }
+
     /// A physical I/O was chosen and starts now at candidate `chosen`.
     fn dispatched(&mut self, _io: &PhysIo, _chosen: usize) {}
 

@@ -83,6 +83,7 @@
 
 pub mod days;
 pub mod error;
+pub mod postmark;
 pub mod spec;
 pub mod synthetic;
 pub mod trace;

@@ -1,0 +1,122 @@
+//! `freeblock repro lfs-cleaning`: paper 000 §5 (free cleaning of LFS segments) — PostMark
+//! transactions/s against utilisation for ORIGINAL, FREEBLOCK, IDEAL and ours, with the paper's
+//! statements beside ours. The runs are [`freeblock::lfs_cleaning`]'s; this module only prints,
+//! plots and writes CSV.
+
+use std::fmt::Write as _;
+
+use freeblock::lfs_cleaning::{self as lc, LfsCleaningConfig, Point, Run};
+use serde::Serialize;
+
+use crate::commands::ReproArgs;
+use crate::plot::{lines, Line};
+use crate::progress::Runs;
+use crate::table::Table;
+use crate::CmdResult;
+
+#[derive(Serialize)]
+struct Report<'a> {
+    config: &'a LfsCleaningConfig,
+    disk: String,
+    points: &'a [Point],
+    statements: Vec<lc::Statement>,
+    plot: String,
+    data: String,
+}
+
+fn csv(points: &[Point]) -> Result<String, std::fmt::Error> {
+    let mut s = String::from("utilisation_pct,files,cleaner,tps,measured_s,cleaning_s,foreground_segments,free_segments,free_blocks_moved,read_misses,segment_writes,delayed_foreground,end_utilisation_pct\n");
+    for p in points {
+        let mut row = |name: &str, tps: f64, r: &Run| {
+            let st = &r.stats;
+            writeln!(
+                s,
+                "{:.1},{},{name},{tps:.3},{:.3},{:.3},{},{},{},{},{},{},{:.2}",
+                p.utilisation_pct,
+                p.files,
+                st.measured_ns as f64 / 1e9,
+                st.cleaning_ns() as f64 / 1e9,
+                st.foreground_segments,
+                st.free_segments,
+                st.free_blocks_moved,
+                st.read_misses,
+                st.segment_writes,
+                r.delayed_foreground,
+                r.end_utilisation_pct
+            )
+        };
+        row("ORIGINAL", p.original.tps, &p.original)?;
+        row("IDEAL", p.ideal_tps, &p.original)?;
+        row("FREEBLOCK", p.freeblock.tps, &p.freeblock)?;
+        row("FREEBLOCK+IDLE", p.ours.tps, &p.ours)?;
+    }
+    Ok(s)
+}
+
+pub fn lfs_cleaning(a: &ReproArgs) -> CmdResult {
+    let mut cfg = if a.quick { LfsCleaningConfig::quick() } else { LfsCleaningConfig::paper() };
+    if let Some(t) = a.threads {
+        cfg.threads = t.max(1);
+    }
+    let disk = cfg.disk()?;
+    let total = cfg.utilisations.len() * 3;
+    let pb = Runs::new("lfs-cleaning", total as u64, a.quiet || a.json);
+    let points = lc::sweep(&cfg, &|_| pb.inc())?;
+    pb.finish();
+    let statements = lc::statements(&points);
+
+    std::fs::create_dir_all(&a.out)?;
+    let data = a.out.join("lfs-cleaning.csv");
+    std::fs::write(&data, csv(&points)?).map_err(|e| format!("{}: {e}", data.display()))?;
+    let plot = a.out.join("lfs-cleaning.svg");
+    let series = |label: &str, f: &dyn Fn(&Point) -> f64| Line { label: label.to_string(), points: points.iter().map(|p| (p.utilisation_pct, f(p))).collect() };
+    let lines_ = [
+        series("ORIGINAL", &|p| p.original.tps),
+        series("FREEBLOCK", &|p| p.freeblock.tps),
+        series("IDEAL", &|p| p.ideal_tps),
+        series("FREEBLOCK+IDLE (ours)", &|p| p.ours.tps),
+    ];
+    lines(&plot, "PostMark on a 400 MB LFS, Atlas 10K one surface (paper 000 Fig. 7)", "file-system utilisation (%)", "transactions/s", &lines_, &[])?;
+
+    if a.json {
+        let report = Report { config: &cfg, disk: disk.spec().description.clone(), points: &points, statements, plot: plot.display().to_string(), data: data.display().to_string() };
+        outln!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    outln!("Paper 000 §5: PostMark ({} transactions, run twice, the second measured) on a {} MB log, {} ({} MB)", cfg.postmark.transactions, cfg.lfs_bytes >> 20, disk.spec().description, (disk.capacity() * 512) >> 20);
+    outln!("CPU time {} ms per file operation (ours: the paper measured a 550 MHz Pentium III); buffer cache {} MB.", cfg.postmark.cpu_ns_per_op as f64 / 1e6, (cfg.cache_blocks * 4096) >> 20);
+    outln!("");
+    let mut t = Table::new(["util %", "files", "ORIGINAL", "FREEBLOCK", "IDEAL", "ours (+IDLE)", "ORIG/IDEAL", "FREE/IDEAL", "FREE/ORIG", "ours/IDEAL", "end util % (ORIG)", "fg segs (ORIG/FREE)", "delayed (FREE)"]);
+    for p in &points {
+        let r = |x: f64| if p.ideal_tps > 0.0 { format!("{:.2}", x / p.ideal_tps) } else { "-".into() };
+        t.row([
+            format!("{:.0}", p.utilisation_pct),
+            p.files.to_string(),
+            format!("{:.1}", p.original.tps),
+            format!("{:.1}", p.freeblock.tps),
+            format!("{:.1}", p.ideal_tps),
+            format!("{:.1}", p.ours.tps),
+            r(p.original.tps),
+            r(p.freeblock.tps),
+            format!("{:.2}", p.freeblock.tps / p.original.tps.max(1e-9)),
+            r(p.ours.tps),
+            format!("{:.1}", p.original.end_utilisation_pct),
+            format!("{}/{}", p.original.stats.foreground_segments, p.freeblock.stats.foreground_segments),
+            p.freeblock.delayed_foreground.to_string(),
+        ]);
+    }
+    let failed: Vec<String> = points.iter().flat_map(|p| [&p.original, &p.freeblock, &p.ours].into_iter().filter_map(move |r| r.failed.as_ref().map(|e| format!("{:.0}% {:?}: {e}", p.utilisation_pct, r.cleaner)))).collect();
+    outln!("{}", t.render());
+    for f in &failed {
+        outln!("failed run (tps 0): {f}");
+    }
+    outln!("The paper's statements beside ours:");
+    let mut s = Table::new(["paper", "paper value", "ours", "where", "verdict"]);
+    for st in &statements {
+        s.row([st.paper.clone(), if st.paper_value.is_nan() { "-".into() } else { format!("{:.2}", st.paper_value) }, if st.ours.is_nan() { "-".into() } else { format!("{:.2}", st.ours) }, st.how.clone(), if st.agrees { "agrees".into() } else { "MISS".into() }]);
+    }
+    outln!("{}", s.render());
+    outln!("plot: {}", plot.display());
+    outln!("data: {}", data.display());
+    Ok(())
+}

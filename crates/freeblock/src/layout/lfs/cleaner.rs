@@ -1,0 +1,136 @@
+//! The cleaners: which segments to clean, and the foreground cleaner that every kind falls back
+//! on when free segments run out.
+
+use serde::{Deserialize, Serialize};
+
+use super::error::LfsError;
+use super::log::{Flushed, Log};
+
+/// How segments are cleaned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CleanerKind {
+    /// Paper 000's ORIGINAL: LLD's cleaner with cost-benefit selection, in the foreground, when
+    /// free segments drop below `min_free`.
+    Original,
+    /// Paper 000's FREEBLOCK: below a higher threshold, several segments' summaries and live
+    /// blocks are read with free bandwidth (in any order) and the live blocks appended to the
+    /// segment being filled; the foreground cleaner stays as the fallback.
+    Freeblock,
+    /// Ours: FREEBLOCK whose reads are also served in idle time (the freeblock subsystem's
+    /// idle-time service), so the gaps between requests clean too.
+    FreeblockIdle,
+}
+
+impl CleanerKind {
+    /// Every kind.
+    pub const ALL: [CleanerKind; 3] = [CleanerKind::Original, CleanerKind::Freeblock, CleanerKind::FreeblockIdle];
+
+    /// Whether background (free) cleaning runs.
+    #[must_use]
+    pub fn cleans_free(self) -> bool {
+        !matches!(self, CleanerKind::Original)
+    }
+
+    /// The name used in reports.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            CleanerKind::Original => "ORIGINAL",
+            CleanerKind::Freeblock => "FREEBLOCK",
+            CleanerKind::FreeblockIdle => "FREEBLOCK+IDLE (ours)",
+        }
+    }
+}
+
+/// The background cleaner's settings (FREEBLOCK kinds).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FreeCleaning {
+    /// Start cleaning with free bandwidth when fewer segments than this are free. Default 24.
+    pub below_free: u32,
+    /// Segments being cleaned at once (more gives the freeblock planner more choice). Default 8.
+    pub parallel: u32,
+    /// Idle time before idle-time service starts, ms (FREEBLOCK+IDLE only). Default 1.
+    pub idle_after_ms: f64,
+}
+
+impl Default for FreeCleaning {
+    fn default() -> Self {
+        Self { below_free: 24, parallel: 8, idle_after_ms: 1.0 }
+    }
+}
+
+/// One I/O the cleaner or a segment write needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogIo {
+    /// A segment written (one I/O of the whole segment).
+    Write(Flushed),
+    /// A whole segment read by the foreground cleaner.
+    CleanRead {
+        /// The segment.
+        segment: u32,
+    },
+}
+
+/// The foreground cleaner: writes the segment being filled if it holds anything, then cleans
+/// segments chosen by cost-benefit — reading each whole and appending its live blocks to the
+/// segment being filled, writing that whenever it is full — until `clean_until` segments are
+/// free. Every I/O it needs is pushed to `out`, in order.
+///
+/// It starts with at least one free segment for the first write, and each later write carries
+/// the last blocks of at least one cleaned segment (a segment's live blocks fit in one), so a
+/// write never finds the log without a free segment.
+///
+/// On a nearly full log `clean_until` may be more than can be had: the cleaner then stops with
+/// what it has, as long as more than `min_free` segments are free.
+///
+/// # Errors
+/// [`LfsError::OutOfSpace`] when no segment has a dead block to gain and no more than
+/// `min_free` segments are free; a segment write's error.
+pub fn clean_foreground(log: &mut Log, out: &mut Vec<LogIo>) -> Result<u32, LfsError> {
+    let target = log.config().clean_until;
+    let data = log.config().data_blocks();
+    if let Some(f) = log.flush()? {
+        out.push(LogIo::Write(f));
+    }
+    let mut cleaned = 0;
+    while log.free_segments() < target {
+        if log.open_full() {
+            let f = log.flush()?.expect("a full segment has blocks");
+            out.push(LogIo::Write(f));
+            continue;
+        }
+        let Some(victim) = log.cost_benefit(1, &|_| false).first().copied() else {
+            // Everything live is in memory: writing it frees what it came from.
+            match log.flush()? {
+                Some(f) => {
+                    out.push(LogIo::Write(f));
+                    continue;
+                }
+                None => return out_of_space(log).map(|()| cleaned),
+            }
+        };
+        if log.live(victim) >= data {
+            return out_of_space(log).map(|()| cleaned);
+        }
+        out.push(LogIo::CleanRead { segment: victim });
+        for (logical, lbn) in log.live_in(victim) {
+            if log.open_full() {
+                let f = log.flush()?.expect("a full segment has blocks");
+                out.push(LogIo::Write(f));
+            }
+            log.relocate(logical, lbn)?;
+        }
+        cleaned += 1;
+    }
+    Ok(cleaned)
+}
+
+/// The cleaner can gain nothing more: enough if the writes still have their reserve.
+fn out_of_space(log: &Log) -> Result<(), LfsError> {
+    if log.free_segments() > log.config().min_free {
+        return Ok(());
+    }
+    Err(LfsError::OutOfSpace { free: log.free_segments(), live_blocks: log.live_blocks(), data_blocks: log.config().capacity_blocks() })
+}

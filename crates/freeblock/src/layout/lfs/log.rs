@@ -1,0 +1,526 @@
+//! The log itself: segments on the disk, the segment being filled in memory, the segment usage
+//! table, and the block map (on the layout layer's [`Journal`]) that says where every logical
+//! block lives. Everything here is instantaneous state; the policy ([`super::policy`]) turns
+//! what it does into timed disk I/O.
+//!
+//! A segment write is the durability point: the blocks go to a free segment with their summary,
+//! then the map records every block's new home and the journal commits. A crash loses the
+//! segment being filled (never acknowledged) and nothing else; recovery reads the map back from
+//! the journal, rebuilds the usage table from it, and checks every segment that holds live data
+//! against its on-disk summary.
+
+use std::collections::{BTreeSet, HashMap};
+
+use super::error::LfsError;
+use super::summary::{SegmentSummary, HOLE};
+use super::LfsConfig;
+use crate::layout::journal::{DirtyRule, Journal, MapOp, MemStorage};
+use crate::layout::map::{BlockMap, BlockState, Candidates, MapConfig, PhysRange, WriteRequest};
+
+type Result<T> = std::result::Result<T, LfsError>;
+
+/// What is on the platters of the partition: each block's contents (a value standing for its
+/// data) and each segment's summary block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Media {
+    /// Contents of every block of the partition, by block index.
+    pub data: Vec<u64>,
+    /// Each segment's summary bytes, once written.
+    pub summaries: Vec<Option<Vec<u8>>>,
+}
+
+/// Where a read finds its block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found {
+    /// In the segment being filled (memory).
+    Open(u64),
+    /// On the disk at sector `lbn`, holding `value`.
+    Disk {
+        /// First sector of the block.
+        lbn: u64,
+        /// Its contents.
+        value: u64,
+    },
+    /// Never written, or deleted.
+    Unmapped,
+}
+
+/// One segment write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flushed {
+    /// The segment written.
+    pub segment: u32,
+    /// Data slots used.
+    pub blocks: u32,
+    /// Of them, blocks the cleaner moved there.
+    pub cleaned: u32,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    logical: u64,
+    value: u64,
+    cleaned: bool,
+}
+
+/// The segment being filled.
+#[derive(Debug, Clone, Default)]
+struct OpenSegment {
+    slots: Vec<Option<Slot>>,
+    index: HashMap<u64, usize>,
+    /// Deleted blocks whose on-disk copy the next segment write unmaps.
+    deletes: BTreeSet<u64>,
+}
+
+/// What recovery found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recovered {
+    /// Journal bytes dropped as a torn tail.
+    pub dropped_bytes: u64,
+    /// Segments holding live data, each checked against its summary.
+    pub segments_checked: u32,
+    /// Live blocks.
+    pub live_blocks: u64,
+}
+
+/// The log-structured layout's state: see the module docs.
+pub struct Log {
+    cfg: LfsConfig,
+    map: BlockMap,
+    journal: Journal<MemStorage>,
+    media: Media,
+    /// The usage table: live blocks of each segment as the map has them.
+    durable_live: Vec<u32>,
+    /// Live blocks of each segment less those superseded in memory (rewritten or deleted in the
+    /// segment being filled): what cleaning it would have to move.
+    live: Vec<u32>,
+    /// Log clock at each segment's last write.
+    written_at: Vec<u64>,
+    /// Blocks appended to the log so far.
+    clock: u64,
+    open: OpenSegment,
+    free: u32,
+    cursor: u32,
+    flushes: u64,
+}
+
+impl std::fmt::Debug for Log {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Log").field("free", &self.free).field("clock", &self.clock).field("open", &self.open.slots.len()).finish_non_exhaustive()
+    }
+}
+
+impl Log {
+    /// An empty log on the partition `cfg` describes.
+    ///
+    /// # Errors
+    /// [`LfsError::Config`] for a bad configuration ([`LfsConfig::validate`]), and whatever the
+    /// journal refuses.
+    pub fn create(cfg: LfsConfig) -> Result<Self> {
+        cfg.validate()?;
+        let mut map = BlockMap::new(cfg.map_config())?;
+        for s in 0..cfg.segments {
+            map.pin(PhysRange::new(cfg.summary_lbn(s), cfg.block_sectors))?;
+        }
+        let journal = Journal::create(MemStorage::new(), &map)?;
+        let blocks = cfg.partition_blocks() as usize;
+        let media = Media { data: vec![0; blocks], summaries: vec![None; cfg.segments as usize] };
+        let n = cfg.segments as usize;
+        Ok(Self { free: cfg.segments, cfg, map, journal, media, durable_live: vec![0; n], live: vec![0; n], written_at: vec![0; n], clock: 0, open: OpenSegment::default(), cursor: 0, flushes: 0 })
+    }
+
+    /// The configuration.
+    #[must_use]
+    pub fn config(&self) -> &LfsConfig {
+        &self.cfg
+    }
+
+    /// Free segments (no live data on the disk).
+    #[must_use]
+    pub fn free_segments(&self) -> u32 {
+        self.free
+    }
+
+    /// Live blocks of `segment` that cleaning it would move.
+    #[must_use]
+    pub fn live(&self, segment: u32) -> u32 {
+        self.live[segment as usize]
+    }
+
+    /// Live blocks on the disk in `segment` (the usage table).
+    #[must_use]
+    pub fn usage(&self, segment: u32) -> u32 {
+        self.durable_live[segment as usize]
+    }
+
+    /// Live data blocks on the disk.
+    #[must_use]
+    pub fn live_blocks(&self) -> u64 {
+        self.map.stats().live
+    }
+
+    /// Data slots used in the segment being filled.
+    #[must_use]
+    pub fn open_len(&self) -> usize {
+        self.open.slots.len()
+    }
+
+    /// True when the segment being filled has no room left.
+    #[must_use]
+    pub fn open_full(&self) -> bool {
+        self.open.slots.len() >= self.cfg.data_blocks() as usize
+    }
+
+    /// True when the segment being filled is empty and no delete waits for the next write.
+    #[must_use]
+    pub fn open_empty(&self) -> bool {
+        self.open.slots.is_empty() && self.open.deletes.is_empty()
+    }
+
+    /// The log clock: blocks appended so far.
+    #[must_use]
+    pub fn clock(&self) -> u64 {
+        self.clock
+    }
+
+    /// Segment writes so far.
+    #[must_use]
+    pub fn flushes(&self) -> u64 {
+        self.flushes
+    }
+
+    /// The segment holding sector `lbn`, if it is in the partition.
+    #[must_use]
+    pub fn segment_of(&self, lbn: u64) -> Option<u32> {
+        self.cfg.segment_of(lbn)
+    }
+
+    fn check_logical(&self, logical: u64) -> Result<()> {
+        if logical >= self.cfg.logical_blocks {
+            return Err(LfsError::LogicalOutside { logical, logical_blocks: self.cfg.logical_blocks });
+        }
+        Ok(())
+    }
+
+    fn block_index(&self, lbn: u64) -> usize {
+        ((lbn - self.cfg.first_lbn) / self.cfg.block_sectors) as usize
+    }
+
+    /// Where `logical` is, and what it holds.
+    ///
+    /// # Errors
+    /// [`LfsError::LogicalOutside`].
+    pub fn read(&self, logical: u64) -> Result<Found> {
+        self.check_logical(logical)?;
+        if let Some(&i) = self.open.index.get(&logical) {
+            return Ok(Found::Open(self.open.slots[i].expect("indexed slots are filled").value));
+        }
+        if self.open.deletes.contains(&logical) {
+            return Ok(Found::Unmapped);
+        }
+        Ok(match self.map.first_copy(logical) {
+            Some(lbn) => Found::Disk { lbn, value: self.media.data[self.block_index(lbn)] },
+            None => Found::Unmapped,
+        })
+    }
+
+    /// The on-disk copy of `logical` stops counting as live in its segment (it is superseded in
+    /// memory), unless it already has.
+    fn supersede(&mut self, logical: u64) {
+        if self.open.index.contains_key(&logical) || self.open.deletes.contains(&logical) {
+            return;
+        }
+        if let Some(s) = self.map.first_copy(logical).and_then(|lbn| self.cfg.segment_of(lbn)) {
+            self.live[s as usize] -= 1;
+        }
+    }
+
+    /// Appends `value` as the new contents of `logical` to the segment being filled (or updates
+    /// it there). `cleaned` marks a block the cleaner moved.
+    ///
+    /// # Errors
+    /// [`LfsError::LogicalOutside`]; [`LfsError::Config`] if the segment being filled is full
+    /// (the caller writes it first).
+    pub fn append(&mut self, logical: u64, value: u64, cleaned: bool) -> Result<()> {
+        self.check_logical(logical)?;
+        if let Some(&i) = self.open.index.get(&logical) {
+            self.open.slots[i] = Some(Slot { logical, value, cleaned });
+            return Ok(());
+        }
+        if self.open_full() {
+            return Err(LfsError::Config { field: "segment_blocks", message: "append to a full segment (write it first)".into() });
+        }
+        self.supersede(logical);
+        self.open.deletes.remove(&logical);
+        self.open.index.insert(logical, self.open.slots.len());
+        self.open.slots.push(Some(Slot { logical, value, cleaned }));
+        Ok(())
+    }
+
+    /// Deletes `logical`: the next segment write unmaps its on-disk copy.
+    ///
+    /// # Errors
+    /// [`LfsError::LogicalOutside`].
+    pub fn delete(&mut self, logical: u64) -> Result<()> {
+        self.check_logical(logical)?;
+        self.supersede(logical);
+        if let Some(i) = self.open.index.remove(&logical) {
+            self.open.slots[i] = None;
+        }
+        if self.map.first_copy(logical).is_some() {
+            self.open.deletes.insert(logical);
+        }
+        Ok(())
+    }
+
+    /// The on-disk blocks of `segment` that are still live: `(logical, lbn)` in slot order.
+    #[must_use]
+    pub fn live_in(&self, segment: u32) -> Vec<(u64, u64)> {
+        (0..self.cfg.data_blocks())
+            .filter_map(|slot| {
+                let lbn = self.cfg.slot_lbn(segment, slot);
+                match self.map.state(lbn) {
+                    Ok(BlockState::Live { logical }) if self.is_live_at(logical, lbn) => Some((logical, lbn)),
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
+    /// True when `lbn` holds the current contents of `logical` (not superseded in memory).
+    #[must_use]
+    pub fn is_live_at(&self, logical: u64, lbn: u64) -> bool {
+        !self.open.index.contains_key(&logical) && !self.open.deletes.contains(&logical) && self.map.first_copy(logical) == Some(lbn)
+    }
+
+    /// Moves `logical`'s block at `lbn` into the segment being filled, if it is still live there
+    /// and the segment has room. Returns whether it moved.
+    ///
+    /// # Errors
+    /// As [`Log::append`].
+    pub fn relocate(&mut self, logical: u64, lbn: u64) -> Result<bool> {
+        if !self.is_live_at(logical, lbn) || self.open_full() {
+            return Ok(false);
+        }
+        let value = self.media.data[self.block_index(lbn)];
+        self.append(logical, value, true)?;
+        Ok(true)
+    }
+
+    /// The next free segment after the last one written, in log order.
+    fn next_free(&self) -> Option<u32> {
+        let n = self.cfg.segments;
+        (0..n).map(|i| (self.cursor + i) % n).find(|&s| self.durable_live[s as usize] == 0)
+    }
+
+    /// Writes the segment being filled to a free segment with its summary, records the blocks'
+    /// new homes in the map and commits the journal. Returns `None` when there was nothing to
+    /// write.
+    ///
+    /// # Errors
+    /// [`LfsError::NoFreeSegment`]; a map or journal error (then nothing has changed on the
+    /// disk that the map points to).
+    pub fn flush(&mut self) -> Result<Option<Flushed>> {
+        if self.open_empty() {
+            return Ok(None);
+        }
+        if self.open.slots.is_empty() {
+            // Only deletes: they ride on the next segment write.
+            return Ok(None);
+        }
+        let segment = self.next_free().ok_or(LfsError::NoFreeSegment { live_blocks: self.live_blocks(), data_blocks: self.cfg.capacity_blocks() })?;
+        let open = std::mem::take(&mut self.open);
+        let slots: Vec<u64> = open.slots.iter().map(|s| s.map_or(HOLE, |s| s.logical)).collect();
+        let summary = SegmentSummary { segment, written_at: self.clock, slots };
+        // The segment (data and summary) reaches the platters first…
+        for (i, s) in open.slots.iter().enumerate() {
+            if let Some(s) = s {
+                let b = self.block_index(self.cfg.slot_lbn(segment, i as u32));
+                self.media.data[b] = s.value;
+            }
+        }
+        self.media.summaries[segment as usize] = Some(summary.encode());
+        // …then the map points at it, in one commit.
+        for &logical in open.deletes.iter().filter(|l| !open.index.contains_key(l)) {
+            if let Some(old) = self.map.first_copy(logical) {
+                self.journal.log(&mut self.map, MapOp::Trim { logical, blocks: 1 })?;
+                self.unuse(old);
+            }
+        }
+        let mut blocks = 0;
+        let mut cleaned = 0;
+        for (i, s) in open.slots.iter().enumerate() {
+            let Some(s) = s else { continue };
+            let lbn = self.cfg.slot_lbn(segment, i as u32);
+            let old = self.map.first_copy(s.logical);
+            let req = WriteRequest { logical: s.logical, blocks: 1, candidates: Candidates::single(lbn) };
+            self.journal.log(&mut self.map, MapOp::Write { req, chosen: lbn })?;
+            if let Some(old) = old {
+                self.unuse(old);
+            }
+            self.durable_live[segment as usize] += 1;
+            blocks += 1;
+            cleaned += u32::from(s.cleaned);
+        }
+        self.journal.commit()?;
+        self.flushes += 1;
+        if self.cfg.checkpoint_every > 0 && self.flushes % u64::from(self.cfg.checkpoint_every) == 0 {
+            self.journal.checkpoint(&self.map)?;
+        }
+        self.live[segment as usize] = self.durable_live[segment as usize];
+        if self.durable_live[segment as usize] > 0 {
+            self.free -= 1;
+        }
+        self.written_at[segment as usize] = self.clock;
+        self.clock += open.slots.len() as u64;
+        self.cursor = (segment + 1) % self.cfg.segments;
+        Ok(Some(Flushed { segment, blocks, cleaned }))
+    }
+
+    /// The on-disk block at `lbn` is no longer live (its block was rewritten or deleted).
+    fn unuse(&mut self, lbn: u64) {
+        if let Some(s) = self.cfg.segment_of(lbn) {
+            let s = s as usize;
+            self.durable_live[s] -= 1;
+            if self.durable_live[s] == 0 {
+                self.free += 1;
+            }
+            // Superseded in memory already, or (a trim of a block not in memory) not counted.
+            self.live[s] = self.live[s].min(self.durable_live[s]);
+        }
+    }
+
+    /// The segments the cost-benefit policy (Rosenblum & Ousterhout) would clean first, best
+    /// first, at most `n`, skipping `exclude`: highest `(1 − u) · age / (1 + u)`, where `u` is the
+    /// fraction of the segment still live and `age` the log time since it was written. Free
+    /// segments, and segments already emptied in memory, are not candidates.
+    #[must_use]
+    pub fn cost_benefit(&self, n: usize, exclude: &dyn Fn(u32) -> bool) -> Vec<u32> {
+        let data = f64::from(self.cfg.data_blocks());
+        // The best `n`, best first (ties to the lower segment), kept by insertion: `n` is small.
+        let mut best: Vec<(f64, u32)> = Vec::with_capacity(n + 1);
+        for s in 0..self.cfg.segments {
+            let i = s as usize;
+            if self.durable_live[i] == 0 || self.live[i] == 0 || n == 0 {
+                continue;
+            }
+            let u = f64::from(self.live[i]) / data;
+            let age = (self.clock - self.written_at[i] + 1) as f64;
+            let score = (1.0 - u) * age / (1.0 + u);
+            if best.len() == n && best.last().is_some_and(|w| w.0 >= score) {
+                continue;
+            }
+            if exclude(s) {
+                continue;
+            }
+            let at = best.partition_point(|b| b.0 >= score);
+            best.insert(at, (score, s));
+            best.truncate(n);
+        }
+        best.into_iter().map(|(_, s)| s).collect()
+    }
+
+    /// Checks the usage table against the map: each segment's count equals its live blocks in
+    /// the map, the free count matches, and no segment counts more in memory than on disk.
+    ///
+    /// # Errors
+    /// [`LfsError::Unbalanced`] naming the first segment that does not balance.
+    pub fn check_usage(&self) -> Result<()> {
+        let mut counted = vec![0u32; self.cfg.segments as usize];
+        for (logical, loc) in self.map.mapped() {
+            let lbn = loc.copies[0];
+            let s = self.cfg.segment_of(lbn).ok_or(LfsError::Unbalanced { segment: u32::MAX, message: format!("logical block {logical} maps to sector {lbn}, outside every segment's data") })?;
+            counted[s as usize] += 1;
+        }
+        for s in 0..self.cfg.segments {
+            let i = s as usize;
+            if counted[i] != self.durable_live[i] {
+                return Err(LfsError::Unbalanced { segment: s, message: format!("the usage table says {} live blocks, the map {}", self.durable_live[i], counted[i]) });
+            }
+            let superseded = self.live_in(s).len() as u32;
+            if superseded != self.live[i] {
+                return Err(LfsError::Unbalanced { segment: s, message: format!("{} blocks counted live after the segment being filled, {superseded} found", self.live[i]) });
+            }
+        }
+        let free = self.durable_live.iter().filter(|&&n| n == 0).count() as u32;
+        if free != self.free {
+            return Err(LfsError::Unbalanced { segment: u32::MAX, message: format!("{} free segments counted, {free} found", self.free) });
+        }
+        Ok(())
+    }
+
+    /// A crash: everything in memory is lost; what survives is the journal's storage and the
+    /// platters.
+    #[must_use]
+    pub fn crash(self) -> (MemStorage, Media) {
+        (self.journal.into_storage(), self.media)
+    }
+
+    /// Mutable access to the platters, for tests that damage them.
+    pub fn media_mut(&mut self) -> &mut Media {
+        &mut self.media
+    }
+
+    /// Recovers a log after a crash: the map from the journal, the usage table from the map, and
+    /// every segment holding live data checked against its summary.
+    ///
+    /// # Errors
+    /// [`LfsError::CorruptSummary`] naming the segment whose summary is missing, damaged, or
+    /// names other blocks than the map puts there; a journal error ([`LfsError::Map`]).
+    pub fn recover(cfg: LfsConfig, storage: MemStorage, media: Media) -> Result<(Self, Recovered)> {
+        cfg.validate()?;
+        let (journal, map, report) = Journal::open(storage, DirtyRule::Logged)?;
+        if *map.config() != cfg.map_config() {
+            return Err(LfsError::Config { field: "segments", message: "the journal's map was made for another partition".into() });
+        }
+        let n = cfg.segments as usize;
+        let mut durable_live = vec![0u32; n];
+        let mut slots_of: Vec<Vec<(u32, u64)>> = vec![Vec::new(); n];
+        for (logical, loc) in map.mapped() {
+            let lbn = loc.copies[0];
+            let s = cfg.segment_of(lbn).ok_or_else(|| LfsError::CorruptSummary { segment: u32::MAX, lbn, reason: format!("the map puts logical block {logical} outside every segment's data") })?;
+            durable_live[s as usize] += 1;
+            slots_of[s as usize].push((cfg.slot_of(lbn), logical));
+        }
+        let mut written_at = vec![0u64; n];
+        let mut clock = 0;
+        let mut checked = 0;
+        for s in 0..cfg.segments {
+            if durable_live[s as usize] == 0 {
+                continue;
+            }
+            let lbn = cfg.summary_lbn(s);
+            let corrupt = |reason: String| LfsError::CorruptSummary { segment: s, lbn, reason };
+            let bytes = media.summaries.get(s as usize).and_then(Option::as_ref).ok_or_else(|| corrupt("missing, but the map has live blocks there".into()))?;
+            let summary = SegmentSummary::decode(bytes, s).map_err(corrupt)?;
+            for &(slot, logical) in &slots_of[s as usize] {
+                let named = summary.slots.get(slot as usize).copied();
+                if named != Some(logical) {
+                    let says = named.map_or("nothing".to_string(), |l| if l == HOLE { "a hole".into() } else { format!("logical block {l}") });
+                    return Err(corrupt(format!("slot {slot} holds {says}, but the map puts logical block {logical} there")));
+                }
+            }
+            written_at[s as usize] = summary.written_at;
+            clock = clock.max(summary.written_at + summary.slots.len() as u64);
+            checked += 1;
+        }
+        let free = durable_live.iter().filter(|&&c| c == 0).count() as u32;
+        let live_blocks = map.stats().live;
+        let log = Self { live: durable_live.clone(), durable_live, written_at, clock, open: OpenSegment::default(), free, cursor: 0, flushes: 0, cfg, map, journal, media };
+        Ok((log, Recovered { dropped_bytes: report.bytes_dropped, segments_checked: checked, live_blocks }))
+    }
+
+    /// The block map (read-only).
+    #[must_use]
+    pub fn map(&self) -> &BlockMap {
+        &self.map
+    }
+}
+
+impl LfsConfig {
+    /// The block map's configuration: the partition, with `logical_blocks` addresses.
+    #[must_use]
+    pub fn map_config(&self) -> MapConfig {
+        MapConfig { first_lbn: self.first_lbn, sectors: self.partition_blocks() * self.block_sectors, block_sectors: self.block_sectors, logical_blocks: self.logical_blocks }
+    }
+}

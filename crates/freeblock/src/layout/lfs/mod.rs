@@ -1,0 +1,71 @@
+//! # A log-structured layout, and cleaning its segments with free bandwidth
+//!
+//! A log-structured layout (LFS; Rosenblum & Ousterhout) never writes a block in place: every
+//! write is appended to the *segment being filled* in memory, and a full segment goes to a free
+//! segment on the disk in one large I/O, so writes cost one positioning per segment rather than
+//! one per block. The price is *cleaning*: rewritten and deleted blocks leave dead space behind,
+//! and before free segments run out some partly live segment must be read and its live blocks
+//! written again, so that the segment comes free. Cleaning in the foreground of a busy system
+//! can cost it a factor of three or four of its throughput (paper 000 §5); its reads can instead
+//! use the free bandwidth of freeblock scheduling, in the rotational latency of foreground
+//! requests, where they cost the foreground nothing.
+//!
+//! ```text
+//!   write(l) ─► segment being filled (memory) ── full ──► one I/O: 127 data blocks + summary
+//!   read(l) ──► segment being filled? ─► buffer cache (LRU)? ─► disk read of l's block
+//!                                                                     │
+//!   disk partition:  ┌─────────┬─────────┬─────────┬─────────┬───────┐
+//!                    │ seg 0   │ seg 1   │ seg 2   │ seg 3   │  …    │   each: 127 data + summary
+//!                    │ ▓▓░▓░░S │ ▓▓▓▓▓▓S │ (free)  │ ░▓░░░░S │       │   ▓ live  ░ dead  S summary
+//!                    └─────────┴─────────┴─────────┴─────────┴───────┘
+//!   usage table: live blocks per segment (from the block map, on the journal)
+//!
+//!   cleaning seg 3:  read its summary S ─► which slots are live ─► read those blocks
+//!                    ─► append them to the segment being filled ─► seg 3 is free once that is written
+//!     ORIGINAL:  all of it in the foreground, when fewer than 2 segments are free
+//!     FREEBLOCK: the reads as freeblock requests (any order) when fewer than 24 are free,
+//!                8 segments at a time; the foreground cleaner stays as the fallback
+//! ```
+//!
+//! | piece | file | what it owns |
+//! |---|---|---|
+//! | configuration | [`config`] | the partition, segment shape (4 KB blocks, 128 per segment), thresholds |
+//! | segment summary | [`summary`] | the on-disk record of which logical block each slot holds |
+//! | the log | [`log`] | segments, the segment being filled, the usage table, the map and journal, recovery |
+//! | buffer cache | [`cache`] | the LRU cache of blocks in front of the log |
+//! | cleaners | [`cleaner`] | ORIGINAL, FREEBLOCK, ours; cost-benefit choice; the foreground cleaner |
+//! | policy | [`policy`] | the layout as a policy of the engine: requests, segment writes, free reads |
+//!
+//! **Choosing what to clean.** Cost-benefit: the segment with the highest `(1 − u) · age / (1 + u)`
+//! (`u` its live fraction, `age` the log time since it was written): space gained, weighted by
+//! how long it is likely to stay free, over the cost of reading the segment and writing `u` of it.
+//!
+//! **Durability.** A segment write is the commit point: the segment and its summary reach the
+//! disk, then the block map (the layout layer's [`BlockMap`](crate::layout::BlockMap)) records
+//! the blocks' new homes and its [`Journal`](crate::layout::Journal) commits; the segment usage
+//! table is the map's count of live blocks per segment. A crash loses the segment being filled
+//! and nothing acknowledged; recovery ([`Log::recover`]) replays the journal and checks every
+//! segment that holds live data against its summary, refusing a damaged one.
+//!
+//! **Costs in the engine.** A request that fills the segment being filled waits for its write;
+//! a request that finds free segments short waits for the foreground cleaner (its reads and
+//! writes become parts of that request); a read that misses the cache waits for the disk; the
+//! rest complete from memory ([`LayoutPolicy::serves_from_memory`](crate::layout::LayoutPolicy::serves_from_memory)).
+//! Free cleaning reads are [`Service::Free`](crate::layout::Service::Free) I/O; the segment
+//! writes they fill are foreground writes, as in the paper.
+
+pub mod cache;
+pub mod cleaner;
+pub mod config;
+pub mod error;
+pub mod log;
+pub mod policy;
+pub mod summary;
+
+pub use cache::BufferCache;
+pub use cleaner::{clean_foreground, CleanerKind, FreeCleaning, LogIo};
+pub use config::LfsConfig;
+pub use error::LfsError;
+pub use log::{Flushed, Found, Log, Media, Recovered};
+pub use policy::{LfsPolicy, LfsStats, TrimQueue};
+pub use summary::SegmentSummary;

@@ -1,0 +1,387 @@
+//! The log-structured layout as a policy of the one engine: requests go through the buffer cache
+//! and the segment being filled; segment writes, cache misses and foreground cleaning become
+//! parts of the request that needs them (it waits for them, as a synchronous file system would);
+//! free cleaning reads are the policy's own [`Service::Free`] I/O.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use freeblock_disk::{Op, SimTime};
+use serde::Serialize;
+
+use super::cache::BufferCache;
+use super::cleaner::{clean_foreground, CleanerKind, FreeCleaning, LogIo};
+use super::error::LfsError;
+use super::log::{Found, Log};
+use super::LfsConfig;
+use crate::layout::error::{LayoutError, Result};
+use crate::layout::policy::{Completed, LayoutCtx, LayoutPolicy, LogicalIo, PhysIo, Service};
+
+/// Deletes a workload hands the layout: the engine's requests are reads and writes, so a file
+/// system's "these blocks are free now" (a block device's TRIM) travels beside them. The policy
+/// applies what is queued before it translates the next request.
+#[derive(Debug, Clone, Default)]
+pub struct TrimQueue(Arc<Mutex<Vec<(u64, u64)>>>);
+
+impl TrimQueue {
+    /// Queues a delete of `blocks` logical blocks from `logical`.
+    pub fn push(&self, logical: u64, blocks: u64) {
+        self.0.lock().expect("the trim queue is never poisoned").push((logical, blocks));
+    }
+
+    fn drain(&self) -> Vec<(u64, u64)> {
+        std::mem::take(&mut *self.0.lock().expect("the trim queue is never poisoned"))
+    }
+}
+
+const KIND_SHIFT: u32 = 56;
+const LOW: u64 = (1 << KIND_SHIFT) - 1;
+/// A cache miss.
+const TAG_READ: u64 = 1;
+/// A segment write a request waits for (low bits: cleaned blocks in it).
+const TAG_WRITE: u64 = 2;
+/// A foreground cleaner's segment read.
+const TAG_CLEAN_READ: u64 = 3;
+/// A free read of a segment's summary (low bits: the segment).
+const TAG_FREE_SUMMARY: u64 = 4;
+/// A free read of a run of live blocks (low bits: the run's id).
+const TAG_FREE_RUN: u64 = 5;
+/// A segment write that free cleaning filled (low bits: cleaned blocks in it).
+const TAG_FREE_WRITE: u64 = 6;
+
+fn tag(kind: u64, low: u64) -> u64 {
+    kind << KIND_SHIFT | (low & LOW)
+}
+
+/// Counts of what the layout did, for reports and the reproduction.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LfsStats {
+    /// Requests translated (all of them).
+    pub requests: u64,
+    /// Blocks read that the segment being filled or the cache held.
+    pub read_hits: u64,
+    /// Blocks read from the disk.
+    pub read_misses: u64,
+    /// Segment writes.
+    pub segment_writes: u64,
+    /// Foreground cleaner runs.
+    pub foreground_cleanings: u64,
+    /// Segments the foreground cleaner read.
+    pub foreground_segments: u64,
+    /// Segments whose summary free cleaning read.
+    pub free_segments: u64,
+    /// Blocks free cleaning moved.
+    pub free_blocks_moved: u64,
+    /// Blocks free cleaning read that were dead by then.
+    pub free_blocks_dead: u64,
+    /// Blocks free cleaning read but left (no room without the last free segments).
+    pub free_blocks_left: u64,
+    /// Measured phase: simulated ns from its first request to its last event.
+    pub measured_ns: u64,
+    /// Measured phase: disk time of foreground cleaning reads, ns.
+    pub clean_read_ns: u64,
+    /// Measured phase: disk time of segment writes, ns.
+    pub segment_write_ns: u64,
+    /// Measured phase: the share of segment writes that carried cleaned blocks, ns.
+    pub clean_write_ns: u64,
+}
+
+impl LfsStats {
+    /// All cleaning cost in the measured phase: foreground cleaning reads plus the cleaned
+    /// blocks' share of segment writes (what IDEAL takes out), ns.
+    #[must_use]
+    pub fn cleaning_ns(&self) -> u64 {
+        self.clean_read_ns + self.clean_write_ns
+    }
+}
+
+/// A log-structured layout policy (see the module docs).
+pub struct LfsPolicy {
+    log: Log,
+    cache: BufferCache,
+    kind: CleanerKind,
+    free: FreeCleaning,
+    trims: TrimQueue,
+    /// Segments free cleaning is reading → reads outstanding.
+    in_progress: BTreeMap<u32, u32>,
+    /// Free reads of live blocks under way: id → (segment, blocks as (logical, lbn)).
+    runs: HashMap<u64, (u32, Vec<(u64, u64)>)>,
+    next_run: u64,
+    /// Contents stamp of the next block written.
+    next_value: u64,
+    measure_from: u64,
+    measure_start: Option<SimTime>,
+    last_time: SimTime,
+    stats: LfsStats,
+}
+
+impl LfsPolicy {
+    /// A policy over a new, empty log.
+    ///
+    /// # Errors
+    /// [`LfsError::Config`] for a bad configuration.
+    pub fn new(cfg: LfsConfig, kind: CleanerKind, free: FreeCleaning, trims: TrimQueue) -> std::result::Result<Self, LfsError> {
+        if free.parallel == 0 {
+            return Err(LfsError::Config { field: "free.parallel", message: "must be at least 1".into() });
+        }
+        Ok(Self {
+            log: Log::create(cfg)?,
+            cache: BufferCache::new(cfg.cache_blocks),
+            kind,
+            free,
+            trims,
+            in_progress: BTreeMap::new(),
+            runs: HashMap::new(),
+            next_run: 0,
+            next_value: 1,
+            measure_from: 0,
+            measure_start: None,
+            last_time: 0,
+            stats: LfsStats::default(),
+        })
+    }
+
+    /// Measures from the request after the first `requests` (a benchmark's warm-up).
+    #[must_use]
+    pub fn measuring_after(mut self, requests: u64) -> Self {
+        self.measure_from = requests;
+        self
+    }
+
+    /// What it did.
+    #[must_use]
+    pub fn stats(&self) -> &LfsStats {
+        &self.stats
+    }
+
+    /// The log.
+    #[must_use]
+    pub fn log(&self) -> &Log {
+        &self.log
+    }
+
+    /// The buffer cache.
+    #[must_use]
+    pub fn cache(&self) -> &BufferCache {
+        &self.cache
+    }
+
+    fn bs(&self) -> u64 {
+        self.log.config().block_sectors
+    }
+
+    fn seen(&mut self, t: SimTime) {
+        self.last_time = self.last_time.max(t);
+        if let Some(start) = self.measure_start {
+            self.stats.measured_ns = self.last_time - start;
+        }
+    }
+
+    /// The I/O of a segment write or a foreground cleaning read.
+    fn phys(&mut self, io: LogIo, write_kind: u64) -> PhysIo {
+        let cfg = *self.log.config();
+        match io {
+            LogIo::Write(f) => {
+                self.stats.segment_writes += 1;
+                PhysIo::at(Op::Write, cfg.segment_lbn(f.segment), cfg.segment_sectors(), tag(write_kind, u64::from(f.cleaned)))
+            }
+            LogIo::CleanRead { segment } => PhysIo::at(Op::Read, cfg.segment_lbn(segment), cfg.segment_sectors(), tag(TAG_CLEAN_READ, u64::from(segment))),
+        }
+    }
+
+    /// Free cleaning runs while fewer segments than this are free: the configured threshold, but
+    /// never more than half the dead space (in segments), so that it always gains space and stops
+    /// once it has what can be had — on a nearly full log it could otherwise clean for ever.
+    fn free_target(&self) -> u32 {
+        let cfg = self.log.config();
+        let dead = cfg.capacity_blocks().saturating_sub(self.log.live_blocks()) / u64::from(cfg.data_blocks());
+        self.free.below_free.min(u32::try_from(dead / 2).unwrap_or(u32::MAX))
+    }
+
+    /// Starts free cleaning of more segments when free segments are short.
+    fn start_free_cleaning(&mut self, ctx: &mut LayoutCtx<'_>) {
+        if !self.kind.cleans_free() || self.log.free_segments() >= self.free_target() {
+            return;
+        }
+        let want = (self.free.parallel as usize).saturating_sub(self.in_progress.len());
+        if want == 0 {
+            return;
+        }
+        let busy = &self.in_progress;
+        let victims = self.log.cost_benefit(want, &|s| busy.contains_key(&s));
+        let cfg = *self.log.config();
+        for s in victims {
+            ctx.submit(PhysIo::at(Op::Read, cfg.summary_lbn(s), cfg.block_sectors, tag(TAG_FREE_SUMMARY, u64::from(s))), Service::Free);
+            self.in_progress.insert(s, 1);
+            self.stats.free_segments += 1;
+        }
+    }
+
+    fn read_done(&mut self, segment: u32) {
+        if let Some(n) = self.in_progress.get_mut(&segment) {
+            *n -= 1;
+            if *n == 0 {
+                self.in_progress.remove(&segment);
+            }
+        }
+    }
+
+    /// A segment's summary is in: read its live blocks, a run of neighbours per read.
+    fn summary_read(&mut self, ctx: &mut LayoutCtx<'_>, segment: u32) {
+        let bs = self.bs();
+        let live = self.log.live_in(segment);
+        let mut runs: Vec<Vec<(u64, u64)>> = Vec::new();
+        for b in live {
+            match runs.last_mut() {
+                Some(run) if run.last().is_some_and(|&(_, lbn)| lbn + bs == b.1) => run.push(b),
+                _ => runs.push(vec![b]),
+            }
+        }
+        for run in runs {
+            let id = self.next_run;
+            self.next_run += 1;
+            ctx.submit(PhysIo::at(Op::Read, run[0].1, run.len() as u64 * bs, tag(TAG_FREE_RUN, id)), Service::Free);
+            self.runs.insert(id, (segment, run));
+            *self.in_progress.entry(segment).or_insert(0) += 1;
+        }
+        self.read_done(segment);
+    }
+
+    /// Live blocks read with free bandwidth: append those still live to the segment being
+    /// filled. A full segment is written (a foreground write) only while that leaves the
+    /// foreground cleaner its reserve; otherwise the block stays for a later cleaning.
+    fn run_read(&mut self, ctx: &mut LayoutCtx<'_>, id: u64) -> std::result::Result<(), LfsError> {
+        let Some((segment, blocks)) = self.runs.remove(&id) else { return Ok(()) };
+        let reserve = self.log.config().min_free + 2;
+        for (logical, lbn) in blocks {
+            if !self.log.is_live_at(logical, lbn) {
+                self.stats.free_blocks_dead += 1;
+                continue;
+            }
+            if self.log.open_full() {
+                if self.log.free_segments() < reserve {
+                    self.stats.free_blocks_left += 1;
+                    continue;
+                }
+                if let Some(f) = self.log.flush()? {
+                    let io = self.phys(LogIo::Write(f), TAG_FREE_WRITE);
+                    ctx.submit(io, Service::Foreground);
+                }
+            }
+            if self.log.relocate(logical, lbn)? {
+                self.stats.free_blocks_moved += 1;
+            }
+        }
+        self.read_done(segment);
+        Ok(())
+    }
+
+    fn translate_inner(&mut self, ctx: &mut LayoutCtx<'_>, io: &LogicalIo<'_>, out: &mut Vec<PhysIo>) -> std::result::Result<(), LfsError> {
+        for (logical, blocks) in self.trims.drain() {
+            for l in logical..logical.saturating_add(blocks) {
+                self.log.delete(l)?;
+                self.cache.remove(l);
+            }
+        }
+        if self.log.free_segments() <= self.log.config().min_free {
+            let mut ios = Vec::new();
+            let segments = clean_foreground(&mut self.log, &mut ios)?;
+            self.stats.foreground_cleanings += 1;
+            self.stats.foreground_segments += u64::from(segments);
+            for x in ios {
+                let p = self.phys(x, TAG_WRITE);
+                out.push(p);
+            }
+        }
+        let bs = self.bs();
+        if io.lbn % bs != 0 || io.sectors % bs != 0 || io.sectors == 0 {
+            return Err(LfsError::Config { field: "request", message: format!("sectors {}..{} are not whole {bs}-sector blocks", io.lbn, io.lbn + io.sectors) });
+        }
+        let first = io.lbn / bs;
+        let blocks = io.sectors / bs;
+        if io.op.is_read() {
+            let mut misses: Vec<(u64, u64)> = Vec::new();
+            for l in first..first + blocks {
+                match self.log.read(l)? {
+                    Found::Open(_) | Found::Unmapped => self.stats.read_hits += 1,
+                    Found::Disk { lbn, value } => {
+                        if self.cache.get(l).is_some() {
+                            self.stats.read_hits += 1;
+                        } else {
+                            self.stats.read_misses += 1;
+                            self.cache.insert(l, value);
+                            match misses.last_mut() {
+                                Some((start, n)) if *start + *n * bs == lbn => *n += 1,
+                                _ => misses.push((lbn, 1)),
+                            }
+                        }
+                    }
+                }
+            }
+            out.extend(misses.into_iter().map(|(lbn, n)| PhysIo::at(Op::Read, lbn, n * bs, tag(TAG_READ, 0))));
+        } else {
+            for l in first..first + blocks {
+                if self.log.open_full() {
+                    if let Some(f) = self.log.flush()? {
+                        let p = self.phys(LogIo::Write(f), TAG_WRITE);
+                        out.push(p);
+                    }
+                }
+                self.log.append(l, self.next_value, false)?;
+                self.cache.insert(l, self.next_value);
+                self.next_value += 1;
+            }
+        }
+        self.start_free_cleaning(ctx);
+        Ok(())
+    }
+}
+
+impl LayoutPolicy for LfsPolicy {
+    fn name(&self) -> String {
+        format!("lfs ({})", self.kind.label())
+    }
+
+    fn logical_sectors(&self) -> Option<u64> {
+        Some(self.log.config().logical_blocks * self.bs())
+    }
+
+    fn serves_from_memory(&self) -> bool {
+        true
+    }
+
+    fn translate(&mut self, ctx: &mut LayoutCtx<'_>, io: &LogicalIo<'_>, out: &mut Vec<PhysIo>) -> Result<()> {
+        if self.stats.requests == self.measure_from && self.measure_start.is_none() {
+            self.measure_start = Some(ctx.now);
+            self.stats.clean_read_ns = 0;
+            self.stats.segment_write_ns = 0;
+            self.stats.clean_write_ns = 0;
+        }
+        self.stats.requests += 1;
+        self.seen(ctx.now);
+        self.translate_inner(ctx, io, out).map_err(LayoutError::from)
+    }
+
+    fn complete(&mut self, ctx: &mut LayoutCtx<'_>, done: &Completed<'_>) -> Result<()> {
+        self.seen(done.time);
+        let (kind, low) = (done.io.tag >> KIND_SHIFT, done.io.tag & LOW);
+        let busy = done.access.map_or(0, |a| a.end - a.start);
+        let measuring = self.measure_start.is_some();
+        match kind {
+            TAG_WRITE | TAG_FREE_WRITE if measuring => {
+                self.stats.segment_write_ns += busy;
+                self.stats.clean_write_ns += busy * low / u64::from(self.log.config().data_blocks());
+            }
+            TAG_CLEAN_READ if measuring => self.stats.clean_read_ns += busy,
+            TAG_FREE_SUMMARY => self.summary_read(ctx, low as u32),
+            TAG_FREE_RUN => self.run_read(ctx, low).map_err(LayoutError::from)?,
+            _ => {}
+        }
+        self.start_free_cleaning(ctx);
+        Ok(())
+    }
+
+    fn report(&self) -> serde_json::Value {
+        serde_json::to_value(&self.stats).unwrap_or(serde_json::Value::Null)
+    }
+}

@@ -1,0 +1,345 @@
+//! A PostMark-like small-file workload at block level, for the log-structured layout (paper 000
+//! §5 ran PostMark 1.11 on LLD).
+//!
+//! PostMark creates a pool of files, then runs transactions, each one access to an existing file
+//! (read it whole, or append to it) and one file manipulation (create a file, or delete one), in
+//! 1:1 ratios. Here a file is a run of 4 KB logical blocks in a slot of its own, a directory is
+//! one block rewritten when a file is created in it or deleted from it, and a delete tells the
+//! layout which blocks are free through a [`TrimQueue`].
+//!
+//! ```text
+//!   logical blocks: [ dir 0 … dir 99 | slot 0 (4 blocks) | slot 1 | … ]
+//!   pool:         create × files                         (writes: file blocks, its directory)
+//!   transaction:  read (all blocks) | append (1 B–4 KB, to 10 KB)  then  create | delete (trim + directory)
+//!   phases:       the transactions run twice; only the second is measured
+//! ```
+//!
+//! | setting | paper 000 §5 | here |
+//! |---|---|---|
+//! | file size | 5–10 KB (PostMark's default) | uniform 5120–10240 bytes, whole 4 KB blocks on disk |
+//! | subdirectories | 100 | 100, one block each |
+//! | transactions | 25 000, run twice, second measured | the same |
+//! | read:append, create:delete | 1:1, 1:1 | the same |
+//! | append size | PostMark's | 1 byte–4 KB; a file at 10 KB rewrites its last block instead (our choice: keeps the utilisation near its target) |
+//! | CPU time | measured on a 550 MHz Pentium III | a fixed 0.25 ms per file operation (our assumption) |
+//!
+//! Requests are [`ArrivalKind::ClosedDelay`]: one outstanding, each file operation's first
+//! request issued its CPU time after the previous request completed.
+
+// `x % n == 0` rather than `is_multiple_of` (Rust 1.87), as in the rest of the workspace.
+#![allow(clippy::manual_is_multiple_of)]
+
+use std::collections::VecDeque;
+
+use freeblock_disk::Op;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use super::{ArrivalKind, Request, Workload, WorkloadError};
+use crate::layout::lfs::{LfsError, TrimQueue};
+
+/// PostMark's parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PostmarkSpec {
+    /// Files in the initial pool (sets the utilisation).
+    pub files: u32,
+    /// Transactions per phase. Default 25 000.
+    pub transactions: u32,
+    /// Transaction phases; only the last is measured. Default 2.
+    pub phases: u32,
+    /// Subdirectories. Default 100.
+    pub directories: u32,
+    /// Smallest file, bytes. Default 5120.
+    pub min_bytes: u64,
+    /// Largest file, bytes (appends stop there). Default 10240.
+    pub max_bytes: u64,
+    /// Largest append, bytes. Default 4096.
+    pub append_max_bytes: u64,
+    /// Block size, bytes. Default 4096.
+    pub block_bytes: u64,
+    /// Blocks in a file's slot (at least `max_bytes`). Default 4.
+    pub slot_blocks: u64,
+    /// CPU time of one file operation, ns. Default 250 000.
+    pub cpu_ns_per_op: u64,
+    /// Seed.
+    pub seed: u64,
+}
+
+impl Default for PostmarkSpec {
+    fn default() -> Self {
+        Self { files: 1000, transactions: 25_000, phases: 2, directories: 100, min_bytes: 5120, max_bytes: 10_240, append_max_bytes: 4096, block_bytes: 4096, slot_blocks: 4, cpu_ns_per_op: 250_000, seed: 1 }
+    }
+}
+
+impl PostmarkSpec {
+    /// Mean blocks of a new file.
+    #[must_use]
+    pub fn mean_file_blocks(&self) -> f64 {
+        let n = (self.max_bytes - self.min_bytes + 1) as f64;
+        let total: u64 = (self.min_bytes..=self.max_bytes).map(|b| b.div_ceil(self.block_bytes)).sum();
+        total as f64 / n
+    }
+
+    /// The spec whose initial pool fills `utilisation` of `data_blocks` (directories included).
+    ///
+    /// # Errors
+    /// [`LfsError::OverFull`] for a utilisation over 100% (or not a positive number).
+    pub fn for_utilisation(utilisation: f64, data_blocks: u64, base: PostmarkSpec) -> Result<Self, LfsError> {
+        if !(utilisation.is_finite() && utilisation > 0.0 && utilisation <= 1.0) {
+            return Err(LfsError::OverFull { utilisation_pct: utilisation * 100.0, data_blocks });
+        }
+        let want = utilisation * data_blocks as f64 - f64::from(base.directories);
+        let files = (want.max(0.0) / base.mean_file_blocks()).round() as u32;
+        Ok(Self { files, ..base })
+    }
+
+    /// Logical blocks the workload may address: the directories and a slot per file that could
+    /// ever exist at once.
+    #[must_use]
+    pub fn logical_blocks(&self) -> u64 {
+        let slots = u64::from(self.files) + u64::from(self.transactions) * u64::from(self.phases);
+        u64::from(self.directories) + slots * self.slot_blocks
+    }
+
+    /// Checks the numbers.
+    ///
+    /// # Errors
+    /// [`WorkloadError::Invalid`] naming the field.
+    pub fn validate(&self) -> Result<(), WorkloadError> {
+        if self.block_bytes == 0 || self.block_bytes % 512 != 0 {
+            return Err(WorkloadError::invalid("block_bytes", format!("must be a positive multiple of 512, not {}", self.block_bytes)));
+        }
+        if self.min_bytes == 0 || self.min_bytes > self.max_bytes {
+            return Err(WorkloadError::invalid("min_bytes", format!("must be from 1 to max_bytes ({}), not {}", self.max_bytes, self.min_bytes)));
+        }
+        if self.max_bytes > self.slot_blocks * self.block_bytes {
+            return Err(WorkloadError::invalid("max_bytes", format!("{} does not fit a slot of {} blocks", self.max_bytes, self.slot_blocks)));
+        }
+        if self.directories == 0 || self.phases == 0 || self.append_max_bytes == 0 {
+            return Err(WorkloadError::invalid("directories", "directories, phases and append_max_bytes must be at least 1"));
+        }
+        Ok(())
+    }
+
+    /// The workload, handing deletes to `trims`.
+    ///
+    /// # Errors
+    /// As [`PostmarkSpec::validate`].
+    pub fn build(&self, trims: TrimQueue) -> Result<PostmarkWorkload, WorkloadError> {
+        self.validate()?;
+        Ok(PostmarkWorkload {
+            spec: *self,
+            rng: ChaCha8Rng::seed_from_u64(self.seed),
+            trims,
+            live: Vec::new(),
+            size: Vec::new(),
+            dir: Vec::new(),
+            free_slots: Vec::new(),
+            queue: VecDeque::new(),
+            created: 0,
+            transactions: 0,
+            issued: 0,
+            last_phase_from: None,
+        })
+    }
+
+    /// Requests issued before the last phase begins (the run's warm-up), found by generating
+    /// the workload without running it.
+    ///
+    /// # Errors
+    /// As [`PostmarkSpec::validate`].
+    pub fn warmup_requests(&self) -> Result<u64, WorkloadError> {
+        let mut dry = self.build(TrimQueue::default())?;
+        while dry.last_phase_from.is_none() {
+            if dry.next_request()?.is_none() {
+                break;
+            }
+        }
+        Ok(dry.last_phase_from.unwrap_or(dry.issued))
+    }
+}
+
+enum Item {
+    Request(Request),
+    Trim(u64, u64),
+}
+
+/// The running workload (see the module docs).
+pub struct PostmarkWorkload {
+    spec: PostmarkSpec,
+    rng: ChaCha8Rng,
+    trims: TrimQueue,
+    /// Slots of the files that exist.
+    live: Vec<u32>,
+    /// Bytes of the file in each slot.
+    size: Vec<u64>,
+    /// Directory of the file in each slot.
+    dir: Vec<u32>,
+    free_slots: Vec<u32>,
+    queue: VecDeque<Item>,
+    created: u32,
+    transactions: u64,
+    issued: u64,
+    last_phase_from: Option<u64>,
+}
+
+impl PostmarkWorkload {
+    /// Transactions generated so far.
+    #[must_use]
+    pub fn transactions(&self) -> u64 {
+        self.transactions
+    }
+
+    /// Files that exist.
+    #[must_use]
+    pub fn files(&self) -> usize {
+        self.live.len()
+    }
+
+    fn sectors_per_block(&self) -> u64 {
+        self.spec.block_bytes / 512
+    }
+
+    fn slot_first_block(&self, slot: u32) -> u64 {
+        u64::from(self.spec.directories) + u64::from(slot) * self.spec.slot_blocks
+    }
+
+    fn request(&mut self, first_block: u64, blocks: u64, op: Op, cpu: bool) {
+        let spb = self.sectors_per_block();
+        let time = if cpu { self.spec.cpu_ns_per_op } else { 0 };
+        let sectors = u32::try_from(blocks * spb).unwrap_or(u32::MAX);
+        self.queue.push_back(Item::Request(Request::new(time, first_block * spb, sectors, op)));
+    }
+
+    fn create(&mut self) {
+        let slot = self.free_slots.pop().unwrap_or_else(|| {
+            self.size.push(0);
+            self.dir.push(0);
+            (self.size.len() - 1) as u32
+        });
+        let bytes = self.rng.gen_range(self.spec.min_bytes..=self.spec.max_bytes);
+        let dir = self.rng.gen_range(0..self.spec.directories);
+        self.size[slot as usize] = bytes;
+        self.dir[slot as usize] = dir;
+        self.live.push(slot);
+        let first = self.slot_first_block(slot);
+        self.request(first, bytes.div_ceil(self.spec.block_bytes), Op::Write, true);
+        self.request(u64::from(dir), 1, Op::Write, false);
+    }
+
+    fn delete(&mut self) {
+        let i = self.rng.gen_range(0..self.live.len());
+        let slot = self.live.swap_remove(i);
+        self.queue.push_back(Item::Trim(self.slot_first_block(slot), self.spec.slot_blocks));
+        let dir = u64::from(self.dir[slot as usize]);
+        self.free_slots.push(slot);
+        self.request(dir, 1, Op::Write, true);
+    }
+
+    fn access(&mut self) {
+        let slot = self.live[self.rng.gen_range(0..self.live.len())];
+        let first = self.slot_first_block(slot);
+        let bs = self.spec.block_bytes;
+        let old = self.size[slot as usize];
+        if self.rng.gen_bool(0.5) {
+            self.request(first, old.div_ceil(bs), Op::Read, true);
+        } else {
+            let add = self.rng.gen_range(1..=self.spec.append_max_bytes);
+            let new = (old + add).min(self.spec.max_bytes);
+            self.size[slot as usize] = new;
+            // From the block holding the old end (rewritten when partly full) to the new end; a
+            // full file rewrites its last block.
+            let from = if new == old { (new - 1) / bs } else { old / bs };
+            let to = new.div_ceil(bs);
+            self.request(first + from, to - from, Op::Write, true);
+        }
+    }
+
+    fn generate(&mut self) -> bool {
+        if self.created < self.spec.files {
+            self.created += 1;
+            self.create();
+            return true;
+        }
+        let total = u64::from(self.spec.transactions) * u64::from(self.spec.phases);
+        if self.transactions >= total {
+            return false;
+        }
+        let last_phase_start = u64::from(self.spec.transactions) * u64::from(self.spec.phases - 1);
+        if self.transactions == last_phase_start {
+            self.last_phase_from = Some(self.issued);
+        }
+        self.transactions += 1;
+        if self.live.is_empty() {
+            self.create();
+            return true;
+        }
+        self.access();
+        if self.rng.gen_bool(0.5) || self.live.len() <= 1 {
+            self.create();
+        } else {
+            self.delete();
+        }
+        true
+    }
+}
+
+impl Workload for PostmarkWorkload {
+    fn next_request(&mut self) -> Result<Option<Request>, WorkloadError> {
+        loop {
+            match self.queue.pop_front() {
+                Some(Item::Trim(first, blocks)) => self.trims.push(first, blocks),
+                Some(Item::Request(r)) => {
+                    self.issued += 1;
+                    return Ok(Some(r));
+                }
+                None => {
+                    if !self.generate() {
+                        return Ok(None);
+                    }
+                }
+            }
+        }
+    }
+
+    fn arrival(&self) -> ArrivalKind {
+        ArrivalKind::ClosedDelay
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pool_fills_its_share_and_the_same_seed_gives_the_same_requests() {
+        let spec = PostmarkSpec::for_utilisation(0.5, 10_000, PostmarkSpec { transactions: 500, ..PostmarkSpec::default() }).unwrap();
+        assert!((spec.mean_file_blocks() - 2.4).abs() < 0.01, "{}", spec.mean_file_blocks());
+        let collect = || {
+            let q = TrimQueue::default();
+            let mut w = spec.build(q).unwrap();
+            let mut v = Vec::new();
+            while let Some(r) = w.next_request().unwrap() {
+                assert!(r.end() <= spec.logical_blocks() * 8);
+                v.push(r);
+            }
+            (v, w.transactions())
+        };
+        let (a, t) = collect();
+        assert_eq!(t, 1000);
+        assert_eq!(a, collect().0);
+        let warm = spec.warmup_requests().unwrap();
+        assert!(warm > u64::from(spec.files) && warm < a.len() as u64, "{warm} of {}", a.len());
+        let pool_blocks: u64 = a[..2 * spec.files as usize].iter().filter(|r| r.lbn >= 800).map(|r| u64::from(r.sectors) / 8).sum();
+        let share = (pool_blocks + 100) as f64 / 10_000.0;
+        assert!((share - 0.5).abs() < 0.03, "{share}");
+    }
+
+    #[test]
+    fn over_full_is_refused() {
+        let e = PostmarkSpec::for_utilisation(1.05, 1000, PostmarkSpec::default()).unwrap_err().to_string();
+        assert!(e.contains("105.0%") && e.contains("over 100%"), "{e}");
+    }
+}

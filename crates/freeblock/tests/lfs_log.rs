@@ -1,0 +1,210 @@
+//! The log-structured layout's log, off the engine: nothing acknowledged is ever lost, through
+//! random writes, deletes, cleaning and crashes; the segment usage table balances; bad input is
+//! refused with a clear error.
+
+use std::collections::HashMap;
+
+use freeblock::layout::lfs::{clean_foreground, Found, LfsConfig, LfsError, Log};
+use proptest::prelude::*;
+
+/// A small log: 12 segments of 8 blocks (7 data), 64 logical blocks.
+fn small() -> LfsConfig {
+    LfsConfig { first_lbn: 0, segments: 12, segment_blocks: 8, block_sectors: 8, logical_blocks: 64, cache_blocks: 0, min_free: 2, clean_until: 4, checkpoint_every: 5 }
+}
+
+#[derive(Debug, Clone)]
+enum Step {
+    Write(u64),
+    Delete(u64),
+    Read(u64),
+    Sync,
+    Clean,
+    Crash,
+}
+
+/// A segment write acknowledges everything done before it: every write and delete reaches
+/// the disk with the first segment written after it.
+fn acknowledge(log: &Log, flushes: &mut u64, latest: &HashMap<u64, Option<u64>>, acked: &mut HashMap<u64, Option<u64>>) {
+    if log.flushes() != *flushes {
+        *flushes = log.flushes();
+        acked.clone_from(latest);
+    }
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        6 => (0u64..40).prop_map(Step::Write),
+        2 => (0u64..40).prop_map(Step::Delete),
+        3 => (0u64..40).prop_map(Step::Read),
+        1 => Just(Step::Sync),
+        1 => Just(Step::Clean),
+        1 => Just(Step::Crash),
+    ]
+}
+
+/// What a read of `l` finds.
+fn value(log: &Log, l: u64) -> Option<u64> {
+    match log.read(l).unwrap() {
+        Found::Open(v) | Found::Disk { value: v, .. } => Some(v),
+        Found::Unmapped => None,
+    }
+}
+
+/// Keeps the log writable the way the policy does: the foreground cleaner before free segments
+/// run short, a segment write when the one being filled is full.
+fn make_room(log: &mut Log) {
+    if log.free_segments() <= log.config().min_free {
+        clean_foreground(log, &mut Vec::new()).unwrap();
+    }
+    if log.open_full() {
+        log.flush().unwrap();
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Every read returns the latest write (before a crash) or the latest acknowledged one (a
+    /// write is acknowledged when its segment is written); the usage table balances after
+    /// every step.
+    #[test]
+    fn nothing_acknowledged_is_lost(steps in prop::collection::vec(step(), 1..400)) {
+        let cfg = small();
+        let mut log = Log::create(cfg).unwrap();
+        // Latest contents (None: deleted) and what the disk has acknowledged.
+        let mut latest: HashMap<u64, Option<u64>> = HashMap::new();
+        let mut acked: HashMap<u64, Option<u64>> = HashMap::new();
+        let mut flushes = log.flushes();
+        let mut next = 1u64;
+        for s in steps {
+            match s {
+                Step::Write(l) => {
+                    make_room(&mut log);
+                    acknowledge(&log, &mut flushes, &latest, &mut acked);
+                    log.append(l, next, false).unwrap();
+                    latest.insert(l, Some(next));
+                    next += 1;
+                }
+                Step::Delete(l) => {
+                    log.delete(l).unwrap();
+                    latest.insert(l, None);
+                }
+                Step::Read(l) => {
+                    prop_assert_eq!(value(&log, l), latest.get(&l).copied().flatten(), "read of {}", l);
+                }
+                Step::Sync => {
+                    make_room(&mut log);
+                    log.flush().unwrap();
+                    acknowledge(&log, &mut flushes, &latest, &mut acked);
+                }
+                Step::Clean => {
+                    make_room(&mut log);
+                    clean_foreground(&mut log, &mut Vec::new()).unwrap();
+                    acknowledge(&log, &mut flushes, &latest, &mut acked);
+                }
+                Step::Crash => {
+                    let (storage, media) = log.crash();
+                    let (recovered, _) = Log::recover(cfg, storage, media).unwrap();
+                    log = recovered;
+                    latest = acked.clone();
+                    flushes = log.flushes();
+                }
+            }
+            log.check_usage().map_err(|e| TestCaseError::fail(e.to_string()))?;
+            for (&l, &v) in &latest {
+                prop_assert_eq!(value(&log, l), v, "logical block {} after a step", l);
+            }
+        }
+    }
+}
+
+/// Fills a small log and writes a few segments.
+fn filled() -> (LfsConfig, Log) {
+    let cfg = small();
+    let mut log = Log::create(cfg).unwrap();
+    for i in 0..30u64 {
+        make_room(&mut log);
+        log.append(i % 20, 100 + i, false).unwrap();
+    }
+    log.flush().unwrap();
+    (cfg, log)
+}
+
+#[test]
+fn recovery_refuses_a_corrupt_segment_summary() {
+    let (cfg, mut log) = filled();
+    let seg = (0..cfg.segments).find(|&s| log.usage(s) > 0).unwrap();
+    let summary = log.media_mut().summaries[seg as usize].as_mut().unwrap();
+    summary[30] ^= 0xff;
+    let (storage, media) = log.crash();
+    let e = Log::recover(cfg, storage, media).unwrap_err();
+    assert!(matches!(e, LfsError::CorruptSummary { segment, .. } if segment == seg), "{e}");
+    let msg = e.to_string();
+    assert!(msg.contains(&format!("segment {seg}'s summary")) && msg.contains("CRC"), "{msg}");
+}
+
+#[test]
+fn recovery_refuses_a_summary_that_disagrees_with_the_map() {
+    let (cfg, mut log) = filled();
+    let seg = (0..cfg.segments).find(|&s| log.usage(s) > 0).unwrap();
+    // A summary that is intact but describes another segment's blocks.
+    let other = (0..cfg.segments).find(|&s| s != seg && log.usage(s) > 0).unwrap();
+    let mut wrong = freeblock::layout::lfs::SegmentSummary::decode(log.media_mut().summaries[other as usize].as_ref().unwrap(), other).unwrap();
+    wrong.segment = seg;
+    wrong.slots.iter_mut().for_each(|l| *l = l.wrapping_add(1));
+    log.media_mut().summaries[seg as usize] = Some(wrong.encode());
+    let (storage, media) = log.crash();
+    let e = Log::recover(cfg, storage, media).unwrap_err().to_string();
+    assert!(e.contains(&format!("segment {seg}")) && e.contains("the map puts logical block"), "{e}");
+}
+
+#[test]
+fn a_clean_recovery_checks_every_segment_with_live_data() {
+    let (cfg, log) = filled();
+    let live = log.live_blocks();
+    let used = (0..cfg.segments).filter(|&s| log.usage(s) > 0).count() as u32;
+    let (storage, media) = log.crash();
+    let (back, report) = Log::recover(cfg, storage, media).unwrap();
+    assert_eq!(report.segments_checked, used);
+    assert_eq!(back.live_blocks(), live);
+    back.check_usage().unwrap();
+}
+
+#[test]
+fn a_segment_that_does_not_fit_the_disk_is_refused() {
+    let disk = freeblock_disk::library::media("atlas10k").unwrap();
+    // 64 MB segments, 400 of them: far past a 9 GB disk.
+    let cfg = LfsConfig { segments: 400, segment_blocks: 16_384, ..LfsConfig::new(0, 400 << 20, 1000, 0) };
+    let e = cfg.validate_for(&disk).unwrap_err().to_string();
+    assert!(e.contains("past the disk's") && e.contains("16384 blocks"), "{e}");
+    // A segment larger than the whole partition.
+    let none = LfsConfig::new(0, 100_000, 1000, 0);
+    let e = none.validate_for(&disk).unwrap_err().to_string();
+    assert!(e.contains("no whole segment"), "{e}");
+    // A summary that cannot fit its one block.
+    let big = LfsConfig { segment_blocks: 1000, ..LfsConfig::new(0, 400 << 20, 1000, 0) };
+    let e = big.validate().unwrap_err().to_string();
+    assert!(e.contains("lfs.segment_blocks") && e.contains("more than one 4096-byte block"), "{e}");
+}
+
+#[test]
+fn a_log_with_nothing_dead_to_clean_says_it_is_out_of_space() {
+    let cfg = LfsConfig { logical_blocks: 100, ..small() };
+    let mut log = Log::create(cfg).unwrap();
+    let mut err = None;
+    for l in 0..cfg.logical_blocks {
+        if log.free_segments() <= cfg.min_free {
+            if let Err(e) = clean_foreground(&mut log, &mut Vec::new()) {
+                err = Some(e);
+                break;
+            }
+        }
+        if log.open_full() {
+            log.flush().unwrap();
+        }
+        log.append(l, l, false).unwrap();
+    }
+    let e = err.expect("100 live blocks cannot fit 84 slots");
+    assert!(matches!(e, LfsError::OutOfSpace { .. }), "{e}");
+    assert!(e.to_string().contains("out of space"), "{e}");
+}
