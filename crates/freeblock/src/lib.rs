@@ -23,6 +23,7 @@
 
 pub mod bench;
 pub mod des;
+pub mod energy;
 pub mod error;
 pub mod experiment;
 pub mod free_mining;

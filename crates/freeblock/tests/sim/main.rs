@@ -1,6 +1,7 @@
 //! Simulator properties: one integration binary, one module per behaviour.
 
 mod determinism;
+mod energy;
 mod prediction;
 mod rotational_latency;
 mod scheduler_order;
