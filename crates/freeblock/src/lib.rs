@@ -36,6 +36,7 @@ pub mod report;
 pub mod repro;
 pub mod request;
 pub mod sched;
+pub mod seek_profile;
 pub mod sim;
 pub mod validate;
 pub mod workload;
