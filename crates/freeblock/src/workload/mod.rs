@@ -100,7 +100,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::request::Request;
 pub use days::{DaysSpec, DaysWorkload};
 pub use error::WorkloadError;
-pub use scattered_files::{FilePlan, ScatteredFilesSpec, ScatteredFilesWorkload};
+pub use scattered_files::{FilePlan, Paper003Run, ScatteredFilesSpec, ScatteredFilesWorkload};
 pub use spec::{TraceSpec, WorkloadSpec};
 pub use synthetic::{
     LocalitySpec, OltpSpec, RandomSpec, RandomWorkload, SequentialSpec, SequentialWorkload,

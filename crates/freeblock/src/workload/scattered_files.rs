@@ -27,7 +27,7 @@
 //! |---|---|---|
 //! | blocks | the disk is cut into blocks of `block_sectors`; requests cover whole blocks | `block_sectors` (8: ext2's 4 KB) |
 //! | block groups | groups of `group_blocks` blocks; the first `fill_fraction` of each is occupied, the rest is free (the free space FS2 may fill) | `group_blocks` (32 768: ext2's 128 MB), `fill_fraction` (0.9) |
-//! | regions | `regions` areas of `region_groups` consecutive groups each, at distinct places drawn uniformly over the disk | `regions` (4), `region_groups` (2) |
+//! | regions | `regions` areas of `region_groups` consecutive groups each, at distinct places drawn uniformly within a span of `spread` of the disk (itself at a place drawn uniformly) | `regions` (4), `region_groups` (2), `spread` (1: the whole disk) |
 //! | files | `files` files of ⌈Exp(`mean_file_blocks`)⌉ blocks each, at most `max_file_blocks` | `files` (200), `mean_file_blocks` (8), `max_file_blocks` (256) |
 //! | scattering | a file is cut into extents of `extent_blocks` blocks (the last may be shorter); each extent goes to a region drawn uniformly and to a free slot of the occupied area drawn uniformly in it, so no two extents overlap | `extent_blocks` (4) |
 //! | a pass | every file in order, each extent read with requests of at most `request_blocks` blocks | `request_blocks` (16: 64 KB) |
@@ -36,7 +36,7 @@
 //! | arrivals | closed: the simulator's tasks issue the next request when the last is done, after `think_time_ms` | `think_time_ms` (0) |
 //!
 //! Everything is drawn from one [`ChaCha8Rng`] seeded from the seed given to `build`, in a fixed
-//! order (regions, then per file its size and per extent its region and slot, then per pass per
+//! order (the span, the regions, then per file its size and per extent its region and slot, then per pass per
 //! request read or write), so the same spec, capacity and seed give the same requests.
 //! [`ScatteredFilesSpec::plan`] hands the layout out (files, free space) for a layout policy or
 //! a reproduction to use.
@@ -81,6 +81,9 @@ fn default_regions() -> u32 {
 fn default_region_groups() -> u32 {
     2
 }
+fn default_spread() -> f64 {
+    1.0
+}
 fn default_extent_blocks() -> u32 {
     4
 }
@@ -105,6 +108,7 @@ fn default_write_fraction() -> f64 {
 /// passes = 10
 /// # regions = 4               # areas of the disk the files are spread over (2: cvs update)
 /// # region_groups = 2         # block groups per region
+/// # spread = 1.0              # share of the disk the regions lie within
 /// # mean_file_blocks = 8      # file size: ceil(Exp(mean)) blocks, at most max_file_blocks
 /// # max_file_blocks = 256
 /// # extent_blocks = 4         # largest contiguous piece of a file
@@ -155,6 +159,10 @@ pub struct ScatteredFilesSpec {
     /// Consecutive block groups per region (≥ 1). Default 2.
     #[serde(default = "default_region_groups")]
     pub region_groups: u32,
+    /// Share of the disk the regions lie within, in (0, 1] (at least room for the regions).
+    /// Default 1: anywhere on the disk; smaller keeps the head's travel between regions short.
+    #[serde(default = "default_spread")]
+    pub spread: f64,
     /// Largest contiguous piece of a file, blocks (≥ 1). Default 4.
     #[serde(default = "default_extent_blocks")]
     pub extent_blocks: u32,
@@ -183,6 +191,7 @@ impl Default for ScatteredFilesSpec {
             fill_fraction: default_fill_fraction(),
             regions: default_regions(),
             region_groups: default_region_groups(),
+            spread: default_spread(),
             extent_blocks: default_extent_blocks(),
             request_blocks: default_request_blocks(),
             passes: default_passes(),
@@ -234,7 +243,66 @@ fn invalid(field: &str, message: impl Into<String>) -> WorkloadError {
     WorkloadError::invalid(field, message)
 }
 
+/// Which of paper 003's runs a [`ScatteredFilesSpec::paper003`] preset stands in for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Paper003Run {
+    /// TPC-W (§4.3, Table 2): Ext2 busy 31%, access 8.2 ms (3.8 seek, 4.3 rotation), 90 mJ.
+    Tpcw,
+    /// `cvs update` (§4.4, Table 3): Ext2 busy 82%.
+    CvsUpdate,
+    /// `startx` (§4.5, Table 4): Ext2 busy 37%.
+    Startx,
+    /// SURGE web server (§4.6, Table 5): Ext2 busy 13%.
+    Surge,
+}
+
+impl Paper003Run {
+    /// All four, in the paper's order.
+    pub const ALL: [Paper003Run; 4] = [Paper003Run::Tpcw, Paper003Run::CvsUpdate, Paper003Run::Startx, Paper003Run::Surge];
+
+    /// Short name (`tpcw`, `cvs`, `startx`, `surge`).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Paper003Run::Tpcw => "tpcw",
+            Paper003Run::CvsUpdate => "cvs",
+            Paper003Run::Startx => "startx",
+            Paper003Run::Surge => "surge",
+        }
+    }
+
+    /// The share of time the paper's disk was busy on Ext2 (the table captions).
+    #[must_use]
+    pub fn ext2_busy(self) -> f64 {
+        match self {
+            Paper003Run::Tpcw => 0.31,
+            Paper003Run::CvsUpdate => 0.82,
+            Paper003Run::Startx => 0.37,
+            Paper003Run::Surge => 0.13,
+        }
+    }
+}
+
 impl ScatteredFilesSpec {
+    /// A preset with the shape of one of paper 003's runs, for the WD 80 GB drive (`wd800`): 7
+    /// passes (the paper reports the 7th run), regions within a tenth of the disk, and a think
+    /// time chosen so that the disk is about as busy as the paper's was on Ext2. The file
+    /// counts and sizes are ours (the paper does not give them): TPC-W has a few large database
+    /// files in five regions with 10% writes; `cvs update` many small files in two regions (the
+    /// working copy and the repository) with 5% writes; `startx` binaries and libraries in four
+    /// regions; SURGE many small static files in three, read-only. On `wd800` the TPC-W preset
+    /// gives Ext2's access breakdown: about 8.2 ms, 3.5 ms of seek, 4.1 of rotation.
+    #[must_use]
+    pub fn paper003(run: Paper003Run) -> Self {
+        let base = Self { passes: 7, spread: 0.1, ..Self::default() };
+        match run {
+            Paper003Run::Tpcw => Self { regions: 5, files: 300, mean_file_blocks: 16.0, extent_blocks: 8, write_fraction: 0.1, think_time_ms: 18.0, ..base },
+            Paper003Run::CvsUpdate => Self { regions: 2, files: 400, mean_file_blocks: 8.0, extent_blocks: 4, write_fraction: 0.05, think_time_ms: 1.5, ..base },
+            Paper003Run::Startx => Self { regions: 4, files: 150, mean_file_blocks: 24.0, extent_blocks: 8, write_fraction: 0.0, think_time_ms: 14.0, ..base },
+            Paper003Run::Surge => Self { regions: 3, files: 500, mean_file_blocks: 4.0, extent_blocks: 4, write_fraction: 0.0, think_time_ms: 50.0, ..base },
+        }
+    }
+
     /// Think time, ns.
     #[must_use]
     pub fn think_time_ns(&self) -> SimTime {
@@ -265,6 +333,9 @@ impl ScatteredFilesSpec {
         }
         if !(self.fill_fraction.is_finite() && self.fill_fraction > 0.0 && self.fill_fraction <= 1.0) {
             return Err(invalid("fill_fraction", format!("must be a fraction in (0, 1], got {}", self.fill_fraction)));
+        }
+        if !(self.spread.is_finite() && self.spread > 0.0 && self.spread <= 1.0) {
+            return Err(invalid("spread", format!("must be a fraction in (0, 1], got {}", self.spread)));
         }
         if !(self.write_fraction.is_finite() && (0.0..=1.0).contains(&self.write_fraction)) {
             return Err(invalid("write_fraction", format!("must be a fraction in [0, 1], got {}", self.write_fraction)));
@@ -309,10 +380,13 @@ impl ScatteredFilesSpec {
             return Err(invalid("fill_fraction", format!("{} of a {}-block group leaves no room for an extent of {extent_blocks} blocks", self.fill_fraction, self.group_blocks)));
         }
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        // Regions on distinct, non-overlapping runs of groups, numbered in the order drawn.
-        let regions: Vec<Extent> = sample(&mut rng, usize::try_from(slots_of_regions).unwrap_or(usize::MAX), self.regions as usize)
+        // The span the regions lie in (at least room for them all), then the regions on
+        // distinct, non-overlapping runs of groups in it, numbered in the order drawn.
+        let span_slots = ((slots_of_regions as f64 * self.spread).floor() as u64).clamp(u64::from(self.regions), slots_of_regions);
+        let span_start = rng.gen_range(0..=slots_of_regions - span_slots);
+        let regions: Vec<Extent> = sample(&mut rng, usize::try_from(span_slots).unwrap_or(usize::MAX), self.regions as usize)
             .into_iter()
-            .map(|i| Extent { lbn: i as u64 * region_groups * group_sectors, sectors: region_groups * group_sectors })
+            .map(|i| Extent { lbn: (span_start + i as u64) * region_groups * group_sectors, sectors: region_groups * group_sectors })
             .collect();
 
         // File sizes, then per extent a region and a slot; slots taken are remembered so that
@@ -483,6 +557,7 @@ mod tests {
         assert_eq!(field(ScatteredFilesSpec { fill_fraction: 0.0, ..d() }), "fill_fraction");
         assert_eq!(field(ScatteredFilesSpec { fill_fraction: f64::NAN, ..d() }), "fill_fraction");
         assert_eq!(field(ScatteredFilesSpec { write_fraction: 1.5, ..d() }), "write_fraction");
+        assert_eq!(field(ScatteredFilesSpec { spread: 0.0, ..d() }), "spread");
         assert_eq!(field(ScatteredFilesSpec { mean_file_blocks: 0.5, ..d() }), "mean_file_blocks");
         assert_eq!(field(ScatteredFilesSpec { think_time_ms: -1.0, ..d() }), "think_time_ms");
         assert_eq!(field(ScatteredFilesSpec { extent_blocks: 0, ..d() }), "extent_blocks");

@@ -42,3 +42,26 @@ fn a_disk_without_power_reports_no_energy() {
     let r = run(&crate::atlas(), &random(200, 8, 0.5), SchedulerSpec::Fcfs, 1, 1, true);
     assert!(r.energy.is_none() && r.records.iter().all(|x| x.energy_mj.is_none()));
 }
+
+#[test]
+fn the_paper003_presets_are_as_busy_as_the_papers_disk_and_tpcw_matches_ext2() {
+    use freeblock::sim::{SimConfig, Simulation};
+    use freeblock::workload::{Paper003Run, ScatteredFilesSpec};
+    let disk = library::media("wd800").unwrap();
+    for run in Paper003Run::ALL {
+        let spec = WorkloadSpec::ScatteredFiles(ScatteredFilesSpec::paper003(run));
+        let config = SimConfig { think_ms: spec.think_time_ns().unwrap() as f64 / 1e6, ..SimConfig::default() };
+        let r = Simulation::new(disk.clone(), spec.build(disk.capacity(), 1).unwrap(), config).run(None).unwrap();
+        let busy = 1.0 - r.head_usage_fractions.idle;
+        assert!((busy - run.ext2_busy()).abs() < 0.06, "{}: busy {busy:.2}, paper {}", run.name(), run.ext2_busy());
+        if run == Paper003Run::Tpcw {
+            // Paper 003 §4.3.1, Ext2: 8.2 ms access, 3.8 ms seek, 4.3 ms rotation, 90 mJ.
+            let (e, n) = (r.energy.unwrap(), r.head_usage.accesses as f64);
+            let seek = r.head_usage.seek_ns as f64 / n / 1e6;
+            let rotation = r.head_usage.rotational_latency_ns as f64 / n / 1e6;
+            for (ours, paper, what) in [(r.access.mean_ms, 8.2, "access"), (seek, 3.8, "seek"), (rotation, 4.3, "rotation"), (e.per_access_mj, 90.0, "energy")] {
+                assert!((ours / paper - 1.0).abs() < 0.15, "TPC-W {what}: ours {ours:.2}, paper {paper}");
+            }
+        }
+    }
+}
