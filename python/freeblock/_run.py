@@ -155,9 +155,11 @@ class Result:
             ``count``, ``mean_ms``, ``p50_ms``, ``p90_ms``, ``p95_ms``, ``p99_ms``, ``max_ms``),
             ``cache_hits``, ``throughput_per_s``; and only when they were on, ``freeblock``
             (the freeblock report), ``layout`` and ``selection``: a key that was off is absent
-            (:attr:`freeblock` and :attr:`layout` are ``None`` then).
+            (:attr:`freeblock` and :attr:`layout` are ``None`` then); ``energy`` when the
+            disk's spec has a ``[power]`` table (:attr:`energy`).
         records: one row per request (see :data:`RECORD_COLUMNS`); times in milliseconds,
-            ``op`` is ``"R"`` or ``"W"``, ``measured_ms`` is NaN unless the trace recorded it.
+            ``op`` is ``"R"`` or ``"W"``, ``measured_ms`` is NaN unless the trace recorded it,
+            ``energy_mj`` (the access's energy, mJ) is NaN unless the disk's spec gives power.
             Empty when the run kept no records.
         label: a name for plots and tables (default: the scheduler's name).
     """
@@ -199,6 +201,14 @@ class Result:
         if self._records is None:
             self._records = _records_frame(self._columns)
         return self._records
+
+    @property
+    def energy(self) -> dict[str, Any] | None:
+        """The run's energy (paper 003's model; ``docs/energy.md``), or ``None`` when the disk's
+        spec has no ``[power]`` table: ``accesses``, ``per_access_mj`` and its split into
+        ``seek_per_access_mj``, ``rotation_per_access_mj`` and ``transfer_per_access_mj``,
+        ``access_j``, ``idle_j``, ``total_j`` and ``mean_power_w``."""
+        return self.summary.get("energy")
 
     @property
     def layout(self) -> dict[str, Any] | None:
@@ -324,8 +334,8 @@ def _records_frame(columns: Mapping[str, list[Any]]) -> pd.DataFrame:
     def typed(values: list[Any], kind: str) -> Any:
         if kind == "int":
             return np.asarray(values, dtype=np.int64)
-        if kind in ("ms", "optional_ms"):
-            # None (not measured) becomes NaN.
+        if kind in ("ms", "optional_ms", "optional_mj"):
+            # None (not measured; no power in the disk spec) becomes NaN.
             return np.asarray(values, dtype=np.float64)
         if kind == "bool":
             return np.asarray(values, dtype=bool)

@@ -155,3 +155,18 @@ def test_a_layout_policy_moves_hot_blocks_into_the_reserved_area() -> None:
     to_copies = ~shift.isin(homes)
     assert to_copies[day == 1].mean() > 0.5, "most of day 1's requests go to copies"
     assert freeblock.run({**experiment, "layout": None}, progress=False).layout is None
+
+
+def test_energy_on_a_disk_with_power_and_none_without(result: freeblock.Result) -> None:
+    # The Atlas 10K's spec has no [power] table: no energy, energy_mj all NaN.
+    assert result.energy is None
+    assert result.records["energy_mj"].isna().all()
+    experiment = small_experiment(count=300)
+    experiment["disk"] = {"name": "wd800"}  # paper 003's drive, with its Table 1 power
+    wd = freeblock.run(experiment, progress=False)
+    energy = wd.energy
+    assert energy is not None and energy["accesses"] == 300
+    assert wd.records["energy_mj"].dtype == np.float64
+    # The records and the report are computed apart and agree.
+    np.testing.assert_allclose(wd.records["energy_mj"].sum() / 1e3, energy["access_j"], rtol=1e-9)
+    assert energy["total_j"] == pytest.approx(energy["access_j"] + energy["idle_j"])

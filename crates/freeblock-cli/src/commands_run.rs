@@ -155,6 +155,13 @@ pub fn report_text(r: &RunReport) -> String {
     }
     s.push_str(&t.render());
     let _ = writeln!(s, "throughput: {:.1} requests/s (simulated); {} served from the cache", r.throughput_per_s, r.cache_hits);
+    if let Some(e) = &r.energy {
+        let _ = writeln!(
+            s,
+            "energy: {:.1} mJ per access (seek {:.1}, rotation and overhead {:.1}, transfer {:.1}) over {} accesses; total {:.3} J ({:.3} J in accesses + {:.3} J idle), mean {:.2} W",
+            e.per_access_mj, e.seek_per_access_mj, e.rotation_per_access_mj, e.transfer_per_access_mj, e.accesses, e.total_j, e.access_j, e.idle_j, e.mean_power_w
+        );
+    }
     if let Some(fb) = &r.freeblock {
         let passes: usize = fb.tasks.iter().map(|t| t.passes.len()).sum();
         let _ = writeln!(
@@ -338,7 +345,7 @@ impl ParquetRecords {
                 let (physical, repetition, logical) = match c.kind {
                     RecordKind::Int => (Physical::INT64, Repetition::REQUIRED, None),
                     RecordKind::Ms => (Physical::DOUBLE, Repetition::REQUIRED, None),
-                    RecordKind::OptionalMs => (Physical::DOUBLE, Repetition::OPTIONAL, None),
+                    RecordKind::OptionalMs | RecordKind::OptionalMj => (Physical::DOUBLE, Repetition::OPTIONAL, None),
                     RecordKind::Bool => (Physical::BOOLEAN, Repetition::REQUIRED, None),
                     RecordKind::Text => (Physical::BYTE_ARRAY, Repetition::REQUIRED, Some(LogicalType::String)),
                 };
@@ -354,7 +361,7 @@ impl ParquetRecords {
             .map(|c| match c.kind {
                 RecordKind::Int => ColumnValues::Int(Vec::new()),
                 RecordKind::Ms => ColumnValues::Double(Vec::new()),
-                RecordKind::OptionalMs => ColumnValues::OptionalDouble(Vec::new(), Vec::new()),
+                RecordKind::OptionalMs | RecordKind::OptionalMj => ColumnValues::OptionalDouble(Vec::new(), Vec::new()),
                 RecordKind::Bool => ColumnValues::Bool(Vec::new()),
                 RecordKind::Text => ColumnValues::Text(Vec::new()),
             })
@@ -369,7 +376,7 @@ impl ParquetRecords {
                     v.push(i64::try_from(x).map_err(|_| io_error(&self.path, format!("{}: {x} does not fit a Parquet INT64", spec.name)))?);
                 }
                 (ColumnValues::Double(v), RecordValue::Ms(x)) => v.push(x),
-                (ColumnValues::OptionalDouble(v, levels), RecordValue::Ms(x)) => {
+                (ColumnValues::OptionalDouble(v, levels), RecordValue::Ms(x) | RecordValue::Mj(x)) => {
                     v.push(x);
                     levels.push(1);
                 }

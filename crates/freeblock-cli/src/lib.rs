@@ -33,6 +33,7 @@ mod commands_lfs;
 mod commands_rearrange;
 mod commands_run;
 mod commands_serve;
+mod commands_seek_profile;
 pub mod commands_sweep;
 mod commands_repro;
 mod plot;
@@ -68,6 +69,9 @@ enum Command {
     },
     /// Run an experiment file (TOML).
     Run(commands_run::RunArgs),
+    /// Learn a disk's seek profile and zone rates from a random-read timing trace (paper 003
+    /// §4.2) and print them beside the model's seek curve.
+    SeekProfile(commands_seek_profile::SeekProfileArgs),
     /// Replay real-drive traces on their DiskSim models and compare with the measured times.
     Validate(commands::ValidateArgs),
     /// Reproduce a paper's figures, printing the paper's numbers beside ours.
@@ -138,6 +142,7 @@ where
         Command::Disk { action: DiskAction::Show { name, json } } => commands::disk_show(&name, json),
         Command::Disk { action: DiskAction::Import { path } } => commands::disk_import(&path),
         Command::Run(a) => commands_run::run(&a),
+        Command::SeekProfile(a) => commands_seek_profile::seek_profile(&a),
         Command::Validate(a) => commands::validate(&a),
         Command::Repro(a) => commands::repro(&a),
         Command::Sweep(a) => commands_sweep::sweep(&a),

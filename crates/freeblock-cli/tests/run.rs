@@ -169,3 +169,38 @@ fn a_closed_pipe_ends_the_command_quietly() {
         assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn the_scattered_files_example_reports_energy_on_the_papers_drive() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/scattered-files.toml");
+    let (code, out, err) = freeblock(&["run", example.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("on wd800") && out.contains("mJ per access") && out.contains("total"), "{out}");
+    let report = json(&["run", example.to_str().unwrap(), "--json"]);
+    let energy = &report["energy"];
+    let (per_access, accesses, access_j) = (energy["per_access_mj"].as_f64().unwrap(), energy["accesses"].as_f64().unwrap(), energy["access_j"].as_f64().unwrap());
+    assert!((per_access * accesses / 1e3 - access_j).abs() < 1e-6 * access_j, "{energy}");
+    // A disk without a [power] table reports none.
+    let dir = scratch("no-power");
+    let exp = write(&dir, "plain.toml", "[workload]\ntype = \"random\"\ncount = 40\n");
+    assert!(json(&["run", &exp, "--json"]).get("energy").is_none());
+}
+
+#[test]
+fn seek_profile_prints_the_fit_beside_the_model_and_writes_its_files() {
+    let dir = scratch("seek-profile");
+    let (code, out, err) = freeblock(&["seek-profile", "--disk", "wd800", "--requests", "20000", "--out", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("max |error|") && out.contains("paper 003 fit") && out.contains("54."), "{out}");
+    for file in ["envelope.csv", "zones.csv", "seek-profile.svg"] {
+        assert!(dir.join(file).is_file(), "{file} missing");
+    }
+    let envelope = std::fs::read_to_string(dir.join("envelope.csv")).unwrap();
+    assert!(envelope.starts_with("distance_sectors,reads,fit_ms,cylinders,seek_curve_ms,model_ms,error\n") && envelope.lines().count() > 40);
+    let (code, _, err) = freeblock(&["seek-profile", "--disk", "wd800", "--requests", "5"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("requests"), "{err}");
+    let (code, _, err) = freeblock(&["seek-profile", "--disk", "no-such-disk"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("no-such-disk"), "{err}");
+}

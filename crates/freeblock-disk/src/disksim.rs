@@ -608,6 +608,7 @@ pub fn import(path: &Path) -> Result<DiskSpec, SpecError> {
         write_settle_ms,
         controller,
         cache,
+        power: None,
     };
     spec.validate().map_err(|e| e.with_origin(&origin))?;
     Layout::new(&spec, 1_000_000).map_err(|e| e.with_origin(&origin))?;

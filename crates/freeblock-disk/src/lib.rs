@@ -45,5 +45,5 @@ pub use error::{AccessError, SpecError};
 pub use layout::{Layout, Pbn, RotPos, TrackAngles, TrackRun};
 pub use seek::SeekCurve;
 pub use summary::DiskSummary;
-pub use spec::{CacheSpec, Controller, DiskSpec, Mapping, SeekModel, Sparing, Zone};
+pub use spec::{CacheSpec, Controller, DiskSpec, Mapping, PowerSpec, SeekModel, Sparing, Zone};
 pub use time::SimTime;

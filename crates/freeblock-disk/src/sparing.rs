@@ -278,6 +278,7 @@ mod tests {
             write_settle_ms: 0.0,
             controller: Default::default(),
             cache: Default::default(),
+            power: None,
         }
     }
 

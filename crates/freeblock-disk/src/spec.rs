@@ -94,6 +94,48 @@ pub struct DiskSpec {
     /// On-disk cache. Off by default.
     #[serde(default)]
     pub cache: CacheSpec,
+    /// Power drawn in each state, for energy accounting. `None`: the disk's power is not known
+    /// and runs report no energy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<PowerSpec>,
+}
+
+/// Most power a drive may draw in any state, watts. A 3.5-inch drive spins up at about 25 W;
+/// anything past this is a typo (milliwatts for watts), not a disk.
+pub const MAX_POWER_W: f64 = 1000.0;
+
+/// Average power in each state, watts (the `[power]` table). Every state must be given: a spec
+/// either knows the drive's power or leaves the table out.
+///
+/// | field | state | paper 003's WD 80 GB drive |
+/// |---|---|---|
+/// | `seek_w` | the arm accelerating and decelerating (seek, head switch, settle) | 14.0 |
+/// | `read_w` | transferring data from the media | 8.0 |
+/// | `write_w` | transferring data to the media | 8.0 |
+/// | `idle_w` | spinning with nothing to do, or waiting for a sector to come round | 8.0 |
+/// | `startup_w` | spinning up from standby | 17.0 |
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PowerSpec {
+    /// Seeking, W.
+    pub seek_w: f64,
+    /// Reading from the media, W.
+    pub read_w: f64,
+    /// Writing to the media, W.
+    pub write_w: f64,
+    /// Spinning idle (and during rotational latency and controller overhead), W.
+    pub idle_w: f64,
+    /// Spinning up, W. The simulated disk is spinning from the start and never spins down, so no
+    /// run is charged for it; it is kept for power-management policies.
+    pub startup_w: f64,
+}
+
+impl PowerSpec {
+    /// The fields as `(name, watts)` pairs, in table order.
+    #[must_use]
+    pub fn fields(&self) -> [(&'static str, f64); 5] {
+        [("seek_w", self.seek_w), ("read_w", self.read_w), ("write_w", self.write_w), ("idle_w", self.idle_w), ("startup_w", self.startup_w)]
+    }
 }
 
 /// The order in which LBNs fill tracks.
@@ -740,6 +782,16 @@ impl DiskSpec {
         }
         if let Sparing::SectorsPerRange { range_size: 0 } = self.sparing {
             return bad("sparing.range_size".into(), "must be at least 1".into());
+        }
+        if let Some(power) = &self.power {
+            for (name, w) in power.fields() {
+                if !(w.is_finite() && w >= 0.0) {
+                    return bad(format!("power.{name}"), format!("must be a non-negative number of watts, got {w}"));
+                }
+                if w > MAX_POWER_W {
+                    return bad(format!("power.{name}"), format!("{} W is more than the {MAX_POWER_W} W a disk drive may draw", shown(w)));
+                }
+            }
         }
         Ok(())
     }

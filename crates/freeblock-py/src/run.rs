@@ -15,7 +15,8 @@ use crate::tasks::PyApp;
 
 /// The records as a dict of equal-length lists, one per column of [`RECORD_COLUMNS`] (the
 /// command line's CSV columns): counts as `int`, times in milliseconds as `float`, `op` as
-/// `"R"` or `"W"`, `cache_hit` as `bool`, and `None` where a measured time is missing.
+/// `"R"` or `"W"`, `cache_hit` as `bool`, energies in millijoules as `float`, and `None` where a
+/// measured time or an energy is missing.
 fn records_to_columns<'py>(py: Python<'py>, records: &[Record]) -> PyResult<Bound<'py, PyDict>> {
     let rows: Vec<[RecordValue; RECORD_COLUMNS.len()]> = records.iter().map(Record::values).collect();
     let dict = PyDict::new(py);
@@ -23,7 +24,7 @@ fn records_to_columns<'py>(py: Python<'py>, records: &[Record]) -> PyResult<Boun
         let cells = rows.iter().map(|row| -> PyResult<Bound<'py, PyAny>> {
             Ok(match row[i] {
                 RecordValue::Int(v) => v.into_pyobject(py)?.into_any(),
-                RecordValue::Ms(v) => v.into_pyobject(py)?.into_any(),
+                RecordValue::Ms(v) | RecordValue::Mj(v) => v.into_pyobject(py)?.into_any(),
                 RecordValue::Bool(v) => v.into_pyobject(py)?.to_owned().into_any(),
                 RecordValue::Text(v) => v.into_pyobject(py)?.into_any(),
                 RecordValue::Missing => py.None().into_bound(py),
@@ -34,8 +35,8 @@ fn records_to_columns<'py>(py: Python<'py>, records: &[Record]) -> PyResult<Boun
     Ok(dict)
 }
 
-/// The record columns as `(name, kind)` pairs, kind one of `int`, `ms`, `optional_ms`, `bool`,
-/// `text`: Python's `RECORD_COLUMNS` and its DataFrame types come from here.
+/// The record columns as `(name, kind)` pairs, kind one of `int`, `ms`, `optional_ms`,
+/// `optional_mj`, `bool`, `text`: Python's `RECORD_COLUMNS` and its DataFrame types come from here.
 pub fn record_schema() -> Vec<(&'static str, &'static str)> {
     RECORD_COLUMNS
         .iter()
@@ -44,6 +45,7 @@ pub fn record_schema() -> Vec<(&'static str, &'static str)> {
                 RecordKind::Int => "int",
                 RecordKind::Ms => "ms",
                 RecordKind::OptionalMs => "optional_ms",
+                RecordKind::OptionalMj => "optional_mj",
                 RecordKind::Bool => "bool",
                 RecordKind::Text => "text",
             };

@@ -225,6 +225,9 @@ impl Experiment {
             WorkloadSpec::Days(_) => {
                 return Err(bad("a `days` workload has days × requests_per_day requests: set `days` or `requests_per_day` in the file".into()))
             }
+            WorkloadSpec::ScatteredFiles(_) => {
+                return Err(bad("a `scattered_files` workload reads its files `passes` times: set `passes` or `files` in the file".into()))
+            }
         }
         Ok(())
     }

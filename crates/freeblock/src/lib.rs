@@ -23,6 +23,7 @@
 
 pub mod bench;
 pub mod des;
+pub mod energy;
 pub mod error;
 pub mod experiment;
 pub mod external;
@@ -38,6 +39,7 @@ pub mod report;
 pub mod repro;
 pub mod request;
 pub mod sched;
+pub mod seek_profile;
 pub mod sim;
 pub mod validate;
 pub mod workload;

@@ -6,6 +6,8 @@
 //! records are kept only when asked for.
 
 use freeblock_disk::{Breakdown, Op, SimTime};
+
+use crate::energy::EnergyReport;
 use serde::Serialize;
 
 /// Log-linear histogram of nanosecond values: 256 sub-buckets per power of two.
@@ -143,19 +145,27 @@ pub struct HeadUsage {
     pub rotational_latency_ns: u64,
     /// Media transfer.
     pub transfer_ns: u64,
+    /// Of `transfer_ns`, writing (the energy model charges reads and writes apart).
+    pub write_transfer_ns: u64,
     /// Controller overhead and non-overlapped bus time.
     pub overhead_ns: u64,
     /// Nothing to do.
     pub idle_ns: u64,
+    /// Media accesses added.
+    pub accesses: u64,
 }
 
 impl HeadUsage {
     /// Adds one access's breakdown.
-    pub fn add(&mut self, b: &Breakdown) {
+    pub fn add(&mut self, b: &Breakdown, op: Op) {
         self.seek_ns += b.seek;
         self.rotational_latency_ns += b.rotational_latency;
         self.transfer_ns += b.transfer;
+        if !op.is_read() {
+            self.write_transfer_ns += b.transfer;
+        }
         self.overhead_ns += b.overhead + b.bus;
+        self.accesses += 1;
     }
 
     /// Total time accounted for.
@@ -225,6 +235,8 @@ pub struct Record {
     pub cache_hit: bool,
     /// Service time measured on a real drive (traces that record it), ns.
     pub measured_ns: Option<SimTime>,
+    /// Energy of the access, mJ ([`crate::energy::access_mj`]), on a disk whose spec gives power.
+    pub energy_mj: Option<f64>,
 }
 
 /// What one record column holds (for writers that need a type per column, such as Parquet).
@@ -236,6 +248,8 @@ pub enum RecordKind {
     Ms,
     /// Milliseconds, absent where not known.
     OptionalMs,
+    /// Millijoules, absent where not known.
+    OptionalMj,
     /// A flag.
     Bool,
     /// A short label.
@@ -258,9 +272,10 @@ const fn column(name: &'static str, kind: RecordKind) -> RecordColumn {
 /// The per-request columns, in order, as the command line writes them (`freeblock run --csv`,
 /// `--out`) and as Python's `Result.records` holds them: one column set everywhere. Times are
 /// milliseconds; `op` is `R` or `W`; `measured_ms` is empty (Python: NaN) unless the trace
-/// recorded a measured service time. [`Record::values`] gives a record's cells in this order.
-pub const RECORD_COLUMNS: [RecordColumn; 16] = {
-    use RecordKind::{Bool, Int, Ms, OptionalMs, Text};
+/// recorded a measured service time, `energy_mj` unless the disk's spec gives power.
+/// [`Record::values`] gives a record's cells in this order.
+pub const RECORD_COLUMNS: [RecordColumn; 17] = {
+    use RecordKind::{Bool, Int, Ms, OptionalMj, OptionalMs, Text};
     [
         column("id", Int),
         column("arrival_ms", Ms),
@@ -278,6 +293,7 @@ pub const RECORD_COLUMNS: [RecordColumn; 16] = {
         column("overhead_ms", Ms),
         column("cache_hit", Bool),
         column("measured_ms", OptionalMs),
+        column("energy_mj", OptionalMj),
     ]
 };
 
@@ -288,6 +304,8 @@ pub enum RecordValue {
     Int(u64),
     /// A time in milliseconds.
     Ms(f64),
+    /// An energy in millijoules.
+    Mj(f64),
     /// A yes/no flag.
     Bool(bool),
     /// A short label (`R` / `W`).
@@ -297,12 +315,12 @@ pub enum RecordValue {
 }
 
 impl std::fmt::Display for RecordValue {
-    /// The CSV form: integers as they are, times with 6 decimals (1 ns), flags as `true`/`false`,
+    /// The CSV form: integers as they are, times and energies with 6 decimals (1 ns, 1 nJ), flags as `true`/`false`,
     /// a missing value as nothing.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             RecordValue::Int(v) => write!(f, "{v}"),
-            RecordValue::Ms(v) => write!(f, "{v:.6}"),
+            RecordValue::Ms(v) | RecordValue::Mj(v) => write!(f, "{v:.6}"),
             RecordValue::Bool(v) => write!(f, "{v}"),
             RecordValue::Text(v) => f.write_str(v),
             RecordValue::Missing => Ok(()),
@@ -314,7 +332,7 @@ impl Record {
     /// This record's cells, in [`RECORD_COLUMNS`] order.
     #[must_use]
     pub fn values(&self) -> [RecordValue; RECORD_COLUMNS.len()] {
-        use RecordValue::{Bool, Int, Missing, Ms, Text};
+        use RecordValue::{Bool, Int, Missing, Mj, Ms, Text};
         let ms = |ns: SimTime| Ms(ns as f64 / 1e6);
         [
             Int(self.id),
@@ -333,6 +351,7 @@ impl Record {
             ms(self.overhead_ns),
             Bool(self.cache_hit),
             self.measured_ns.map_or(Missing, ms),
+            self.energy_mj.map_or(Missing, Mj),
         ]
     }
 
@@ -395,6 +414,9 @@ pub struct RunReport {
     /// The layout policy's results, when one was on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub layout: Option<LayoutSummary>,
+    /// Energy over the run ([`crate::energy`]), when the disk's spec gives power.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy: Option<EnergyReport>,
     /// Per-request records, when kept.
     #[serde(skip)]
     pub records: Vec<Record>,
@@ -457,6 +479,7 @@ mod tests {
             overhead_ns: 100_000,
             cache_hit: false,
             measured_ns: None,
+            energy_mj: Some(12.5),
         };
         let mut line = Vec::new();
         r.write_csv_row(&mut line).unwrap();
@@ -470,16 +493,18 @@ mod tests {
         assert_eq!(cell("phys_lbn"), "200");
         assert_eq!(cell("op"), "W");
         assert_eq!(cell("measured_ms"), "");
+        assert_eq!(cell("energy_mj"), "12.500000");
         assert_eq!(Record::csv_header().trim_end().split(',').count(), RECORD_COLUMNS.len());
         // Every cell is of its column's kind (a measured time may be missing).
-        let measured = Record { measured_ns: Some(2_000_000), ..r };
+        let measured = Record { measured_ns: Some(2_000_000), energy_mj: None, ..r };
         for record in [r, measured] {
             for (value, col) in record.values().iter().zip(RECORD_COLUMNS) {
                 let fits = matches!(
                     (value, col.kind),
                     (RecordValue::Int(_), RecordKind::Int)
                         | (RecordValue::Ms(_), RecordKind::Ms | RecordKind::OptionalMs)
-                        | (RecordValue::Missing, RecordKind::OptionalMs)
+                        | (RecordValue::Missing, RecordKind::OptionalMs | RecordKind::OptionalMj)
+                        | (RecordValue::Mj(_), RecordKind::OptionalMj)
                         | (RecordValue::Bool(_), RecordKind::Bool)
                         | (RecordValue::Text(_), RecordKind::Text)
                 );

@@ -547,6 +547,7 @@ impl<'w> Simulation<'w> {
             return Err(Error::Config { origin: "layout".into(), message: "streams that place their own writes need a layout policy with a block map".into() });
         }
         let disk = Arc::clone(self.drive.disk());
+        let power = disk.spec().power;
         let logical_capacity = self.layout.as_ref().and_then(|l| l.logical_sectors()).unwrap_or_else(|| disk.capacity());
 
         let mut events: EventQueue<Event> = EventQueue::new();
@@ -894,7 +895,7 @@ impl<'w> Simulation<'w> {
                         Owner::Layout => {
                             layout_ios += 1;
                             if completed >= self.config.warmup {
-                                usage.add(&a.breakdown);
+                                usage.add(&a.breakdown, job.pending.op);
                             }
                         }
                         Owner::Workload { stream } => {
@@ -926,7 +927,7 @@ impl<'w> Simulation<'w> {
                                 usage = HeadUsage::default();
                             }
                             if completed >= self.config.warmup {
-                                usage.add(&a.breakdown);
+                                usage.add(&a.breakdown, job.pending.op);
                             }
                             if whole {
                                 requests_in_flight -= 1;
@@ -959,6 +960,7 @@ impl<'w> Simulation<'w> {
                                             overhead_ns: b.overhead + b.bus,
                                             cache_hit,
                                             measured_ns: finished.as_ref().map_or(job.meta.measured, |o| o.measured),
+                                            energy_mj: power.map(|w| crate::energy::access_mj(&w, b, op)),
                                         };
                                         match &mut self.record_sink {
                                             Some(sink) => sink(&record)?,
@@ -1127,6 +1129,7 @@ impl<'w> Simulation<'w> {
             throughput_per_s: if duration == 0 { 0.0 } else { requests as f64 / (duration as f64 / 1e9) },
             selection: selection.map(|_| sel_stats),
             layout: self.layout.as_ref().map(|l| crate::report::LayoutSummary { policy: l.name(), policy_ios: layout_ios, details: l.report() }),
+            energy: power.map(|w| crate::energy::EnergyReport::new(&w, &usage)),
             records,
         };
         Ok(Outcome { report, freeblock: self.freeblock, layout: self.layout })

@@ -59,3 +59,26 @@ fn the_documented_example_is_valid() {
     let disk = freeblock_disk::Disk::new(spec).unwrap();
     assert_eq!(disk.capacity(), 1_000_000);
 }
+
+const POWER: &str = "\n[power]\nseek_w = 14.0\nread_w = 8.0\nwrite_w = 8.0\nidle_w = 8.0\nstartup_w = 17.0\n";
+
+#[test]
+fn a_power_table_is_read_and_checked() {
+    let spec = DiskSpec::from_toml_str(&format!("{}{POWER}", base()), "my.toml").unwrap();
+    let power = spec.power.expect("read");
+    assert_eq!((power.seek_w, power.idle_w, power.startup_w), (14.0, 8.0, 17.0));
+    // It survives a round trip through TOML.
+    assert_eq!(DiskSpec::from_toml_str(&spec.to_toml_string(), "again.toml").unwrap().power, Some(power));
+    // The paper's WD drive carries its Table 1 figures.
+    assert_eq!(library::get("wd800").unwrap().power.map(|p| (p.seek_w, p.read_w, p.write_w, p.idle_w, p.startup_w)), Some((14.0, 8.0, 8.0, 8.0, 17.0)));
+    assert!(library::get("test").unwrap().power.is_none());
+
+    let msg = error_for(&format!("{}{}", base(), POWER.replace("idle_w = 8.0", "idle_w = 8.0\nstandby_w = 1.0")));
+    assert!(msg.contains("unknown field `standby_w`"), "{msg}");
+    let msg = error_for(&format!("{}{}", base(), POWER.replace("startup_w = 17.0\n", "")));
+    assert!(msg.contains("missing field `startup_w`"), "{msg}");
+    for (bad, why) in [("-1.0", "non-negative"), ("nan", "non-negative"), ("inf", "non-negative"), ("1e6", "more than the 1000 W")] {
+        let msg = error_for(&format!("{}{}", base(), POWER.replace("seek_w = 14.0", &format!("seek_w = {bad}"))));
+        assert!(msg.contains("power.seek_w") && msg.contains(why), "{bad}: {msg}");
+    }
+}

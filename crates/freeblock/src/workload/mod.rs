@@ -8,6 +8,7 @@
 //!  WorkloadSpec (TOML [workload] table) ──build(capacity, seed)──► Box<dyn Workload>
 //!     random | locality | oltp | sequential  ──►  RandomWorkload / SequentialWorkload  (seeded)
 //!     days                                   ──►  DaysWorkload (seeded, day-structured)
+//!     scattered_files                        ──►  ScatteredFilesWorkload (seeded, repeated passes)
 //!     trace { path, format, map }            ──►  TraceReader (streams the file)
 //!                                                      │ next_request() → Request, …, None
 //!                                                      ▼
@@ -52,6 +53,12 @@
 //!   all, writes more skewed than reads), with a hot set that drifts from day to day. Day `d` is
 //!   `[d · day_ns, (d + 1) · day_ns)` ([`DaysSpec::day_ns`]); see [`days`].
 //!
+//! From paper 003 (Huang et al., *FS2: Dynamic Data Replication in Free Disk Space*):
+//!
+//! - **`scattered_files`** — files whose blocks are scattered over a few regions of a mostly
+//!   full disk, read again and again in the same order, with some writes: the shape of the
+//!   paper's `cvs update`, TPC-W and web-server runs; see [`scattered_files`].
+//!
 //! Generators are deterministic per seed ([`rand_chacha::ChaCha8Rng`]); see [`synthetic`] and
 //! [`days`].
 //!
@@ -84,6 +91,7 @@
 pub mod days;
 pub mod error;
 pub mod postmark;
+pub mod scattered_files;
 pub mod spec;
 pub mod synthetic;
 pub mod trace;
@@ -93,6 +101,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::request::Request;
 pub use days::{DaysSpec, DaysWorkload};
 pub use error::WorkloadError;
+pub use scattered_files::{FilePlan, Paper003Run, ScatteredFilesSpec, ScatteredFilesWorkload};
 pub use spec::{TraceSpec, WorkloadSpec};
 pub use synthetic::{
     LocalitySpec, OltpSpec, RandomSpec, RandomWorkload, SequentialSpec, SequentialWorkload,

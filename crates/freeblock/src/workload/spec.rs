@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use freeblock_disk::SimTime;
 
 use super::days::DaysSpec;
+use super::scattered_files::ScatteredFilesSpec;
 use super::synthetic::{LocalitySpec, OltpSpec, RandomSpec, SequentialSpec};
 use super::trace::{AddressMap, TraceFormat, TraceReader};
 use super::{ArrivalKind, Workload, WorkloadError};
@@ -40,6 +41,9 @@ pub enum WorkloadSpec {
     Sequential(SequentialSpec),
     /// Days of skewed block references with a drifting hot set (paper 002, Fig. 5).
     Days(DaysSpec),
+    /// Files scattered over a mostly full disk, read again and again in the same order (paper
+    /// 003's pattern).
+    ScatteredFiles(ScatteredFilesSpec),
     /// Replay of a trace file.
     Trace(TraceSpec),
 }
@@ -264,6 +268,7 @@ impl WorkloadSpec {
             WorkloadSpec::Oltp(s) => Box::new(s.build(capacity_sectors, seed)?),
             WorkloadSpec::Sequential(s) => Box::new(s.build(capacity_sectors, seed)?),
             WorkloadSpec::Days(s) => Box::new(s.build(capacity_sectors, seed)?),
+            WorkloadSpec::ScatteredFiles(s) => Box::new(s.build(capacity_sectors, seed)?),
             WorkloadSpec::Trace(s) => Box::new(s.open(capacity_sectors)?),
         })
     }
@@ -285,23 +290,27 @@ impl WorkloadSpec {
             WorkloadSpec::Oltp(_) => ArrivalKind::Closed,
             WorkloadSpec::Sequential(s) => open_if(s.rate_per_s),
             WorkloadSpec::Days(_) => ArrivalKind::Open,
+            WorkloadSpec::ScatteredFiles(_) => ArrivalKind::Closed,
             WorkloadSpec::Trace(s) => s.format.arrival(),
         }
     }
 
     /// Think time between a closed task's completion and its next request, ns: `Some` for `oltp`
-    /// (default 30 ms), `None` for the others (closed ones then have no think time).
+    /// (default 30 ms) and `scattered_files` (default 0), `None` for the others (closed ones then
+    /// have no think time).
     #[must_use]
     pub fn think_time_ns(&self) -> Option<SimTime> {
         match self {
             WorkloadSpec::Oltp(s) => Some(s.think_time_ns()),
+            WorkloadSpec::ScatteredFiles(s) => Some(s.think_time_ns()),
             _ => None,
         }
     }
 
     /// The number of requests, when the spec fixes it (`count` of a synthetic workload,
     /// `days · requests_per_day` of `days`); `None`
-    /// for endless synthetic streams and for traces (whose length is known only after reading;
+    /// for endless synthetic streams, for `scattered_files` (its pass length depends on the
+    /// seed's file sizes) and for traces (whose length is known only after reading;
     /// a trace's `limit` is an upper bound).
     #[must_use]
     pub fn count(&self) -> Option<u64> {
@@ -311,7 +320,7 @@ impl WorkloadSpec {
             WorkloadSpec::Oltp(s) => s.count,
             WorkloadSpec::Sequential(s) => s.count,
             WorkloadSpec::Days(s) => Some(s.total_requests()),
-            WorkloadSpec::Trace(_) => None,
+            WorkloadSpec::ScatteredFiles(_) | WorkloadSpec::Trace(_) => None,
         }
     }
 
@@ -325,7 +334,8 @@ impl WorkloadSpec {
         }
     }
 
-    /// A short name of the kind: `random`, `locality`, `oltp`, `sequential`, `days` or `trace`.
+    /// A short name of the kind: `random`, `locality`, `oltp`, `sequential`, `days`,
+    /// `scattered_files` or `trace`.
     #[must_use]
     pub fn kind(&self) -> &'static str {
         match self {
@@ -334,6 +344,7 @@ impl WorkloadSpec {
             WorkloadSpec::Oltp(_) => "oltp",
             WorkloadSpec::Sequential(_) => "sequential",
             WorkloadSpec::Days(_) => "days",
+            WorkloadSpec::ScatteredFiles(_) => "scattered_files",
             WorkloadSpec::Trace(_) => "trace",
         }
     }

@@ -2,6 +2,7 @@
 
 mod determinism;
 mod online;
+mod energy;
 mod prediction;
 mod rotational_latency;
 mod scheduler_order;

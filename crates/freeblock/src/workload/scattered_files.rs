@@ -1,0 +1,571 @@
+//! The `scattered_files` workload: files whose blocks lie scattered over a mostly full disk, read
+//! again and again in the same order — the access pattern FS2 (paper 003: Huang et al., *FS2:
+//! Dynamic Data Replication in Free Disk Space*) was built for.
+//!
+//! Paper 003's runs share one shape: a file system on a disk that has been in use, so files are
+//! split over block groups far apart, and an application that reads the same files in the same
+//! order each time it runs, so the head travels back and forth between a few regions:
+//!
+//! | paper 003 run | what it does | how this workload stands in |
+//! |---|---|---|
+//! | `cvs update` (§4.4, Table 3; Fig. 1) | the working copy and the repository sit in two regions; files of each are read in turn | `regions = 2`, one request at a time, no think time (the disk was 82% busy) |
+//! | TPC-W (§4.3, Table 2) | database files split into segments in several block groups, web images elsewhere | `regions` of 3–6, a think time (`think_time_ms`) so the disk is busy about 30% of the time |
+//! | SURGE web server, `startx` (§4.5–4.6, Tables 4–5) | the same static files (or binaries and libraries) read on every run | several regions, writes off, think time for a lightly loaded disk |
+//!
+//! ## The model
+//!
+//! ```text
+//!  disk: │ group 0          │ group 1          │ …  │ group g          │ …
+//!        │ used ████████░░░ │ used ████████░░░ │    │ used ████████░░░ │     ░ = free tail
+//!                ▲ region r: `region_groups` consecutive groups at a random place on the disk
+//!  file f: extent ─► region 3, extent ─► region 0, extent ─► region 3 …  (each ≤ extent_blocks)
+//!  a pass: file 0's extents, file 1's, …, file n−1's, split into requests ≤ request_blocks
+//!  the run: pass, pass, … (`passes` times, the same LBNs in the same order; some requests writes)
+//! ```
+//!
+//! | piece | rule | parameters (defaults) |
+//! |---|---|---|
+//! | blocks | the disk is cut into blocks of `block_sectors`; requests cover whole blocks | `block_sectors` (8: ext2's 4 KB) |
+//! | block groups | groups of `group_blocks` blocks; the first `fill_fraction` of each is occupied, the rest is free (the free space FS2 may fill) | `group_blocks` (32 768: ext2's 128 MB), `fill_fraction` (0.9) |
+//! | regions | `regions` areas of `region_groups` consecutive groups each, at distinct places drawn uniformly within a span of `spread` of the disk (itself at a place drawn uniformly) | `regions` (4), `region_groups` (2), `spread` (1: the whole disk) |
+//! | files | `files` files of ⌈Exp(`mean_file_blocks`)⌉ blocks each, at most `max_file_blocks` | `files` (200), `mean_file_blocks` (8), `max_file_blocks` (256) |
+//! | scattering | a file is cut into extents of `extent_blocks` blocks (the last may be shorter); each extent goes to a region drawn uniformly and to a free slot of the occupied area drawn uniformly in it, so no two extents overlap | `extent_blocks` (4) |
+//! | a pass | every file in order, each extent read with requests of at most `request_blocks` blocks | `request_blocks` (16: 64 KB) |
+//! | repetition | `passes` passes, all with the same LBNs in the same order | `passes` (10) |
+//! | writes | each request of each pass is a write of the same blocks with probability `write_fraction` (drawn per pass) | `write_fraction` (0.05) |
+//! | arrivals | closed: the simulator's tasks issue the next request when the last is done, after `think_time_ms` | `think_time_ms` (0) |
+//!
+//! Everything is drawn from one [`ChaCha8Rng`] seeded from the seed given to `build`, in a fixed
+//! order (the span, the regions, then per file its size and per extent its region and slot, then per pass per
+//! request read or write), so the same spec, capacity and seed give the same requests.
+//! [`ScatteredFilesSpec::plan`] hands the layout out (files, free space) for a layout policy or
+//! a reproduction to use.
+
+use rand::seq::index::sample;
+use rand::Rng;
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::request::Request;
+use freeblock_disk::{Op, SimTime};
+
+use super::{ArrivalKind, Workload, WorkloadError};
+
+/// Most files a spec may have (each keeps its extents in memory).
+pub const MAX_FILES: u32 = 1_000_000;
+/// Most passes a spec may have.
+pub const MAX_PASSES: u32 = 1_000_000;
+
+fn default_files() -> u32 {
+    200
+}
+fn default_mean_file_blocks() -> f64 {
+    8.0
+}
+fn default_max_file_blocks() -> u32 {
+    256
+}
+fn default_block_sectors() -> u32 {
+    8
+}
+fn default_group_blocks() -> u64 {
+    32_768
+}
+fn default_fill_fraction() -> f64 {
+    0.9
+}
+fn default_regions() -> u32 {
+    4
+}
+fn default_region_groups() -> u32 {
+    2
+}
+fn default_spread() -> f64 {
+    1.0
+}
+fn default_extent_blocks() -> u32 {
+    4
+}
+fn default_request_blocks() -> u32 {
+    16
+}
+fn default_passes() -> u32 {
+    10
+}
+fn default_write_fraction() -> f64 {
+    0.05
+}
+
+/// Files scattered over a mostly full disk, read again and again in the same order (paper 003's
+/// pattern). See the [module documentation](self) for the model and which paper runs it stands
+/// in for.
+///
+/// ```toml
+/// [workload]
+/// type = "scattered_files"
+/// files = 200
+/// passes = 10
+/// # regions = 4               # areas of the disk the files are spread over (2: cvs update)
+/// # region_groups = 2         # block groups per region
+/// # spread = 1.0              # share of the disk the regions lie within
+/// # mean_file_blocks = 8      # file size: ceil(Exp(mean)) blocks, at most max_file_blocks
+/// # max_file_blocks = 256
+/// # extent_blocks = 4         # largest contiguous piece of a file
+/// # request_blocks = 16       # largest request
+/// # block_sectors = 8         # 4 KB blocks
+/// # group_blocks = 32768      # 128 MB block groups
+/// # fill_fraction = 0.9       # occupied share of each group; the rest is free space
+/// # write_fraction = 0.05
+/// # think_time_ms = 0
+/// ```
+///
+/// ```
+/// use freeblock::workload::{ScatteredFilesSpec, Workload};
+/// let spec = ScatteredFilesSpec { files: 20, passes: 3, ..ScatteredFilesSpec::default() };
+/// let plan = spec.plan(156_301_488, 7).unwrap();
+/// let mut w = spec.build(156_301_488, 7).unwrap();
+/// let mut lbns = Vec::new();
+/// while let Some(r) = w.next_request().unwrap() {
+///     lbns.push(r.lbn);
+/// }
+/// assert_eq!(lbns.len(), 3 * plan.pass.len());
+/// assert_eq!(lbns[..plan.pass.len()], lbns[plan.pass.len()..2 * plan.pass.len()]);
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScatteredFilesSpec {
+    /// Number of files (1 to [`MAX_FILES`]). Default 200.
+    #[serde(default = "default_files")]
+    pub files: u32,
+    /// Mean file size, blocks (≥ 1): sizes are ⌈Exp(mean)⌉. Default 8 (32 KB).
+    #[serde(default = "default_mean_file_blocks")]
+    pub mean_file_blocks: f64,
+    /// Largest file, blocks (≥ 1). Default 256 (1 MB).
+    #[serde(default = "default_max_file_blocks")]
+    pub max_file_blocks: u32,
+    /// Block size, sectors (≥ 1). Default 8 (4 KB).
+    #[serde(default = "default_block_sectors")]
+    pub block_sectors: u32,
+    /// Block group size, blocks (at least `extent_blocks`). Default 32 768 (128 MB).
+    #[serde(default = "default_group_blocks")]
+    pub group_blocks: u64,
+    /// Occupied share of each block group, in (0, 1]; the rest of the group is free. Default 0.9.
+    #[serde(default = "default_fill_fraction")]
+    pub fill_fraction: f64,
+    /// Regions the files are spread over (≥ 1). Default 4.
+    #[serde(default = "default_regions")]
+    pub regions: u32,
+    /// Consecutive block groups per region (≥ 1). Default 2.
+    #[serde(default = "default_region_groups")]
+    pub region_groups: u32,
+    /// Share of the disk the regions lie within, in (0, 1] (at least room for the regions).
+    /// Default 1: anywhere on the disk; smaller keeps the head's travel between regions short.
+    #[serde(default = "default_spread")]
+    pub spread: f64,
+    /// Largest contiguous piece of a file, blocks (≥ 1). Default 4.
+    #[serde(default = "default_extent_blocks")]
+    pub extent_blocks: u32,
+    /// Largest request, blocks (≥ 1). Default 16 (64 KB).
+    #[serde(default = "default_request_blocks")]
+    pub request_blocks: u32,
+    /// Times the files are read, in the same order (1 to [`MAX_PASSES`]). Default 10.
+    #[serde(default = "default_passes")]
+    pub passes: u32,
+    /// Probability that a request is a write of its blocks, in [0, 1]. Default 0.05.
+    #[serde(default = "default_write_fraction")]
+    pub write_fraction: f64,
+    /// Think time between a task's completion and its next request, ms (≥ 0). Default 0.
+    #[serde(default)]
+    pub think_time_ms: f64,
+}
+
+impl Default for ScatteredFilesSpec {
+    fn default() -> Self {
+        Self {
+            files: default_files(),
+            mean_file_blocks: default_mean_file_blocks(),
+            max_file_blocks: default_max_file_blocks(),
+            block_sectors: default_block_sectors(),
+            group_blocks: default_group_blocks(),
+            fill_fraction: default_fill_fraction(),
+            regions: default_regions(),
+            region_groups: default_region_groups(),
+            spread: default_spread(),
+            extent_blocks: default_extent_blocks(),
+            request_blocks: default_request_blocks(),
+            passes: default_passes(),
+            write_fraction: default_write_fraction(),
+            think_time_ms: 0.0,
+        }
+    }
+}
+
+/// A run of contiguous sectors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Extent {
+    /// First sector.
+    pub lbn: u64,
+    /// Length, sectors.
+    pub sectors: u64,
+}
+
+impl Extent {
+    /// One past the last sector.
+    #[must_use]
+    pub fn end(&self) -> u64 {
+        self.lbn + self.sectors
+    }
+}
+
+/// Where a [`ScatteredFilesSpec`] put everything on a disk, for a given seed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FilePlan {
+    /// Each file's extents, in file order.
+    pub files: Vec<Vec<Extent>>,
+    /// The regions, in the order drawn (each `region_groups` whole groups).
+    pub regions: Vec<Extent>,
+    /// Free space: the tail of every block group past its occupied share, in disk order.
+    pub free: Vec<Extent>,
+    /// One pass: the requests' (first sector, sectors), in order.
+    pub pass: Vec<Extent>,
+}
+
+impl FilePlan {
+    /// Free sectors in all.
+    #[must_use]
+    pub fn free_sectors(&self) -> u64 {
+        self.free.iter().map(|e| e.sectors).sum()
+    }
+}
+
+fn invalid(field: &str, message: impl Into<String>) -> WorkloadError {
+    WorkloadError::invalid(field, message)
+}
+
+/// Which of paper 003's runs a [`ScatteredFilesSpec::paper003`] preset stands in for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Paper003Run {
+    /// TPC-W (§4.3, Table 2): Ext2 busy 31%, access 8.2 ms (3.8 seek, 4.3 rotation), 90 mJ.
+    Tpcw,
+    /// `cvs update` (§4.4, Table 3): Ext2 busy 82%.
+    CvsUpdate,
+    /// `startx` (§4.5, Table 4): Ext2 busy 37%.
+    Startx,
+    /// SURGE web server (§4.6, Table 5): Ext2 busy 13%.
+    Surge,
+}
+
+impl Paper003Run {
+    /// All four, in the paper's order.
+    pub const ALL: [Paper003Run; 4] = [Paper003Run::Tpcw, Paper003Run::CvsUpdate, Paper003Run::Startx, Paper003Run::Surge];
+
+    /// Short name (`tpcw`, `cvs`, `startx`, `surge`).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Paper003Run::Tpcw => "tpcw",
+            Paper003Run::CvsUpdate => "cvs",
+            Paper003Run::Startx => "startx",
+            Paper003Run::Surge => "surge",
+        }
+    }
+
+    /// The share of time the paper's disk was busy on Ext2 (the table captions).
+    #[must_use]
+    pub fn ext2_busy(self) -> f64 {
+        match self {
+            Paper003Run::Tpcw => 0.31,
+            Paper003Run::CvsUpdate => 0.82,
+            Paper003Run::Startx => 0.37,
+            Paper003Run::Surge => 0.13,
+        }
+    }
+}
+
+impl ScatteredFilesSpec {
+    /// A preset with the shape of one of paper 003's runs, for the WD 80 GB drive (`wd800`): 7
+    /// passes (the paper reports the 7th run), regions within a tenth of the disk, and a think
+    /// time chosen so that the disk is about as busy as the paper's was on Ext2. The file
+    /// counts and sizes are ours (the paper does not give them): TPC-W has a few large database
+    /// files in five regions with 10% writes; `cvs update` many small files in two regions (the
+    /// working copy and the repository) with 5% writes; `startx` binaries and libraries in four
+    /// regions; SURGE many small static files in three, read-only. On `wd800` the TPC-W preset
+    /// gives Ext2's access breakdown: about 8.2 ms, 3.5 ms of seek, 4.1 of rotation.
+    #[must_use]
+    pub fn paper003(run: Paper003Run) -> Self {
+        let base = Self { passes: 7, spread: 0.1, ..Self::default() };
+        match run {
+            Paper003Run::Tpcw => Self { regions: 5, files: 300, mean_file_blocks: 16.0, extent_blocks: 8, write_fraction: 0.1, think_time_ms: 18.0, ..base },
+            Paper003Run::CvsUpdate => Self { regions: 2, files: 400, mean_file_blocks: 8.0, extent_blocks: 4, write_fraction: 0.05, think_time_ms: 1.5, ..base },
+            Paper003Run::Startx => Self { regions: 4, files: 150, mean_file_blocks: 24.0, extent_blocks: 8, write_fraction: 0.0, think_time_ms: 14.0, ..base },
+            Paper003Run::Surge => Self { regions: 3, files: 500, mean_file_blocks: 4.0, extent_blocks: 4, write_fraction: 0.0, think_time_ms: 50.0, ..base },
+        }
+    }
+
+    /// Think time, ns.
+    #[must_use]
+    pub fn think_time_ns(&self) -> SimTime {
+        freeblock_disk::time::ms_to_ns(self.think_time_ms)
+    }
+
+    /// Checks the values that do not depend on the disk.
+    fn validate(&self) -> Result<(), WorkloadError> {
+        for (field, v, max) in [("files", self.files, MAX_FILES), ("passes", self.passes, MAX_PASSES)] {
+            if v == 0 || v > max {
+                return Err(invalid(field, format!("must be between 1 and {max}, got {v}")));
+            }
+        }
+        for (field, v) in [
+            ("max_file_blocks", self.max_file_blocks),
+            ("block_sectors", self.block_sectors),
+            ("regions", self.regions),
+            ("region_groups", self.region_groups),
+            ("extent_blocks", self.extent_blocks),
+            ("request_blocks", self.request_blocks),
+        ] {
+            if v == 0 {
+                return Err(invalid(field, "must be at least 1"));
+            }
+        }
+        if !(self.mean_file_blocks.is_finite() && self.mean_file_blocks >= 1.0) {
+            return Err(invalid("mean_file_blocks", format!("must be a number of blocks of at least 1, got {}", self.mean_file_blocks)));
+        }
+        if !(self.fill_fraction.is_finite() && self.fill_fraction > 0.0 && self.fill_fraction <= 1.0) {
+            return Err(invalid("fill_fraction", format!("must be a fraction in (0, 1], got {}", self.fill_fraction)));
+        }
+        if !(self.spread.is_finite() && self.spread > 0.0 && self.spread <= 1.0) {
+            return Err(invalid("spread", format!("must be a fraction in (0, 1], got {}", self.spread)));
+        }
+        if !(self.write_fraction.is_finite() && (0.0..=1.0).contains(&self.write_fraction)) {
+            return Err(invalid("write_fraction", format!("must be a fraction in [0, 1], got {}", self.write_fraction)));
+        }
+        if !(self.think_time_ms.is_finite() && (0.0..=freeblock_disk::time::MAX_DURATION_MS).contains(&self.think_time_ms)) {
+            return Err(invalid("think_time_ms", format!("must be a time of 0 to {} ms, got {}", freeblock_disk::time::MAX_DURATION_MS, self.think_time_ms)));
+        }
+        if self.group_blocks < u64::from(self.extent_blocks) {
+            return Err(invalid("group_blocks", format!("a group of {} blocks cannot hold an extent of extent_blocks = {}", self.group_blocks, self.extent_blocks)));
+        }
+        Ok(())
+    }
+
+    /// Places the regions and the files on a disk of `capacity_sectors` and lays out one pass.
+    ///
+    /// # Errors
+    /// [`WorkloadError::Invalid`] naming the field for a value that makes no workload, or when
+    /// the disk has too few groups for the regions or the regions too little occupied space for
+    /// the files.
+    pub fn plan(&self, capacity_sectors: u64, seed: u64) -> Result<FilePlan, WorkloadError> {
+        self.validate()?;
+        let block = u64::from(self.block_sectors);
+        let group_sectors = self.group_blocks.checked_mul(block).ok_or_else(|| invalid("group_blocks", "a group of this many blocks overflows the sector count"))?;
+        let groups = capacity_sectors / group_sectors;
+        let region_groups = u64::from(self.region_groups);
+        let slots_of_regions = groups / region_groups;
+        if slots_of_regions < u64::from(self.regions) {
+            return Err(invalid(
+                "regions",
+                format!(
+                    "{} regions of {} groups of {group_sectors} sectors need {} groups; a disk of {capacity_sectors} sectors has {groups}",
+                    self.regions,
+                    self.region_groups,
+                    u64::from(self.regions) * region_groups
+                ),
+            ));
+        }
+        let used_blocks = ((self.group_blocks as f64 * self.fill_fraction).floor() as u64).min(self.group_blocks);
+        let extent_blocks = u64::from(self.extent_blocks);
+        let slots_per_group = used_blocks / extent_blocks;
+        if slots_per_group == 0 {
+            return Err(invalid("fill_fraction", format!("{} of a {}-block group leaves no room for an extent of {extent_blocks} blocks", self.fill_fraction, self.group_blocks)));
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        // The span the regions lie in (at least room for them all), then the regions on
+        // distinct, non-overlapping runs of groups in it, numbered in the order drawn.
+        let span_slots = ((slots_of_regions as f64 * self.spread).floor() as u64).clamp(u64::from(self.regions), slots_of_regions);
+        let span_start = rng.gen_range(0..=slots_of_regions - span_slots);
+        let regions: Vec<Extent> = sample(&mut rng, usize::try_from(span_slots).unwrap_or(usize::MAX), self.regions as usize)
+            .into_iter()
+            .map(|i| Extent { lbn: (span_start + i as u64) * region_groups * group_sectors, sectors: region_groups * group_sectors })
+            .collect();
+
+        // File sizes, then per extent a region and a slot; slots taken are remembered so that
+        // no two extents overlap.
+        let slots_per_region = slots_per_group * region_groups;
+        let mut taken: Vec<std::collections::HashSet<u64>> = vec![std::collections::HashSet::new(); regions.len()];
+        let mut files = Vec::with_capacity(self.files as usize);
+        for f in 0..self.files {
+            let u: f64 = rng.gen::<f64>();
+            let size = (-(1.0 - u).ln() * self.mean_file_blocks).ceil().clamp(1.0, f64::from(self.max_file_blocks)) as u64;
+            let mut extents = Vec::new();
+            let mut left = size;
+            while left > 0 {
+                let len = left.min(extent_blocks);
+                left -= len;
+                let r = rng.gen_range(0..regions.len());
+                if taken[r].len() as u64 >= slots_per_region {
+                    return Err(invalid(
+                        "files",
+                        format!("file {f} does not fit: region {r} has room for {slots_per_region} extents of {extent_blocks} blocks and all are taken (fewer or smaller files, more regions or region_groups, or a higher fill_fraction)"),
+                    ));
+                }
+                // Rejection sampling; the error above keeps it from looping for ever, and a
+                // region is rarely more than a small fraction full.
+                let slot = loop {
+                    let s = rng.gen_range(0..slots_per_region);
+                    if taken[r].insert(s) {
+                        break s;
+                    }
+                };
+                let (group, within) = (slot / slots_per_group, slot % slots_per_group);
+                let lbn = regions[r].lbn + group * group_sectors + within * extent_blocks * block;
+                extents.push(Extent { lbn, sectors: len * block });
+            }
+            files.push(extents);
+        }
+
+        let request_sectors = u64::from(self.request_blocks) * block;
+        let mut pass = Vec::new();
+        for e in files.iter().flatten() {
+            let mut at = e.lbn;
+            while at < e.end() {
+                let sectors = request_sectors.min(e.end() - at);
+                pass.push(Extent { lbn: at, sectors });
+                at += sectors;
+            }
+        }
+        let free = (0..groups)
+            .map(|g| Extent { lbn: g * group_sectors + used_blocks * block, sectors: (self.group_blocks - used_blocks) * block })
+            .filter(|e| e.sectors > 0)
+            .chain((groups * group_sectors < capacity_sectors).then(|| Extent { lbn: groups * group_sectors, sectors: capacity_sectors - groups * group_sectors }))
+            .collect();
+        Ok(FilePlan { files, regions, free, pass })
+    }
+
+    /// Makes the workload for a disk of `capacity_sectors`, seeded with `seed`.
+    ///
+    /// # Errors
+    /// As [`ScatteredFilesSpec::plan`].
+    pub fn build(&self, capacity_sectors: u64, seed: u64) -> Result<ScatteredFilesWorkload, WorkloadError> {
+        let plan = self.plan(capacity_sectors, seed)?;
+        // Reads and writes come from a stream of their own, after the layout's draws.
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        rng.set_stream(1);
+        Ok(ScatteredFilesWorkload { pass: plan.pass, passes: self.passes, write_fraction: self.write_fraction, rng, next: 0 })
+    }
+}
+
+/// The requests of a [`ScatteredFilesSpec`]: its pass, `passes` times.
+#[derive(Debug, Clone)]
+pub struct ScatteredFilesWorkload {
+    pass: Vec<Extent>,
+    passes: u32,
+    write_fraction: f64,
+    rng: ChaCha8Rng,
+    next: u64,
+}
+
+impl Workload for ScatteredFilesWorkload {
+    fn next_request(&mut self) -> Result<Option<Request>, WorkloadError> {
+        let per_pass = self.pass.len() as u64;
+        if self.next >= per_pass * u64::from(self.passes) {
+            return Ok(None);
+        }
+        let e = self.pass[(self.next % per_pass) as usize];
+        self.next += 1;
+        let op = if self.write_fraction > 0.0 && self.rng.gen_bool(self.write_fraction) { Op::Write } else { Op::Read };
+        let sectors = u32::try_from(e.sectors).expect("at most request_blocks × block_sectors, both u32 and checked");
+        Ok(Some(Request { time: 0, lbn: e.lbn, sectors, op, measured: None }))
+    }
+
+    fn arrival(&self) -> ArrivalKind {
+        ArrivalKind::Closed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WD800: u64 = 156_301_488;
+
+    fn drain(spec: &ScatteredFilesSpec, seed: u64) -> Vec<Request> {
+        let mut w = spec.build(WD800, seed).unwrap();
+        crate::workload::collect_requests(&mut w).unwrap()
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_requests() {
+        let spec = ScatteredFilesSpec { files: 50, passes: 4, write_fraction: 0.2, ..ScatteredFilesSpec::default() };
+        assert_eq!(drain(&spec, 11), drain(&spec, 11));
+        assert_ne!(drain(&spec, 11), drain(&spec, 12));
+    }
+
+    #[test]
+    fn every_pass_reads_the_same_blocks_in_the_same_order() {
+        let spec = ScatteredFilesSpec { files: 100, passes: 6, write_fraction: 0.1, ..ScatteredFilesSpec::default() };
+        let plan = spec.plan(WD800, 3).unwrap();
+        let requests = drain(&spec, 3);
+        let n = plan.pass.len();
+        assert_eq!(requests.len(), 6 * n);
+        for (i, r) in requests.iter().enumerate() {
+            let e = plan.pass[i % n];
+            assert_eq!((r.lbn, u64::from(r.sectors)), (e.lbn, e.sectors), "request {i}");
+        }
+        // The pass covers every file block once, in file order.
+        let blocks: Vec<Extent> = plan.files.iter().flatten().copied().collect();
+        assert_eq!(plan.pass.iter().map(|e| e.sectors).sum::<u64>(), blocks.iter().map(|e| e.sectors).sum::<u64>());
+        assert_eq!(plan.pass[0].lbn, blocks[0].lbn);
+        // Writes at about the share asked for, and not the same requests on every pass.
+        let writes = requests.iter().filter(|r| !r.op.is_read()).count() as f64 / requests.len() as f64;
+        assert!((writes - 0.1).abs() < 0.03, "{writes}");
+        let ops = |p: usize| requests[p * n..(p + 1) * n].iter().map(|r| r.op).collect::<Vec<_>>();
+        assert_ne!(ops(0), ops(1));
+    }
+
+    #[test]
+    fn files_are_scattered_over_occupied_space_and_never_overlap() {
+        let spec = ScatteredFilesSpec { files: 300, passes: 1, ..ScatteredFilesSpec::default() };
+        let plan = spec.plan(WD800, 5).unwrap();
+        let mut extents: Vec<Extent> = plan.files.iter().flatten().copied().collect();
+        let group = spec.group_blocks * u64::from(spec.block_sectors);
+        let used = (spec.group_blocks as f64 * spec.fill_fraction) as u64 * u64::from(spec.block_sectors);
+        for e in &extents {
+            assert!(plan.regions.iter().any(|r| r.lbn <= e.lbn && e.end() <= r.end()), "{e:?} outside the regions");
+            assert!(e.end() - e.lbn / group * group <= used, "{e:?} in a group's free tail");
+            assert!(plan.free.iter().all(|f| e.end() <= f.lbn || f.end() <= e.lbn), "{e:?} overlaps free space");
+        }
+        extents.sort_by_key(|e| e.lbn);
+        assert!(extents.windows(2).all(|w| w[0].end() <= w[1].lbn), "extents overlap");
+        // The files jump between regions: most consecutive requests are more than a group apart.
+        let far = plan.pass.windows(2).filter(|w| w[0].end().abs_diff(w[1].lbn) > group).count();
+        assert!(far as f64 > 0.5 * plan.pass.len() as f64, "{far} of {}", plan.pass.len());
+        // The free space is the share the fill fraction leaves (within one group's rounding).
+        let free = plan.free_sectors() as f64 / WD800 as f64;
+        assert!((free - (1.0 - spec.fill_fraction)).abs() < 0.01, "{free}");
+    }
+
+    #[test]
+    fn bad_values_name_their_field() {
+        let field = |spec: ScatteredFilesSpec| match spec.build(WD800, 1).unwrap_err() {
+            WorkloadError::Invalid { field, .. } => field,
+            e => panic!("{e}"),
+        };
+        let d = ScatteredFilesSpec::default;
+        assert_eq!(field(ScatteredFilesSpec { files: 0, ..d() }), "files");
+        assert_eq!(field(ScatteredFilesSpec { passes: 0, ..d() }), "passes");
+        assert_eq!(field(ScatteredFilesSpec { fill_fraction: 0.0, ..d() }), "fill_fraction");
+        assert_eq!(field(ScatteredFilesSpec { fill_fraction: f64::NAN, ..d() }), "fill_fraction");
+        assert_eq!(field(ScatteredFilesSpec { write_fraction: 1.5, ..d() }), "write_fraction");
+        assert_eq!(field(ScatteredFilesSpec { spread: 0.0, ..d() }), "spread");
+        assert_eq!(field(ScatteredFilesSpec { mean_file_blocks: 0.5, ..d() }), "mean_file_blocks");
+        assert_eq!(field(ScatteredFilesSpec { think_time_ms: -1.0, ..d() }), "think_time_ms");
+        assert_eq!(field(ScatteredFilesSpec { extent_blocks: 0, ..d() }), "extent_blocks");
+        assert_eq!(field(ScatteredFilesSpec { regions: 10_000, ..d() }), "regions");
+        assert_eq!(field(ScatteredFilesSpec { group_blocks: 2, ..d() }), "group_blocks");
+        // More file blocks than the regions' occupied space holds.
+        assert_eq!(field(ScatteredFilesSpec { files: 100_000, mean_file_blocks: 64.0, regions: 1, region_groups: 1, ..d() }), "files");
+        let e = ScatteredFilesSpec { fill_fraction: 2.0, ..d() }.build(WD800, 1).unwrap_err().to_string();
+        assert!(e.contains("fill_fraction") && e.contains('2'), "{e}");
+    }
+}
