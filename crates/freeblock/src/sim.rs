@@ -851,7 +851,7 @@ impl<'w> Simulation<'w> {
                             cache_hits += 1;
                             if self.config.keep_records || self.record_sink.is_some() {
                                 let sectors = u32::try_from(sectors).unwrap_or(u32::MAX);
-                                let record = Record { id, arrival_ns: now, start_ns: now, end_ns: now, lbn, phys_lbn: lbn, sectors, op, seek_ns: 0, rotational_latency_ns: 0, transfer_ns: 0, overhead_ns: 0, cache_hit: true, measured_ns: measured };
+                                let record = Record { id, arrival_ns: now, start_ns: now, end_ns: now, lbn, phys_lbn: lbn, sectors, op, seek_ns: 0, rotational_latency_ns: 0, transfer_ns: 0, overhead_ns: 0, cache_hit: true, measured_ns: measured, energy_mj: power.map(|_| 0.0) };
                                 match &mut self.record_sink {
                                     Some(sink) => sink(&record)?,
                                     None => records.push(record),

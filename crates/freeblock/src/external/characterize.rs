@@ -958,5 +958,7 @@ fn assemble(options: &Options, g: &Geometry<'_>, angles: &ZoneAngles, capacity: 
         write_settle_ms,
         controller: Controller { read_miss_ms, write_miss_ms, ..Controller::default() },
         cache: Default::default(),
+        // Power draw cannot be learned from command timing.
+        power: None,
     }
 }
