@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use freeblock::fs2::{self as repro, Fs2ReproConfig, Fs2Results, Fs2Row, Variant, MAIN_VARIANTS, PAPER_ACCESS_RANGE, PAPER_ROTATION_RANGE, PAPER_ROWS, PAPER_SEEK_RANGE, VERSUS_VARIANTS};
+use freeblock::fs2::{self as repro, Fs2ReproConfig, Fs2Results, Fs2Row, Variant, MAIN_VARIANTS, PAPER_ACCESS_RANGE, PAPER_ROTATION_RANGE, PAPER_ENERGY_RANGE, PAPER_ROWS, PAPER_SEEK_RANGE, VERSUS_VARIANTS};
 use freeblock::layout::fs2::{check, repair, table_from_map, ReplicaTable, PAPER_ENTRY_BYTES, REPLICA_ENTRY_BYTES};
 use freeblock::layout::fs2::policy::TABLE_FILE;
 use freeblock::layout::{DirStorage, DirtyRule, Journal};
@@ -91,7 +91,7 @@ fn text(cfg: &Fs2ReproConfig, r: &Fs2Results, note: Option<&str>) -> Result<Stri
         writeln!(s)?;
         writeln!(s, "## {} — stands in for {}", w.name, w.stands_for)?;
         let Some(base) = r.row(&w.name, Variant::None) else { continue };
-        let mut t = Table::new(["variant", "access ms", "seek ms", "rot ms", "xfer ms", "Δaccess", "Δseek", "Δrot", "busy %", "resp ms", "reads from replicas", "replicas made", "replica I/Os"]);
+        let mut t = Table::new(["variant", "access ms", "seek ms", "rot ms", "xfer ms", "Δaccess", "Δseek", "Δrot", "E mJ", "ΔE", "total J", "busy %", "resp ms", "reads from replicas", "replicas made", "replica I/Os"]);
         for v in MAIN_VARIANTS {
             let Some(row) = r.row(&w.name, v) else { continue };
             let (made, ios) = row.fs2.as_ref().map_or(("-".into(), "-".into()), |f| (f.replicas_made.to_string(), (f.copy_reads + f.copy_writes).to_string()));
@@ -104,6 +104,9 @@ fn text(cfg: &Fs2ReproConfig, r: &Fs2Results, note: Option<&str>) -> Result<Stri
                 pct(base.access_ms, row.access_ms),
                 pct(base.seek_ms, row.seek_ms),
                 pct(base.rotational_ms, row.rotational_ms),
+                format!("{:.1}", row.energy_per_access_mj),
+                pct(base.energy_per_access_mj, row.energy_per_access_mj),
+                format!("{:.0}", row.total_energy_j),
                 format!("{:.1}", row.busy_pct),
                 format!("{:.2}", row.response_ms),
                 format!("{:.0}%", row.reads_from_copies_pct),
@@ -112,9 +115,23 @@ fn text(cfg: &Fs2ReproConfig, r: &Fs2Results, note: Option<&str>) -> Result<Stri
             ]);
         }
         s.push_str(&t.render());
+        let first_word = w.stands_for.split_whitespace().next().unwrap_or("");
+        for p in PAPER_ROWS.iter().filter(|p| p.label.starts_with(first_word) && !p.label.contains("static")) {
+            writeln!(s, "paper, {}: access {:.0}%, seek {:.0}%, rotational {:.0}%, energy {:.0}% less; busy {:.0}% (Ext2 {:.0}%)", p.label, p.access, p.seek, p.rotation, p.energy, p.busy, p.busy_base)?;
+        }
         for v in [Variant::Fs2Paper, Variant::Fs2Ours] {
             let Some(row) = r.row(&w.name, v) else { continue };
             let (ia, is, ir) = (Fs2Row::improvement(base.access_ms, row.access_ms), Fs2Row::improvement(base.seek_ms, row.seek_ms), Fs2Row::improvement(base.rotational_ms, row.rotational_ms));
+            let ie = Fs2Row::improvement(base.energy_per_access_mj, row.energy_per_access_mj);
+            writeln!(
+                s,
+                "{}: energy per access {:.0}% less ({} the paper's {}…{}%; TPC-W FS2-dynamic: 55%)",
+                v.label(),
+                ie,
+                within(ie, PAPER_ENERGY_RANGE),
+                PAPER_ENERGY_RANGE.0,
+                PAPER_ENERGY_RANGE.1
+            )?;
             writeln!(
                 s,
                 "{}: access {:.0}% faster ({} the paper's {}…{}%), seek {:.0}% ({} {}…{}%), rotational {:.0}% ({} {}…{}%); TPC-W FS2-dynamic (Table 2): 50 / 72 / 31%.",
@@ -190,14 +207,14 @@ fn text(cfg: &Fs2ReproConfig, r: &Fs2Results, note: Option<&str>) -> Result<Stri
 
 fn csv_text(r: &Fs2Results) -> Result<String, std::fmt::Error> {
     let mut s = String::new();
-    writeln!(s, "workload,variant,requests,access_ms,seek_ms,rotational_ms,transfer_ms,response_ms,busy_pct,reads_from_copies_pct,access_improvement_pct,seek_improvement_pct,rotational_improvement_pct,replicas_made,replica_ios")?;
+    writeln!(s, "workload,variant,requests,access_ms,seek_ms,rotational_ms,transfer_ms,response_ms,busy_pct,reads_from_copies_pct,access_improvement_pct,seek_improvement_pct,rotational_improvement_pct,replicas_made,replica_ios,energy_per_access_mj,energy_improvement_pct,total_energy_j")?;
     for row in &r.rows {
         let base = r.row(&row.workload, Variant::None);
         let imp = |f: fn(&Fs2Row) -> f64| base.map_or(String::new(), |b| format!("{:.2}", Fs2Row::improvement(f(b), f(row))));
         let (made, ios) = row.fs2.as_ref().map_or((String::new(), String::new()), |f| (f.replicas_made.to_string(), (f.copy_reads + f.copy_writes).to_string()));
         writeln!(
             s,
-            "{},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.2},{},{},{},{},{},{}",
+            "{},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.2},{},{},{},{},{},{},{:.3},{},{:.3}",
             row.workload,
             row.variant,
             row.requests,
@@ -212,7 +229,10 @@ fn csv_text(r: &Fs2Results) -> Result<String, std::fmt::Error> {
             imp(|x| x.seek_ms),
             imp(|x| x.rotational_ms),
             made,
-            ios
+            ios,
+            row.energy_per_access_mj,
+            imp(|x| x.energy_per_access_mj),
+            row.total_energy_j
         )?;
     }
     Ok(s)

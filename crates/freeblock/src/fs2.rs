@@ -38,6 +38,7 @@ use crate::layout::{LayoutPolicy, Service};
 use crate::report::RunReport;
 use crate::sched::SchedulerSpec;
 use crate::sim::{SimConfig, Simulation};
+use crate::workload::scattered_files::{Paper003Run, ScatteredFilesSpec};
 use crate::workload::{DaysSpec, TraceFormat, TraceSpec, WorkloadSpec};
 
 /// The paper's ranges over its workloads (abstract): improvement of the mean, %.
@@ -132,6 +133,10 @@ pub struct Fs2ReproConfig {
     pub disk: String,
     /// The day workload.
     pub days: DaysSpec,
+    /// Also run the scattered-files presets of paper 003's four workloads.
+    pub scattered_files: bool,
+    /// Passes over the files of each scattered-files preset (the paper measured its 7th run).
+    pub scattered_passes: u32,
     /// The CloudPhysics VSCSI trace, if it is to be run.
     pub trace: Option<PathBuf>,
     /// First requests of the trace only.
@@ -155,6 +160,8 @@ impl Default for Fs2ReproConfig {
             disk: "wd800".into(),
             // Four days of paper 002's workload, busier than its own (a server's day).
             days: DaysSpec { days: 4, requests_per_day: 25_000, day_s: 3600.0, rate_per_s: Some(25_000.0 / 3000.0), write_burst: 8.0, drift: 0.05, block_sectors: 8, ..DaysSpec::default() },
+            scattered_files: true,
+            scattered_passes: 7,
             trace: None,
             trace_limit: None,
             scheduler: SchedulerSpec::Clook,
@@ -172,7 +179,7 @@ impl Fs2ReproConfig {
     #[must_use]
     pub fn quick() -> Self {
         let d = Self::default();
-        Self { days: DaysSpec { days: 2, requests_per_day: 3000, rate_per_s: Some(1.0), ..d.days }, trace_limit: Some(6000), ..d }
+        Self { days: DaysSpec { days: 2, requests_per_day: 3000, rate_per_s: Some(1.0), ..d.days }, trace_limit: Some(6000), scattered_passes: 2, ..d }
     }
 }
 
@@ -186,7 +193,21 @@ pub fn workloads(cfg: &Fs2ReproConfig) -> Vec<Fs2Workload> {
         // The trace is two hours: four periods for rearrangement.
         out.push(Fs2Workload { name: "cloudphysics".into(), spec: WorkloadSpec::Trace(spec), stands_for: "TPC-W (Table 2): a real server's disk".into(), period_s: 1800.0 });
     }
-    // `scattered_files` (CVS update, Table 3; startx, Table 4) joins here with its workload.
+    // Files read again and again in the same order (the paper's own workloads' shape), each
+    // preset as busy on the plain disk as the paper's was on Ext2.
+    if cfg.scattered_files {
+        for (run, stands_for) in [
+            (Paper003Run::Tpcw, "TPC-W (Table 2)"),
+            (Paper003Run::CvsUpdate, "CVS update (Table 3)"),
+            (Paper003Run::Startx, "startx (Table 4)"),
+            (Paper003Run::Surge, "SURGE (Table 5)"),
+        ] {
+            let mut spec = ScatteredFilesSpec::paper003(run);
+            spec.passes = cfg.scattered_passes;
+            let name = format!("files_{}", run.name());
+            out.push(Fs2Workload { name, spec: WorkloadSpec::ScatteredFiles(spec), stands_for: stands_for.into(), period_s: 60.0 });
+        }
+    }
     out
 }
 
@@ -213,6 +234,12 @@ pub struct Fs2Row {
     pub busy_pct: f64,
     /// Reads served from replicas (or from the rearranged area), % of measured reads.
     pub reads_from_copies_pct: f64,
+    /// Mean energy per measured request, mJ (paper 003 §4.2's `E_A`, from each request's
+    /// seek, rotation and transfer; [`crate::energy`]); NaN on a disk without power figures.
+    pub energy_per_access_mj: f64,
+    /// Energy over the whole run, accesses (policy I/O included) and idle time, J; NaN without
+    /// power figures.
+    pub total_energy_j: f64,
     /// FS2's own report (empty for other variants).
     pub fs2: Option<Fs2Report>,
 }
@@ -253,6 +280,8 @@ fn measure(workload: &str, variant: Variant, report: &RunReport, fs2: Option<Fs2
         response_ms: ms(&|r| r.end_ns - r.arrival_ns),
         busy_pct: 100.0 * (total - hu.idle_ns as f64) / total,
         reads_from_copies_pct: 100.0 * from_copies as f64 / reads.len().max(1) as f64,
+        energy_per_access_mj: if measured.iter().all(|r| r.energy_mj.is_some()) { measured.iter().filter_map(|r| r.energy_mj).sum::<f64>() / k } else { f64::NAN },
+        total_energy_j: report.energy.as_ref().map_or(f64::NAN, |e| e.total_j),
         fs2,
     }
 }
@@ -290,7 +319,9 @@ pub fn touched_blocks(disk: &Disk, spec: &WorkloadSpec, seed: u64, block_sectors
 /// # Errors
 /// Setup errors and whatever the run refuses.
 pub fn run_one(disk: &Arc<Disk>, cfg: &Fs2ReproConfig, workload: &Fs2Workload, variant: Variant) -> Result<Fs2Row> {
-    let sim = SimConfig { scheduler: cfg.scheduler, keep_records: true, ..SimConfig::default() };
+    // A closed workload's think time (the scattered-files presets') applies as in experiment files.
+    let think_ms = workload.spec.think_time_ns().map_or(0.0, |t| t as f64 / 1e6);
+    let sim = SimConfig { scheduler: cfg.scheduler, keep_records: true, think_ms, ..SimConfig::default() };
     let policy: Option<Box<dyn LayoutPolicy>> = match variant {
         Variant::None => None,
         Variant::Fs2Paper => Some(Box::new(Fs2::new(disk, Fs2Config { nearest: Nearest::Lbn, service: Service::Foreground, mode: Mode::Dynamic, ..cfg.fs2.clone() })?)),
