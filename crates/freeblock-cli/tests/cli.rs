@@ -297,3 +297,24 @@ fn characterize_learns_the_test_disk_and_writes_a_loadable_spec() {
     assert_eq!(code, 1);
     assert!(err.contains("no_such_disk"), "{err}");
 }
+
+#[test]
+fn repro_lfs_cleaning_quick_prints_the_paper_beside_ours_and_writes_its_files() {
+    let dir = scratch("lfs-cleaning");
+    let out = dir.to_str().unwrap();
+    let (code, text, err) = freeblock(&["repro", "lfs-cleaning", "--quick", "--quiet", "--out", out]);
+    assert_eq!(code, 0, "{err}");
+    for needle in ["The paper's statements beside ours", "ORIGINAL halves at 60%", "FREEBLOCK close to IDEAL up to 93%", "cut to 1 surface"] {
+        assert!(text.contains(needle), "missing `{needle}` in:\n{text}");
+    }
+    assert!(dir.join("lfs-cleaning.svg").exists());
+    let csv = std::fs::read_to_string(dir.join("lfs-cleaning.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    // Four cleaners at each utilisation of the quick sweep, every one with a throughput.
+    assert!(!rows.is_empty() && rows.len() % 4 == 0, "{csv}");
+    for cleaner in ["ORIGINAL", "IDEAL", "FREEBLOCK", "FREEBLOCK+IDLE"] {
+        assert!(rows.iter().any(|r| r.split(',').nth(2) == Some(cleaner)), "{cleaner} missing:\n{csv}");
+    }
+    // Free means free: no cleaning read ever delayed a foreground request.
+    assert!(rows.iter().all(|r| r.split(',').nth(11) == Some("0")), "{csv}");
+}
