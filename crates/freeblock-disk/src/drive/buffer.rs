@@ -226,6 +226,15 @@ impl Track {
         }
     }
 
+    /// Whether some sector of the track holds `lbn`.
+    fn holds(&self, lbn: u64) -> bool {
+        if self.lbns.is_empty() {
+            lbn >= self.first && lbn < self.next
+        } else {
+            self.lbns.contains(&lbn)
+        }
+    }
+
     /// Rotational position of sector `s`'s start.
     fn pos(&self, s: u64, rev: u64) -> u64 {
         (self.pos0 + s * rev / u64::from(self.spt)) % rev
@@ -1317,8 +1326,12 @@ impl Buffer {
             let h = self.hda.as_ref().expect("access");
             (if h.read { self.segs[h.seg].end } else { h.inblkno }, h.track.next)
         };
-        if first >= track_next {
-            if !self.initiate_seek(disk, t, track_next, 0, 0) {
+        // A track whose LBNs are not one run (a defect remapped onto one of its spares) spans
+        // [first, next) without holding every LBN in it: the next LBN may be on another track.
+        let elsewhere = first < track_next && first < self.p.capacity && !self.hda.as_ref().expect("access").track.holds(first);
+        if first >= track_next || elsewhere {
+            let target = if elsewhere { first } else { track_next };
+            if !self.initiate_seek(disk, t, target, 0, 0) {
                 self.end_access(disk, t);
             }
             return;

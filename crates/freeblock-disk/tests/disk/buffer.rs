@@ -224,3 +224,64 @@ fn discarding_read_data_sends_a_re_read_to_the_media() {
     assert!(!again.cache_hit);
     assert!(again.access.media_end > again.access.media_start);
 }
+
+/// Fuzz finding: a defect remapped onto a spare leaves track 0 holding LBNs 0–11 and 45, so the
+/// track seemed to span [0, 46) and a write past LBN 11 waited on it for ever instead of seeking.
+#[test]
+fn a_write_past_a_track_holding_a_remapped_lbn_moves_on() {
+    let spec = DiskSpec::from_toml_str(
+        r#"
+name = "remap"
+rpm = 7200.0
+surfaces = 1
+head_switch_ms = 0.176
+write_settle_ms = 0.1
+read_settle_ms = 0.0
+mapping = "serpentine"
+sparing = { scheme = "sectors_per_zone" }
+[[zones]]
+first_cylinder = 0
+last_cylinder = 5
+sectors_per_track = 17
+track_skew = 0.0
+cylinder_skew = 0.0
+first_sector_offset = 0.0
+spares = 4
+empty_front_sectors = 5
+slips = [100]
+defects = [[50, 2]]
+[seek]
+type = "hpl"
+boundary = 10.0
+sqrt_a = 0.1
+sqrt_b = 0.05
+linear_a = 1.0
+linear_b = 0.005
+[controller]
+read_miss_ms = 0.3
+write_miss_ms = 0.1
+bus_sector_ms = 0.01
+write_back = false
+[cache]
+enabled = true
+segments = 2
+segment_sectors = 64
+read_ahead_sectors = 64
+read_ahead = "dec"
+zero_latency_reads = true
+zero_latency_writes = true
+separate_write_segment = true
+read_ahead_on_hit = true
+"#,
+        "test",
+    )
+    .unwrap();
+    for op in [Op::Write, Op::Read] {
+        let mut d = drive(spec.clone());
+        let s = d.serve(0, 1, 24, op).unwrap();
+        // The media pass covers 24 sectors (17 a revolution of 8.33 ms) and, with a seek, ends
+        // well within four revolutions; a run-away model ends at the start (release) or panics.
+        let end = ms(s.access.end);
+        assert!(end > 24.0 / 17.0 * 8.33 && end < 4.0 * 8.34, "{op:?}: {end}");
+    }
+}
