@@ -95,15 +95,16 @@ fn text(cfg: &Fs2ReproConfig, r: &Fs2Results, note: Option<&str>) -> Result<Stri
         for v in MAIN_VARIANTS {
             let Some(row) = r.row(&w.name, v) else { continue };
             let (made, ios) = row.fs2.as_ref().map_or(("-".into(), "-".into()), |f| (f.replicas_made.to_string(), (f.copy_reads + f.copy_writes).to_string()));
+            let [access, seek, rot, d_access, d_seek, d_rot] = timing_cells(base, row);
             t.row([
                 v.label().to_string(),
-                format!("{:.2}", row.access_ms),
-                format!("{:.2}", row.seek_ms),
-                format!("{:.2}", row.rotational_ms),
+                access,
+                seek,
+                rot,
                 format!("{:.3}", row.transfer_ms),
-                pct(base.access_ms, row.access_ms),
-                pct(base.seek_ms, row.seek_ms),
-                pct(base.rotational_ms, row.rotational_ms),
+                d_access,
+                d_seek,
+                d_rot,
                 format!("{:.1}", row.energy_per_access_mj),
                 pct(base.energy_per_access_mj, row.energy_per_access_mj),
                 format!("{:.0}", row.total_energy_j),
@@ -179,15 +180,16 @@ fn text(cfg: &Fs2ReproConfig, r: &Fs2Results, note: Option<&str>) -> Result<Stri
         let Some(base) = r.row(&w.name, Variant::None) else { continue };
         for v in VERSUS_VARIANTS {
             let Some(row) = r.row(&w.name, v) else { continue };
+            let [access, seek, rot, d_access, d_seek, d_rot] = timing_cells(base, row);
             t.row([
                 w.name.clone(),
                 v.label().to_string(),
-                format!("{:.2}", row.access_ms),
-                format!("{:.2}", row.seek_ms),
-                format!("{:.2}", row.rotational_ms),
-                pct(base.access_ms, row.access_ms),
-                pct(base.seek_ms, row.seek_ms),
-                pct(base.rotational_ms, row.rotational_ms),
+                access,
+                seek,
+                rot,
+                d_access,
+                d_seek,
+                d_rot,
                 format!("{:.1}", row.busy_pct),
                 format!("{:.2}", row.response_ms),
             ]);
@@ -203,6 +205,18 @@ fn text(cfg: &Fs2ReproConfig, r: &Fs2Results, note: Option<&str>) -> Result<Stri
         writeln!(s, "{n}")?;
     }
     Ok(s)
+}
+
+/// Mean access, seek and rotational time of `row`, then each one's change from `base`.
+fn timing_cells(base: &Fs2Row, row: &Fs2Row) -> [String; 6] {
+    [
+        format!("{:.2}", row.access_ms),
+        format!("{:.2}", row.seek_ms),
+        format!("{:.2}", row.rotational_ms),
+        pct(base.access_ms, row.access_ms),
+        pct(base.seek_ms, row.seek_ms),
+        pct(base.rotational_ms, row.rotational_ms),
+    ]
 }
 
 fn csv_text(r: &Fs2Results) -> Result<String, std::fmt::Error> {

@@ -304,6 +304,26 @@ pub trait OnlineSource: Send {
     fn accepted(&mut self, id: u64);
 }
 
+/// Hands a finished request's record to the run's sink, or keeps it for the report.
+fn keep_record(record: Record, sink: &mut Option<RecordSink<'_>>, records: &mut Vec<Record>) -> Result<()> {
+    match sink {
+        Some(sink) => sink(&record),
+        None => {
+            records.push(record);
+            Ok(())
+        }
+    }
+}
+
+/// Reports progress every `every` completed requests.
+fn tick_progress(completed: u64, every: u64, progress: &mut Option<&mut dyn FnMut(u64)>) {
+    if let Some(p) = progress.as_deref_mut() {
+        if completed % every == 0 {
+            p(completed);
+        }
+    }
+}
+
 /// A policy I/O served with free bandwidth: the sectors still to be delivered.
 #[derive(Debug)]
 struct FreeJob {
@@ -852,18 +872,11 @@ impl<'w> Simulation<'w> {
                             if self.config.keep_records || self.record_sink.is_some() {
                                 let sectors = u32::try_from(sectors).unwrap_or(u32::MAX);
                                 let record = Record { id, arrival_ns: now, start_ns: now, end_ns: now, lbn, phys_lbn: lbn, sectors, op, seek_ns: 0, rotational_latency_ns: 0, transfer_ns: 0, overhead_ns: 0, cache_hit: true, measured_ns: measured, energy_mj: power.map(|_| 0.0) };
-                                match &mut self.record_sink {
-                                    Some(sink) => sink(&record)?,
-                                    None => records.push(record),
-                                }
+                                keep_record(record, &mut self.record_sink, &mut records)?;
                             }
                         }
                         completed += 1;
-                        if let Some(p) = progress.as_deref_mut() {
-                            if completed % self.progress_every == 0 {
-                                p(completed);
-                            }
-                        }
+                        tick_progress(completed, self.progress_every, &mut progress);
                         match kind {
                             ArrivalKind::Open => {}
                             ArrivalKind::ClosedDelay => fetch(stream, now, now, &mut events, &mut staged, &mut self.source, &mut self.layout, &self.drive, next_id)?,
@@ -962,18 +975,11 @@ impl<'w> Simulation<'w> {
                                             measured_ns: finished.as_ref().map_or(job.meta.measured, |o| o.measured),
                                             energy_mj: power.map(|w| crate::energy::access_mj(&w, b, op)),
                                         };
-                                        match &mut self.record_sink {
-                                            Some(sink) => sink(&record)?,
-                                            None => records.push(record),
-                                        }
+                                        keep_record(record, &mut self.record_sink, &mut records)?;
                                     }
                                 }
                                 completed += 1;
-                                if let Some(p) = progress.as_deref_mut() {
-                                    if completed % self.progress_every == 0 {
-                                        p(completed);
-                                    }
-                                }
+                                tick_progress(completed, self.progress_every, &mut progress);
                                 match kind {
                                     _ if stream == PROMOTED => {
                                         if let (Some(fb), Some(p)) = (&mut self.freeblock, promoted.remove(&request)) {
