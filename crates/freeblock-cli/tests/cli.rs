@@ -299,6 +299,7 @@ fn characterize_learns_the_test_disk_and_writes_a_loadable_spec() {
 }
 
 #[test]
+#[allow(clippy::manual_is_multiple_of)] // `%` as in the rest of the workspace (Rust 1.87's is_multiple_of is newer)
 fn repro_lfs_cleaning_quick_prints_the_paper_beside_ours_and_writes_its_files() {
     let dir = scratch("lfs-cleaning");
     let out = dir.to_str().unwrap();

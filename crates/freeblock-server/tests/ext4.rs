@@ -15,14 +15,17 @@ use support::{config, have, require_clients, run, start, Scratch};
 
 /// `nbdfuse` exposing `uri` as `dir/nbd`, until unmounted.
 fn fuse(dir: &Path, uri: &str) -> Child {
-    let child = Command::new("nbdfuse").arg(dir).arg(uri).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = Command::new("nbdfuse").arg(dir).arg(uri).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     for _ in 0..100 {
         if dir.join("nbd").exists() {
             return child;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    panic!("nbdfuse did not expose {uri}");
+    // Do not leave a stuck nbdfuse behind the failing test.
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    panic!("nbdfuse did not expose {uri}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
 fn unfuse(dir: &Path, mut child: Child) {
