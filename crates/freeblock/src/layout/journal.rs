@@ -361,12 +361,15 @@ impl Storage for MemStorage {
     }
 }
 
-/// Both files in a directory: `map.snapshot` and `map.journal`. Replacement writes
-/// `<name>.tmp`, syncs it, renames it over the file and syncs the directory; appends are synced
-/// before they return.
+/// Both files in a directory: `map.snapshot` and `map.journal` (or, made by
+/// [`DirStorage::beside`], `<file>.map.snapshot` and `<file>.map.journal` next to a file they
+/// describe). Replacement writes `<name>.tmp`, syncs it, renames it over the file and syncs the
+/// directory; appends are synced before they return.
 #[derive(Debug)]
 pub struct DirStorage {
     dir: PathBuf,
+    /// Put before each file's name (empty, or `<file>.` for [`DirStorage::beside`]).
+    prefix: String,
     /// The journal, open for appending (dropped whenever the file is replaced).
     journal: Option<File>,
 }
@@ -379,7 +382,21 @@ impl DirStorage {
     pub fn new(dir: impl Into<PathBuf>) -> Result<Self> {
         let dir = dir.into();
         fs::create_dir_all(&dir).map_err(|e| io_err(&dir, "create directory", &e))?;
-        Ok(Self { dir, journal: None })
+        Ok(Self { dir, prefix: String::new(), journal: None })
+    }
+
+    /// The files of the map that belongs to `file` (a block server's backing file), kept beside
+    /// it: `<file>.map.snapshot` and `<file>.map.journal`. The directory must exist.
+    ///
+    /// # Errors
+    /// [`LayoutError::Io`] when `file` has no file name.
+    pub fn beside(file: &Path) -> Result<Self> {
+        let name = file.file_name().ok_or_else(|| io_err(file, "name the map's files after", &std::io::Error::other("the path has no file name")))?;
+        let dir = match file.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        Ok(Self { dir, prefix: format!("{}.", name.to_string_lossy()), journal: None })
     }
 
     /// The directory.
@@ -391,7 +408,7 @@ impl DirStorage {
     /// The path of one of the files.
     #[must_use]
     pub fn path(&self, file: StoreFile) -> PathBuf {
-        self.dir.join(file.file_name())
+        self.dir.join(format!("{}{}", self.prefix, file.file_name()))
     }
 
     fn sync_dir(&self) -> Result<()> {
@@ -426,7 +443,7 @@ impl Storage for DirStorage {
             self.journal = None;
         }
         let path = self.path(file);
-        let tmp = self.dir.join(format!("{}.tmp", file.file_name()));
+        let tmp = self.dir.join(format!("{}{}.tmp", self.prefix, file.file_name()));
         let mut f = File::create(&tmp).map_err(|e| io_err(&tmp, "create", &e))?;
         f.write_all(bytes).map_err(|e| io_err(&tmp, "write", &e))?;
         f.sync_all().map_err(|e| io_err(&tmp, "fsync", &e))?;
@@ -1129,5 +1146,21 @@ mod tests {
         let msg = e.to_string();
         assert!(matches!(e, LayoutError::Replay { record: 1, offset: 24, .. }), "{msg}");
         assert!(msg.contains("memory:map.journal") && msg.contains("record 1 at byte 24"), "{msg}");
+    }
+
+    #[test]
+    fn files_beside_a_store_are_named_after_it() {
+        let dir = std::env::temp_dir().join(format!("freeblock-journal-beside-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let store = dir.join("disk.img");
+        let mut m = map();
+        let mut j = Journal::create(DirStorage::beside(&store).unwrap(), &m).unwrap();
+        j.log(&mut m, write(2, 16)).unwrap();
+        j.commit().unwrap();
+        assert!(dir.join("disk.img.map.snapshot").is_file() && dir.join("disk.img.map.journal").is_file());
+        assert!(!dir.join("map.snapshot").exists(), "a store's map files carry its name");
+        let (r, rep) = Journal::recover(&DirStorage::beside(&store).unwrap(), DirtyRule::Logged).unwrap();
+        assert_eq!((r.to_snapshot(), rep.records_replayed), (m.to_snapshot(), 1));
+        fs::remove_dir_all(&dir).unwrap();
     }
 }
