@@ -18,7 +18,8 @@
 //! |---|---|
 //! | [`protocol`] | the NBD wire format: constants, parsers, encoders |
 //! | [`nbd`] | one connection: handshake, transmission, replies |
-//! | [`store`] | the backing file |
+//! | [`store`] | the backing file and what it belongs to |
+//! | [`placement`] | with a layout policy: bytes at their physical places, moves copying them, the map's files |
 //! | [`timing`] | the engine thread and pacing |
 //! | [`scrub`] | per-block checksums and the freeblock scrub that verifies the real bytes |
 //! | [`stats`] | counters and their text form |
@@ -27,6 +28,7 @@
 
 pub mod config;
 pub mod nbd;
+pub mod placement;
 pub mod protocol;
 pub mod scrub;
 pub mod server;

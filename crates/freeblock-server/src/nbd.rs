@@ -29,6 +29,7 @@ use tokio::task::JoinSet;
 use crate::protocol::{self as p, cflag, chunk, errno, info, opt, rep, tflag, Command, ProtocolError};
 use crate::scrub::{Checksums, ScrubCounters};
 use crate::stats::{Counted, Stats};
+use crate::placement::{PlacementCounters, RequestBytes};
 use crate::store::Store;
 use crate::timing::{Pace, Timing};
 
@@ -50,6 +51,13 @@ pub struct Export {
     pub sector_bytes: u64,
     /// The layout policy's block, sectors (1 without one): the model is asked for whole blocks.
     pub block_sectors: u64,
+    /// The export's size, bytes (the policy's logical capacity, or the whole store).
+    pub size: u64,
+    /// Whether a layout policy places the bytes ([`crate::placement`]): then they travel with
+    /// the request through the engine, and requests must be whole blocks.
+    pub placed: bool,
+    /// What the physical store has done, with a layout policy.
+    pub placement: Option<Arc<PlacementCounters>>,
 }
 
 impl Export {
@@ -66,6 +74,12 @@ impl Export {
 
     fn known(&self, name: &str) -> bool {
         name.is_empty() || name == self.name
+    }
+
+    /// The layout policy's block, bytes.
+    #[must_use]
+    pub fn block_bytes(&self) -> u64 {
+        self.sector_bytes * self.block_sectors
     }
 }
 
@@ -135,7 +149,7 @@ where
                 if !export.known(&name) {
                     return Err(ProtocolError::UnknownExport(name).into());
                 }
-                let mut b = export.store.size().to_be_bytes().to_vec();
+                let mut b = export.size.to_be_bytes().to_vec();
                 b.extend_from_slice(&export.flags().to_be_bytes());
                 if !no_zeroes {
                     b.extend_from_slice(&[0u8; 124]);
@@ -164,7 +178,7 @@ where
                 Ok(req) if !export.known(&req.name) => wr.write_all(&reply(rep::ERR_UNKNOWN, format!("no export named {:?}", req.name).as_bytes())).await?,
                 Ok(req) => {
                     let mut e = info::EXPORT.to_be_bytes().to_vec();
-                    e.extend_from_slice(&export.store.size().to_be_bytes());
+                    e.extend_from_slice(&export.size.to_be_bytes());
                     e.extend_from_slice(&export.flags().to_be_bytes());
                     wr.write_all(&reply(rep::INFO, &e)).await?;
                     if req.wanted.contains(&info::NAME) {
@@ -173,9 +187,11 @@ where
                         wr.write_all(&reply(rep::INFO, &n)).await?;
                     }
                     if req.wanted.contains(&info::BLOCK_SIZE) {
-                        // Any byte alignment works; a sector is preferred; the largest payload.
+                        // Any byte alignment works (with a layout policy, its block); a sector is
+                        // preferred; the largest payload.
+                        let min = if export.placed { u32::try_from(export.block_bytes()).unwrap_or(u32::MAX) } else { 1 };
                         let mut b = info::BLOCK_SIZE.to_be_bytes().to_vec();
-                        for v in [1u32, 4096, p::MAX_PAYLOAD_BYTES] {
+                        for v in [min, 4096.max(min), p::MAX_PAYLOAD_BYTES] {
                             b.extend_from_slice(&v.to_be_bytes());
                         }
                         wr.write_all(&reply(rep::INFO, &b)).await?;
@@ -277,7 +293,7 @@ async fn answer(export: &Export, req: p::Request, payload: Vec<u8>, received: In
         let bytes = if structured { p::error_chunk(req.cookie, error, message) } else { p::simple_reply(req.cookie, error).to_vec() };
         Reply { bytes, model_end_ns: None }
     };
-    let size = export.store.size();
+    let size = export.size;
     let in_range = req.offset.checked_add(u64::from(req.length)).is_some_and(|end| end <= size);
     let past_end = if req.command == Command::Read { errno::EINVAL } else { errno::ENOSPC };
     match req.command {
@@ -287,6 +303,9 @@ async fn answer(export: &Export, req: p::Request, payload: Vec<u8>, received: In
             return fail(past_end, &format!("{} bytes at {} run past the export's end ({size} bytes)", req.length, req.offset))
         }
         _ => {}
+    }
+    if export.placed {
+        return answer_placed(export, req, payload, received, structured).await;
     }
     let mut data = Vec::new();
     let io = match req.command {
@@ -336,6 +355,11 @@ async fn answer(export: &Export, req: p::Request, payload: Vec<u8>, received: In
             Err(e) => return fail(errno::ESHUTDOWN, &e.to_string()),
         }
     }
+    finish(export, &req, data, model_end_ns, structured)
+}
+
+/// Counts a served request and encodes its reply.
+fn finish(export: &Export, req: &p::Request, data: Vec<u8>, model_end_ns: Option<u64>, structured: bool) -> Reply {
     let counted = match req.command {
         Command::Read => Counted::Read,
         Command::Write => Counted::Write,
@@ -357,4 +381,69 @@ async fn answer(export: &Export, req: p::Request, payload: Vec<u8>, received: In
         b
     };
     Reply { bytes, model_end_ns }
+}
+
+/// Serves one request of an export whose layout policy places the bytes: they travel with the
+/// request to the engine, which reads or writes them where the policy puts them when the
+/// modelled disk serves it ([`crate::placement`]).
+// `x % n != 0` rather than `is_multiple_of` (Rust 1.87), as in the rest of the workspace.
+#[allow(clippy::manual_is_multiple_of)]
+async fn answer_placed(export: &Export, req: p::Request, payload: Vec<u8>, received: Instant, structured: bool) -> Reply {
+    let fail = |error: u32, message: &str| {
+        export.stats.error();
+        let bytes = if structured { p::error_chunk(req.cookie, error, message) } else { p::simple_reply(req.cookie, error).to_vec() };
+        Reply { bytes, model_end_ns: None }
+    };
+    let bb = export.block_bytes();
+    let timed = matches!(req.command, Command::Read | Command::Write | Command::WriteZeroes);
+    if timed && (req.offset % bb != 0 || u64::from(req.length) % bb != 0) {
+        let message = format!("{} bytes at {}: the layout places whole blocks of {bb} bytes, and this request is not aligned to them (the export's minimum block size says so)", req.length, req.offset);
+        return fail(errno::EINVAL, &message);
+    }
+    let mut data = Vec::new();
+    let mut model_end_ns = None;
+    match req.command {
+        Command::Flush => {
+            if let Err(e) = export.store.sync() {
+                return fail(errno::EIO, &e.to_string());
+            }
+        }
+        Command::Read | Command::Write | Command::WriteZeroes if req.length > 0 => {
+            // Zeroes are written in pieces no longer than the largest WRITE.
+            let chunk = u64::from(p::MAX_PAYLOAD_BYTES) / bb * bb;
+            let mut at = 0u64;
+            while at < u64::from(req.length) {
+                let len = chunk.min(u64::from(req.length) - at);
+                let offset = req.offset + at;
+                let (op, bytes) = match req.command {
+                    Command::Read => (Op::Read, vec![0u8; len as usize]),
+                    Command::Write => (Op::Write, payload[at as usize..(at + len) as usize].to_vec()),
+                    _ => (Op::Write, vec![0u8; len as usize]),
+                };
+                let first = offset / export.sector_bytes;
+                let sectors = u32::try_from(len / export.sector_bytes).unwrap_or(u32::MAX);
+                match export.timing.serve(op, first, sectors, received, Some(RequestBytes { offset, data: bytes })).await {
+                    Ok(done) => {
+                        export.stats.response(done.end_ns - done.arrival_ns);
+                        model_end_ns = Some(done.end_ns);
+                        if req.command == Command::Read {
+                            data.extend_from_slice(&done.data.unwrap_or_default());
+                        }
+                    }
+                    Err(e) => return fail(errno::ESHUTDOWN, &e.to_string()),
+                }
+                at += len;
+            }
+            if req.has(cflag::FUA) && req.command != Command::Read {
+                if let Err(e) = export.store.sync() {
+                    return fail(errno::EIO, &e.to_string());
+                }
+            }
+        }
+        _ => {}
+    }
+    if req.command == Command::Read && data.len() != req.length as usize {
+        return fail(errno::EIO, "the engine returned no data for the read");
+    }
+    finish(export, &req, data, model_end_ns, structured)
 }

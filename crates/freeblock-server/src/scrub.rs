@@ -10,16 +10,30 @@
 //!
 //! | block | verdict |
 //! |---|---|
-//! | written since the server started, crc matches | verified |
-//! | written since the server started, crc differs | **mismatch** (counted, first ones logged) |
+//! | has a checksum, crc matches | verified |
+//! | has a checksum, crc differs | **mismatch** (counted, first ones logged) |
 //! | never written, in a store this server created | verified against zeroes |
-//! | never written since start, in a store that existed | unverified (no reference yet) |
+//! | never written, in a store that existed before its checksums | unverified (no reference yet) |
+//! | its checksum was being written when the server was killed | unverified; the bytes' crc is adopted |
 //!
-//! Checksums live in memory: a restarted server has no reference for blocks written before.
-//! A write and the scrub's check of the same block take one lock, so the scrub never sees a
-//! block half-written.
+//! The checksums are kept in `STORE.sums` beside the store, so a restarted server (and
+//! `freeblock check`) verifies blocks written before. Physical block `b` (4 KiB of the store) has
+//! 8 bytes at offset `8 b`:
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 0..4 | CRC-32 of the block (little-endian) |
+//! | 4..8 | state: 0 none · 1 valid · 2 being written |
+//!
+//! A write marks its blocks "being written", writes the data, then records their checksums, all
+//! under one lock (the scrub's check of a block takes it too, so it never sees a block
+//! half-written). A kill between the steps leaves "being written": that block's bytes are
+//! whatever the crash left, so there is nothing to verify them against; they are counted as
+//! unverified, and their crc becomes the reference.
 
-use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -31,10 +45,50 @@ use crate::store::Store;
 /// The scrub's block, bytes.
 pub const SCRUB_BLOCK: u64 = 4096;
 
-/// Checksums of the blocks written since the server started.
+/// Bytes per block in `STORE.sums`.
+const ENTRY_BYTES: u64 = 8;
+
+/// One block's entry in `STORE.sums`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SumEntry {
+    /// No checksum recorded.
+    None,
+    /// The block's CRC-32.
+    Valid(u32),
+    /// A write of the block was under way when the server stopped.
+    BeingWritten,
+}
+
+impl SumEntry {
+    fn encode(self) -> [u8; 8] {
+        let (crc, state) = match self {
+            SumEntry::None => (0, 0u32),
+            SumEntry::Valid(c) => (c, 1),
+            SumEntry::BeingWritten => (0, 2),
+        };
+        let mut b = [0u8; 8];
+        b[..4].copy_from_slice(&crc.to_le_bytes());
+        b[4..].copy_from_slice(&state.to_le_bytes());
+        b
+    }
+
+    fn decode(b: &[u8]) -> Result<Self, u32> {
+        let crc = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        match u32::from_le_bytes([b[4], b[5], b[6], b[7]]) {
+            0 => Ok(SumEntry::None),
+            1 => Ok(SumEntry::Valid(crc)),
+            2 => Ok(SumEntry::BeingWritten),
+            other => Err(other),
+        }
+    }
+}
+
+/// The checksums of the store's 4 KiB blocks, in `STORE.sums` (see the module doc).
 pub struct Checksums {
-    sums: Mutex<HashMap<u64, u32>>,
-    /// Whether blocks never written read as zeroes (the store was created empty by this server).
+    file: File,
+    path: PathBuf,
+    lock: Mutex<()>,
+    /// Whether blocks never written read as zeroes (the store was created empty by the server).
     fresh: bool,
     zero_crc: u32,
 }
@@ -100,39 +154,103 @@ impl ScrubCounters {
 }
 
 impl Checksums {
-    /// An empty table; `fresh` when the store was just created (all zeroes).
-    #[must_use]
-    pub fn new(fresh: bool) -> Self {
-        Self { sums: Mutex::new(HashMap::new()), fresh, zero_crc: crc32fast::hash(&[0u8; SCRUB_BLOCK as usize]) }
-    }
-
-    /// Runs `write` (which writes `length` bytes at `offset` of `store`), then records the
-    /// checksums of every block it touched, all under the table's lock.
+    /// The checksums of `store` (its path and size), kept in `<store>.sums` (created sparse if
+    /// missing); `fresh` when never-written blocks are zeroes.
     ///
     /// # Errors
-    /// The store's I/O error.
+    /// The file's I/O error.
+    pub fn open(store: &Path, store_bytes: u64, fresh: bool) -> std::io::Result<Self> {
+        let path = crate::store::beside(store, "sums");
+        let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path)?;
+        let want = store_bytes.div_ceil(SCRUB_BLOCK) * ENTRY_BYTES;
+        if file.metadata()?.len() < want {
+            file.set_len(want)?;
+        }
+        Ok(Self { file, path, lock: Mutex::new(()), fresh, zero_crc: crc32fast::hash(&[0u8; SCRUB_BLOCK as usize]) })
+    }
+
+    /// The checksum file.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether never-written blocks are zeroes.
+    #[must_use]
+    pub fn fresh(&self) -> bool {
+        self.fresh
+    }
+
+    /// Block `block`'s entry.
+    ///
+    /// # Errors
+    /// The file's I/O error, or `InvalidData` for an unknown state (naming the block).
+    pub fn entry(&self, block: u64) -> std::io::Result<SumEntry> {
+        let mut b = [0u8; 8];
+        self.file.read_exact_at(&mut b, block * ENTRY_BYTES)?;
+        SumEntry::decode(&b).map_err(|state| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: block {block} has state {state} (want 0, 1 or 2)", self.path.display())))
+    }
+
+    /// Sets block `block`'s entry.
+    ///
+    /// # Errors
+    /// The file's I/O error.
+    pub fn set(&self, block: u64, entry: SumEntry) -> std::io::Result<()> {
+        self.file.write_all_at(&entry.encode(), block * ENTRY_BYTES)
+    }
+
+    fn set_run(&self, first: u64, entries: &[SumEntry]) -> std::io::Result<()> {
+        let bytes: Vec<u8> = entries.iter().flat_map(|e| e.encode()).collect();
+        self.file.write_all_at(&bytes, first * ENTRY_BYTES)
+    }
+
+    /// Makes the checksums durable.
+    ///
+    /// # Errors
+    /// The file's I/O error.
+    pub fn sync(&self) -> std::io::Result<()> {
+        self.file.sync_data()
+    }
+
+    /// Runs `write` (which writes `length` bytes at `offset` of `store`) between marking the
+    /// blocks it touches "being written" and recording their checksums, under the lock.
+    ///
+    /// # Errors
+    /// The store's or the checksum file's I/O error.
     pub fn write_with(&self, store: &Store, offset: u64, length: u64, write: impl FnOnce() -> std::io::Result<()>) -> std::io::Result<()> {
-        let mut sums = self.sums.lock().expect("never poisoned");
-        write()?;
+        let _held = self.lock.lock().expect("never poisoned");
         if length == 0 {
-            return Ok(());
+            return write();
         }
+        let (first, last) = (offset / SCRUB_BLOCK, (offset + length - 1) / SCRUB_BLOCK);
+        let n = (last - first + 1) as usize;
+        self.set_run(first, &vec![SumEntry::BeingWritten; n])?;
+        write()?;
         let mut buf = vec![0u8; SCRUB_BLOCK as usize];
-        for block in offset / SCRUB_BLOCK..=(offset + length - 1) / SCRUB_BLOCK {
-            let n = read_block(store, block, &mut buf)?;
-            sums.insert(block, crc32fast::hash(&buf[..n]));
+        let mut sums = Vec::with_capacity(n);
+        for block in first..=last {
+            let k = read_block(store, block, &mut buf)?;
+            sums.push(SumEntry::Valid(crc32fast::hash(&buf[..k])));
         }
-        Ok(())
+        self.set_run(first, &sums)
     }
 
     /// Reads block `block` and compares it with its checksum: `Some(matches)`, or `None` when
-    /// there is no reference.
-    fn check(&self, store: &Store, block: u64, buf: &mut [u8]) -> std::io::Result<Option<bool>> {
-        let sums = self.sums.lock().expect("never poisoned");
-        let want = match sums.get(&block) {
-            Some(&c) => c,
-            None if self.fresh => self.zero_crc,
-            None => return Ok(None),
+    /// there is no reference (a block being written at a crash gets its crc adopted).
+    ///
+    /// # Errors
+    /// The store's or the checksum file's I/O error.
+    pub fn check(&self, store: &Store, block: u64, buf: &mut [u8]) -> std::io::Result<Option<bool>> {
+        let _held = self.lock.lock().expect("never poisoned");
+        let want = match self.entry(block)? {
+            SumEntry::Valid(c) => c,
+            SumEntry::None if self.fresh => self.zero_crc,
+            SumEntry::None => return Ok(None),
+            SumEntry::BeingWritten => {
+                let n = read_block(store, block, buf)?;
+                self.set(block, SumEntry::Valid(crc32fast::hash(&buf[..n])))?;
+                return Ok(None);
+            }
         };
         let n = read_block(store, block, buf)?;
         Ok(Some(crc32fast::hash(&buf[..n]) == want))
@@ -140,7 +258,10 @@ impl Checksums {
 }
 
 /// Reads block `block` (the last one may be short); returns its length.
-fn read_block(store: &Store, block: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+///
+/// # Errors
+/// The store's I/O error.
+pub fn read_block(store: &Store, block: u64, buf: &mut [u8]) -> std::io::Result<usize> {
     let at = block * SCRUB_BLOCK;
     let n = SCRUB_BLOCK.min(store.size().saturating_sub(at)) as usize;
     store.read(at, &mut buf[..n])?;

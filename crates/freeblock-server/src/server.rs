@@ -26,12 +26,17 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use freeblock::experiment::LayoutSpec;
+use freeblock::layout::fs2::Fs2;
+use freeblock::layout::journal::DirStorage;
+use freeblock::layout::rearrange::policy::Rearrange;
+use freeblock::layout::LayoutPolicy;
 
 use crate::config::{ConfigError, ServerConfig};
 use crate::nbd::{self, Export};
 use crate::scrub::{Checksums, Scrub, ScrubCounters, ScrubSummary};
 use crate::stats::Summary;
-use crate::store::{Store, StoreError};
+use crate::placement::{InFlight, Placement, PlacementCounters, PlacementSummary};
+use crate::store::{Store, StoreError, StoreMeta};
 use crate::timing::Timing;
 
 /// Why the server could not start or stopped with an error.
@@ -76,6 +81,8 @@ pub struct Finished {
     pub report: Option<RunReport>,
     /// What the scrub found, when one ran.
     pub scrub: Option<ScrubSummary>,
+    /// What the physical store did, with a layout policy.
+    pub placement: Option<PlacementSummary>,
 }
 
 /// A started server (listening), ready to [`Server::serve`].
@@ -96,30 +103,47 @@ impl Server {
         let spec = freeblock_disk::library::load(&config.disk).map_err(|source| ServerError::Disk { name: config.disk.clone(), source })?;
         let disk = Arc::new(freeblock_disk::Disk::new(spec.without_cache()).map_err(|source| ServerError::Disk { name: config.disk.clone(), source })?);
         let sector_bytes = u64::from(disk.spec().sector_bytes);
-        // A layout policy may keep part of the disk for itself: the export is what it offers.
-        let layout = config.layout.as_ref().map(|l| l.build(&disk)).transpose()?;
-        let logical_sectors = layout.as_ref().and_then(|l| l.logical_sectors()).unwrap_or(disk.capacity());
-        let block_sectors = match &config.layout {
-            Some(LayoutSpec::Rearrange(c)) => c.area.block_sectors,
-            Some(LayoutSpec::RangeWrites(c)) => c.block_sectors,
-            Some(LayoutSpec::Fs2(c)) => c.block_sectors,
-            None => 1,
-        };
-        // Whole blocks only, so that a request widened to blocks never passes the end.
-        let store = Store::open(&config.store, logical_sectors / block_sectors * block_sectors * sector_bytes)?;
-        let name = config.export.clone().unwrap_or_else(|| disk.spec().name.clone());
+        let meta = StoreMeta { disk: disk.spec().name.clone(), disk_sectors: disk.capacity(), sector_bytes, layout: config.layout.clone(), created_empty: true };
+        let (store, meta) = Store::open(&config.store, &meta)?;
         let store = Arc::new(store);
-        let (checksums, scrub, apps) = match config.scrub {
-            Some(s) => {
-                let sums = Arc::new(Checksums::new(store.created()));
-                let counters = Arc::new(ScrubCounters::default());
-                let app: Box<dyn freeblock::freeblock::BackgroundApp> = Box::new(Scrub::new(Arc::clone(&store), Arc::clone(&sums), sector_bytes, Arc::clone(&counters), s.passes));
-                (Some(sums), Some(counters), vec![app])
-            }
-            None => (None, None, Vec::new()),
+        let name = config.export.clone().unwrap_or_else(|| disk.spec().name.clone());
+        let checksums = match config.scrub {
+            Some(_) => Some(Arc::new(Checksums::open(&config.store, store.size(), meta.created_empty).map_err(|source| StoreError::Io { path: crate::store::beside(&config.store, "sums"), source })?)),
+            None => None,
         };
-        let timing = Timing::start(disk, config.sim.clone(), config.freeblock.clone(), apps, layout, config.pace)?;
-        let export = Arc::new(Export { name, store, checksums, scrub, timing, stats: crate::stats::Stats::default(), sector_bytes, block_sectors });
+        let in_flight: InFlight = Arc::default();
+        // A layout policy keeps part of the disk for itself (the export is what it offers) and
+        // places the bytes by its map, which is recovered from the files beside the store.
+        let (layout, block_sectors, placement) = match &config.layout {
+            Some(spec) => {
+                let files = DirStorage::beside(&config.store).map_err(freeblock::Error::Layout)?;
+                let policy: Box<dyn LayoutPolicy> = match (crate::placement::read_journal(&files).map_err(freeblock::Error::Layout)?, spec) {
+                    (None, spec) => spec.build(&disk)?,
+                    (Some(mem), LayoutSpec::Rearrange(c)) => Box::new(Rearrange::recover(&disk, *c, mem).map_err(freeblock::Error::Layout)?.0),
+                    (Some(mem), LayoutSpec::Fs2(c)) => Box::new(Fs2::recover(&disk, c.clone(), mem).map_err(freeblock::Error::Layout)?.0),
+                    (Some(_), LayoutSpec::RangeWrites(_)) => return Err(ConfigError::Invalid { field: "layout.type", message: "range_writes is not served".into() }.into()),
+                };
+                let block_sectors = spec.block_sectors();
+                let counters = Arc::new(PlacementCounters::default());
+                let placed = Placement::new(policy, Arc::clone(&store), checksums.clone(), Arc::clone(&in_flight), sector_bytes, block_sectors, files, Arc::clone(&counters)).map_err(freeblock::Error::Layout)?;
+                (Some(Box::new(placed) as Box<dyn LayoutPolicy>), block_sectors, Some(counters))
+            }
+            None => (None, 1, None),
+        };
+        let logical_sectors = layout.as_ref().and_then(|l| l.logical_sectors()).unwrap_or(disk.capacity());
+        // Whole blocks only, so that a request widened to blocks never passes the end.
+        let size = logical_sectors / block_sectors * block_sectors * sector_bytes;
+        let (scrub, apps) = match (config.scrub, &checksums) {
+            (Some(s), Some(sums)) => {
+                let counters = Arc::new(ScrubCounters::default());
+                let app: Box<dyn freeblock::freeblock::BackgroundApp> = Box::new(Scrub::new(Arc::clone(&store), Arc::clone(sums), sector_bytes, Arc::clone(&counters), s.passes));
+                (Some(counters), vec![app])
+            }
+            _ => (None, Vec::new()),
+        };
+        let timing = Timing::start(disk, config.sim.clone(), config.freeblock.clone(), apps, layout, config.pace, in_flight)?;
+        let placed = placement.is_some();
+        let export = Arc::new(Export { name, store, checksums, scrub, timing, stats: crate::stats::Stats::default(), sector_bytes, block_sectors, size, placed, placement });
         let listen_err = |address: String| move |source| ServerError::Listen { address, source };
         let tcp = match config.tcp() {
             Some(a) => Some(TcpListener::bind(a).await.map_err(listen_err(a.to_string()))?),
@@ -195,11 +219,15 @@ impl Server {
         let export = Arc::clone(&self.export);
         let report = tokio::task::spawn_blocking(move || export.timing.finish()).await.map_err(|e| freeblock::Error::Config { origin: "server".into(), message: e.to_string() })??;
         self.export.store.sync().map_err(ServerError::Sync)?;
+        if let Some(sums) = &self.export.checksums {
+            sums.sync().map_err(ServerError::Sync)?;
+        }
         if let Some((_, path)) = &self.unix {
             let _ = std::fs::remove_file(path);
         }
         let scrub = self.export.scrub.as_ref().map(|c| c.snapshot());
-        Ok(Finished { summary: self.export.stats.summary(), report, scrub })
+        let placement = self.export.placement.as_ref().map(|c| c.snapshot());
+        Ok(Finished { summary: self.export.stats.summary(), report, scrub, placement })
     }
 }
 
@@ -232,6 +260,9 @@ async fn serve_stats(mut s: tokio::net::TcpStream, export: Arc<Export>) {
             "# TYPE freeblock_scrub_blocks_total counter\nfreeblock_scrub_blocks_total{{verdict=\"verified\"}} {}\nfreeblock_scrub_blocks_total{{verdict=\"mismatched\"}} {}\nfreeblock_scrub_blocks_total{{verdict=\"unverified\"}} {}\nfreeblock_scrub_blocks_total{{verdict=\"read_error\"}} {}\n# TYPE freeblock_scrub_passes_total counter\nfreeblock_scrub_passes_total {}\n# TYPE freeblock_scrub_pass_progress gauge\nfreeblock_scrub_pass_progress {:.6}\n",
             s.verified, s.mismatched, s.unverified, s.read_errors, s.passes, s.progress
         ));
+    }
+    if let Some(c) = &export.placement {
+        body.push_str(&c.prometheus());
     }
     let head = format!("HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
     let _ = s.write_all(head.as_bytes()).await;

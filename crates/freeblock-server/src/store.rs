@@ -1,11 +1,16 @@
-//! The bytes: one sparse backing file holding the export, byte `i` of the export at byte `i`
-//! of the file. Writes are visible to every connection at once (one file); FLUSH and FUA make
-//! them durable with `fdatasync`.
+//! The bytes: one sparse backing file holding the whole modelled disk, byte `s · sector` of
+//! the file at disk sector `s`. Without a layout policy byte `i` of the export is byte `i` of
+//! the file; with one, the policy's map says where each block is ([`crate::placement`]).
+//! Writes are visible to every connection at once (one file); FLUSH and FUA make them durable
+//! with `fdatasync`.
 //!
 //! ```text
-//!  export  [0 ............................................ size)
-//!  file    [0 ............................................ size)   sparse: never-written ranges
+//!  disk    [0 ............................................ capacity · sector bytes)
+//!  file    [0 ............................................ same)   sparse: never-written ranges
 //!                                                                  take no space and read as zeroes
+//!  beside it: STORE.layout.json   which disk and layout the bytes belong to (written at creation)
+//!             STORE.map.snapshot, STORE.map.journal   the layout policy's map (crate::placement)
+//!             STORE.sums          the scrub's checksums (crate::scrub)
 //! ```
 //!
 //! | operation | file |
@@ -20,6 +25,68 @@ use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
+use freeblock::experiment::LayoutSpec;
+use serde::{Deserialize, Serialize};
+
+/// What a store belongs to: kept in `STORE.layout.json`, checked at every open.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreMeta {
+    /// The disk's name (as its spec gives it).
+    pub disk: String,
+    /// The disk's capacity, sectors.
+    pub disk_sectors: u64,
+    /// Bytes per sector.
+    pub sector_bytes: u64,
+    /// The layout policy whose map places the bytes (`None`: byte `i` of the export is byte `i`).
+    pub layout: Option<LayoutSpec>,
+    /// Whether the store was created empty by the server (so never-written blocks are zeroes).
+    pub created_empty: bool,
+}
+
+impl StoreMeta {
+    /// The store's size, bytes.
+    #[must_use]
+    pub fn store_bytes(&self) -> u64 {
+        self.disk_sectors * self.sector_bytes
+    }
+
+    /// Reads the metadata beside `store`, `None` if there is none.
+    ///
+    /// # Errors
+    /// [`StoreError::Io`], [`StoreError::Meta`] for a file that does not parse.
+    pub fn read(store: &Path) -> Result<Option<Self>, StoreError> {
+        let path = beside(store, "layout.json");
+        match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| StoreError::Meta { path, message: e.to_string() }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(StoreError::Io { path, source }),
+        }
+    }
+
+    /// Writes the metadata beside `store` (atomically: a temporary file renamed over it).
+    ///
+    /// # Errors
+    /// [`StoreError::Io`].
+    pub fn write(&self, store: &Path) -> Result<(), StoreError> {
+        let path = beside(store, "layout.json");
+        let tmp = beside(store, "layout.json.tmp");
+        let io = |source| StoreError::Io { path: path.clone(), source };
+        let text = serde_json::to_string_pretty(self).map_err(|e| StoreError::Meta { path: path.clone(), message: e.to_string() })?;
+        std::fs::write(&tmp, text).map_err(io)?;
+        File::open(&tmp).and_then(|f| f.sync_all()).map_err(io)?;
+        std::fs::rename(&tmp, &path).map_err(io)
+    }
+}
+
+/// `<store>.<suffix>`: a file kept beside the store.
+#[must_use]
+pub fn beside(store: &Path, suffix: &str) -> PathBuf {
+    let mut name = store.as_os_str().to_os_string();
+    name.push(format!(".{suffix}"));
+    PathBuf::from(name)
+}
+
 /// Why the store could not be opened.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -30,6 +97,30 @@ pub enum StoreError {
         path: PathBuf,
         /// The cause.
         source: std::io::Error,
+    },
+    /// The metadata beside the store does not parse.
+    #[error("store metadata {path}: {message}")]
+    Meta {
+        /// The metadata file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// The store was made for another disk or layout.
+    #[error("store {path} belongs to {found}, but the configuration asks for {want}: a store belongs to one disk and one layout (use another path, or the configuration it was made with)")]
+    Belongs {
+        /// The backing file.
+        path: PathBuf,
+        /// What the store's metadata says.
+        found: String,
+        /// What the configuration says.
+        want: String,
+    },
+    /// A store with bytes at logical addresses (no metadata) opened with a layout policy.
+    #[error("store {path} has no {path}.layout.json: its bytes are at the export's addresses, and a layout policy would read them from the wrong places (use a new store for a layout)")]
+    Unplaced {
+        /// The backing file.
+        path: PathBuf,
     },
     /// The file exists with another size than the export's.
     #[error("store {path}: {found} bytes, but the disk exports {want}: a store belongs to one disk (use another path, or the disk it was made for)")]
@@ -51,20 +142,40 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating, sparse) the backing file for an export of `size` bytes.
+    /// Opens (creating, sparse, with its metadata) the backing file of the disk and layout `meta`
+    /// describes. A store made for another disk or layout is refused, naming both; so is a store
+    /// without metadata (its bytes are at logical addresses) opened with a layout. Returns the
+    /// store and the metadata it holds (whose `created_empty` says what its bytes were).
     ///
     /// # Errors
     /// [`StoreError`].
-    pub fn open(path: &Path, size: u64) -> Result<Self, StoreError> {
+    pub fn open(path: &Path, meta: &StoreMeta) -> Result<(Self, StoreMeta), StoreError> {
         let io = |source| StoreError::Io { path: path.to_path_buf(), source };
+        let size = meta.store_bytes();
+        let existing = StoreMeta::read(path)?;
         let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(io)?;
         let found = file.metadata().map_err(io)?.len();
+        let describe = |m: &StoreMeta| format!("disk {} ({} sectors of {} bytes), layout {}", m.disk, m.disk_sectors, m.sector_bytes, m.layout.as_ref().map_or("none".into(), |l| serde_json::to_string(l).unwrap_or_default()));
+        let held = match existing {
+            Some(m) => {
+                if (&m.disk, m.disk_sectors, m.sector_bytes, &m.layout) != (&meta.disk, meta.disk_sectors, meta.sector_bytes, &meta.layout) {
+                    return Err(StoreError::Belongs { path: path.to_path_buf(), found: describe(&m), want: describe(meta) });
+                }
+                m
+            }
+            None if found != 0 && meta.layout.is_some() => return Err(StoreError::Unplaced { path: path.to_path_buf() }),
+            None => {
+                let m = StoreMeta { created_empty: found == 0, ..meta.clone() };
+                m.write(path)?;
+                m
+            }
+        };
         if found == 0 {
             file.set_len(size).map_err(io)?;
         } else if found != size {
             return Err(StoreError::Size { path: path.to_path_buf(), found, want: size });
         }
-        Ok(Self { file, size, created: found == 0 })
+        Ok((Self { file, size, created: found == 0 }, held))
     }
 
     /// Whether this open created the store (so it holds only zeroes).
@@ -73,7 +184,7 @@ impl Store {
         self.created
     }
 
-    /// The export's size, bytes.
+    /// The store's size (the whole disk), bytes.
     #[must_use]
     pub fn size(&self) -> u64 {
         self.size

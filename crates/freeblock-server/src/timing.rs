@@ -32,6 +32,8 @@ use freeblock_disk::{Disk, Op, SimTime};
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
+use crate::placement::{InFlight, RequestBytes};
+
 /// How replies are paced.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -55,12 +57,15 @@ impl std::str::FromStr for Pace {
 }
 
 /// When the modelled disk served a request, model ns since the server started.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Completion {
     /// Arrival in the model.
     pub arrival_ns: SimTime,
     /// Completion in the model.
     pub end_ns: SimTime,
+    /// The request's bytes, when the engine carried them (a physically addressed store): a
+    /// read's data.
+    pub data: Option<Vec<u8>>,
 }
 
 /// A request for the engine to time.
@@ -69,6 +74,7 @@ struct Submit {
     lbn: u64,
     sectors: u32,
     received: Instant,
+    bytes: Option<RequestBytes>,
     done: oneshot::Sender<Completion>,
 }
 
@@ -96,7 +102,8 @@ struct EngineSource {
     start: Instant,
     pace: Pace,
     waiters: Arc<Mutex<HashMap<u64, oneshot::Sender<Completion>>>>,
-    handed: Option<oneshot::Sender<Completion>>,
+    in_flight: InFlight,
+    handed: Option<(oneshot::Sender<Completion>, Option<RequestBytes>)>,
     ended: bool,
 }
 
@@ -148,15 +155,18 @@ impl OnlineSource for EngineSource {
             }
             Some(Message::Request(s)) => {
                 let time = self.ns_since_start(s.received);
-                self.handed = Some(s.done);
+                self.handed = Some((s.done, s.bytes));
                 Ok(OnlineNext::Request(Request::new(time, s.lbn, s.sectors, s.op)))
             }
         }
     }
 
     fn accepted(&mut self, id: u64) {
-        if let Some(done) = self.handed.take() {
+        if let Some((done, bytes)) = self.handed.take() {
             self.waiters.lock().expect("never poisoned").insert(id, done);
+            if let Some(b) = bytes {
+                self.in_flight.lock().expect("never poisoned").insert(id, b);
+            }
         }
     }
 }
@@ -172,11 +182,12 @@ pub enum TimingError {
 impl Timing {
     /// Starts the engine thread on `disk` with `sim` settings and, if given, freeblock
     /// background work (the configured tasks, and `apps` such as the scrub), serving requests
-    /// through `layout` if given.
+    /// through `layout` if given. Requests handed over with bytes keep them in `in_flight` while
+    /// the engine serves them (the layout moves them: [`crate::placement`]).
     ///
     /// # Errors
     /// A freeblock configuration the engine refuses.
-    pub fn start(disk: Arc<Disk>, sim: SimConfig, freeblock: Option<FreeblockConfig>, apps: Vec<Box<dyn BackgroundApp>>, layout: Option<Box<dyn LayoutPolicy>>, pace: Pace) -> freeblock::Result<Self> {
+    pub fn start(disk: Arc<Disk>, sim: SimConfig, freeblock: Option<FreeblockConfig>, apps: Vec<Box<dyn BackgroundApp>>, layout: Option<Box<dyn LayoutPolicy>>, pace: Pace, in_flight: InFlight) -> freeblock::Result<Self> {
         sim.validate()?;
         // Background applications need freeblock scheduling; a server never stops because its
         // background work is done.
@@ -197,7 +208,7 @@ impl Timing {
         let (tx, rx) = mpsc::channel();
         let start = Instant::now();
         let waiters = Arc::new(Mutex::new(HashMap::new()));
-        let source = EngineSource { rx, start, pace, waiters: Arc::clone(&waiters), handed: None, ended: false };
+        let source = EngineSource { rx, start, pace, waiters: Arc::clone(&waiters), in_flight: Arc::clone(&in_flight), handed: None, ended: false };
         let thread = std::thread::Builder::new()
             .name("freeblock-engine".into())
             .spawn(move || {
@@ -205,7 +216,8 @@ impl Timing {
                 let mut sim = Simulation::online(disk, Box::new(source), sim).with_record_sink(Box::new(move |r| {
                     // Requests freeblock promoted have no waiter.
                     if let Some(done) = sink_waiters.lock().expect("never poisoned").remove(&r.id) {
-                        let _ = done.send(Completion { arrival_ns: r.arrival_ns, end_ns: r.end_ns });
+                        let data = in_flight.lock().expect("never poisoned").remove(&r.id).map(|b| b.data);
+                        let _ = done.send(Completion { arrival_ns: r.arrival_ns, end_ns: r.end_ns, data });
                     }
                     Ok(())
                 }));
@@ -240,8 +252,17 @@ impl Timing {
     /// # Errors
     /// [`TimingError::Stopped`] once the engine has stopped.
     pub async fn time(&self, op: Op, lbn: u64, sectors: u32, received: Instant) -> Result<Completion, TimingError> {
+        self.serve(op, lbn, sectors, received, None).await
+    }
+
+    /// As [`Timing::time`], with the request's bytes for the engine to carry (a write's payload,
+    /// or a read's buffer, given back filled in [`Completion::data`]).
+    ///
+    /// # Errors
+    /// [`TimingError::Stopped`] once the engine has stopped.
+    pub async fn serve(&self, op: Op, lbn: u64, sectors: u32, received: Instant, bytes: Option<RequestBytes>) -> Result<Completion, TimingError> {
         let (done, wait) = oneshot::channel();
-        let submit = Message::Request(Submit { op, lbn, sectors, received, done });
+        let submit = Message::Request(Submit { op, lbn, sectors, received, bytes, done });
         self.tx.lock().expect("never poisoned").send(submit).map_err(|_| TimingError::Stopped)?;
         wait.await.map_err(|_| TimingError::Stopped)
     }

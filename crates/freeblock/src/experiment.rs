@@ -153,6 +153,16 @@ impl LayoutSpec {
             LayoutSpec::Fs2(c) => Box::new(crate::layout::fs2::Fs2::new(disk, c.clone())?),
         })
     }
+
+    /// The policy's block, sectors: the unit its map places (requests are widened to it).
+    #[must_use]
+    pub fn block_sectors(&self) -> u64 {
+        match self {
+            LayoutSpec::Rearrange(c) => c.area.block_sectors,
+            LayoutSpec::RangeWrites(c) => c.block_sectors,
+            LayoutSpec::Fs2(c) => c.block_sectors,
+        }
+    }
 }
 
 /// One experiment: disk, workload, simulation settings and seed.

@@ -208,6 +208,14 @@ pub trait LayoutPolicy: Send + AsAny {
         Ok(())
     }
 
+    /// The logical blocks a workload I/O from [`translate`](Self::translate) carries, one per
+    /// block of the policy, in physical order: what a caller that moves real bytes (the block
+    /// server) needs to know which bytes go where. Asked before [`complete`](Self::complete) is
+    /// called for the I/O. `None`: the policy does not say (the default).
+    fn carried_blocks(&self, _tag: u64) -> Option<Vec<u64>> {
+        None
+    }
+
     /// The block map, for workloads that place their own writes (range writes).
     fn map_mut(&mut self) -> Option<&mut BlockMap> {
         None

@@ -944,6 +944,10 @@ impl LayoutPolicy for Fs2 {
         Some(self.capacity_blocks * self.bs)
     }
 
+    fn carried_blocks(&self, tag: u64) -> Option<Vec<u64>> {
+        self.parts.get(&tag).map(|p| p.blocks.clone())
+    }
+
     fn translate(&mut self, ctx: &mut LayoutCtx<'_>, io: &LogicalIo<'_>, out: &mut Vec<PhysIo>) -> Result<()> {
         self.requests += 1;
         let pieces = self.pieces(io.lbn, io.sectors)?;

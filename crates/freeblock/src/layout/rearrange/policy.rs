@@ -859,6 +859,10 @@ impl LayoutPolicy for Rearrange {
         Some(self.area.logical_capacity())
     }
 
+    fn carried_blocks(&self, tag: u64) -> Option<Vec<u64>> {
+        self.parts.get(&tag).map(|p| p.blocks.clone())
+    }
+
     fn translate(&mut self, _ctx: &mut LayoutCtx<'_>, io: &LogicalIo<'_>, out: &mut Vec<PhysIo>) -> Result<()> {
         self.begin_call()?;
         self.in_call = false;
