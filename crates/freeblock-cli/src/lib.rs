@@ -32,6 +32,7 @@ mod commands_fs2;
 mod commands_lfs;
 mod commands_rearrange;
 mod commands_run;
+mod commands_check;
 mod commands_serve;
 mod commands_seek_profile;
 pub mod commands_sweep;
@@ -89,6 +90,9 @@ enum Command {
     Serve(commands_serve::ServeArgs),
     /// Print a running server's counters (request counts, model response times, lateness).
     Stats(commands_serve::StatsArgs),
+    /// Verify a stopped block server's store (its map replays, no block owned twice, copies
+    /// equal, checksums match), and repair it with `--repair`.
+    Check(commands_check::CheckArgs),
     /// Learn a drive's layout, rotation, skews, seek curve and overheads through a black-box
     /// command interface only, and grade each against the hidden truth (paper 001, DIXtrac).
     Characterize(commands_external::CharacterizeArgs),
@@ -151,6 +155,7 @@ where
         Command::Demo(a) => commands::demo(&a),
         Command::Serve(a) => commands_serve::serve(&a),
         Command::Stats(a) => commands_serve::stats(&a),
+        Command::Check(a) => commands_check::check(&a),
         Command::Characterize(a) => commands_external::characterize_cmd(&a),
     };
     let flushed = result.and_then(|()| std::io::Write::flush(&mut std::io::stdout()).map_err(Into::into));

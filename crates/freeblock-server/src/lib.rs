@@ -23,9 +23,11 @@
 //! | [`timing`] | the engine thread and pacing |
 //! | [`scrub`] | per-block checksums and the freeblock scrub that verifies the real bytes |
 //! | [`stats`] | counters and their text form |
+//! | [`check`] | `freeblock check`: a stopped server's store verified (and repaired) offline |
 //! | [`config`] | the TOML configuration |
 //! | [`server`] | listeners, connections, shutdown |
 
+pub mod check;
 pub mod config;
 pub mod nbd;
 pub mod placement;

@@ -123,3 +123,13 @@ pub fn run(program: &str, args: &[&str]) -> Output {
 pub fn text(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// The Prometheus text of a server's stats endpoint.
+pub fn fetch_stats(addr: SocketAddr) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").unwrap();
+    let mut body = String::new();
+    let _ = s.read_to_string(&mut body);
+    body
+}
