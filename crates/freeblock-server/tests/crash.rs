@@ -1,9 +1,17 @@
 //! Crash campaign: a server process killed with SIGKILL at a random instant while a client
-//! writes with FUA restarts on the same store with every acknowledged write reading back.
+//! writes with FUA (and reads, so that the layout policies see blocks accessed together)
+//! restarts on the same store with every acknowledged write reading back, and `freeblock check`
+//! finds the stopped store clean in between.
+//!
+//! Three stores take turns: the identity layout, adaptive rearrangement moving hot blocks into
+//! its reserved cylinders every 50 ms of model time, and FS2 replicating blocks read together;
+//! all with the scrub's checksums kept. So kills land while moves copy bytes and while maps and
+//! checksums are being committed.
 //!
 //! The server runs in a child process: this test binary itself, re-run with
-//! `FREEBLOCK_CRASH_CHILD=<store>` so that only [`crash_child`] does anything. Trials:
-//! `FREEBLOCK_CRASH_TRIALS` (default 10; the campaign in docs/server.md runs 200).
+//! `FREEBLOCK_CRASH_CHILD=<store>` and `FREEBLOCK_CRASH_LAYOUT=<n>` so that only [`crash_child`]
+//! does anything. Trials: `FREEBLOCK_CRASH_TRIALS` (default 12; the campaign in docs/server.md
+//! runs 200).
 
 mod support;
 
@@ -13,105 +21,185 @@ use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use freeblock_server::{Pace, Server};
+use freeblock::experiment::LayoutSpec;
+use freeblock_server::check::check_store;
+use freeblock_server::config::ScrubConfig;
+use freeblock_server::{Pace, Server, ServerConfig};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use support::client::Client;
-use support::{config, Scratch};
+use support::{config, fetch_stats, Scratch};
 
-/// The child: serves `FREEBLOCK_CRASH_CHILD` on a free loopback port, prints the address, and
+/// The layouts the trials take turns with: (name, `[layout]` table or none).
+const LAYOUTS: [(&str, Option<&str>); 3] = [
+    ("identity", None),
+    ("rearrange", Some("type = \"rearrange\"\nperiod_s = 0.05\nschedule = \"always\"\narea = { cylinders = 40, block_sectors = 8 }")),
+    ("fs2", Some("type = \"fs2\"\nepoch_accesses = 4\nthreshold = 1\nservice = \"foreground\"")),
+];
+
+fn child_config(store: &std::path::Path, layout: usize) -> ServerConfig {
+    let mut cfg = config("atlas10k", store, Pace::None);
+    cfg.listen = Some("127.0.0.1:0".parse().unwrap());
+    cfg.stats = Some("127.0.0.1:0".parse().unwrap());
+    cfg.scrub = Some(ScrubConfig { passes: 0 });
+    cfg.layout = LAYOUTS[layout].1.map(|l| toml::from_str::<LayoutSpec>(l).unwrap());
+    cfg
+}
+
+/// The child: serves `FREEBLOCK_CRASH_CHILD` on a free loopback port, prints the addresses, and
 /// runs until killed. Does nothing in a normal test run.
 #[test]
 fn crash_child() {
     let Ok(store) = std::env::var("FREEBLOCK_CRASH_CHILD") else { return };
-    let mut cfg = config("toshiba_mk156f", std::path::Path::new(&store), Pace::None);
-    cfg.listen = Some("127.0.0.1:0".parse().unwrap());
+    let layout: usize = std::env::var("FREEBLOCK_CRASH_LAYOUT").unwrap().parse().unwrap();
+    let cfg = child_config(std::path::Path::new(&store), layout);
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     rt.block_on(async {
         let server = Server::start(&cfg).await.unwrap();
-        println!("LISTENING {}", server.tcp_addr().unwrap());
+        println!("LISTENING {} {} {}", server.tcp_addr().unwrap(), server.stats_addr().unwrap(), server.export_name());
         server.serve(std::future::pending()).await.unwrap();
     });
 }
 
-fn spawn_server(store: &std::path::Path) -> (Child, SocketAddr) {
+struct Spawned {
+    child: Child,
+    addr: SocketAddr,
+    stats: SocketAddr,
+    export: String,
+}
+
+fn spawn_server(store: &std::path::Path, layout: usize) -> Spawned {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "crash_child", "--nocapture", "--test-threads=1"])
         .env("FREEBLOCK_CRASH_CHILD", store)
+        .env("FREEBLOCK_CRASH_LAYOUT", layout.to_string())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines.next().expect("the child printed its address").unwrap();
+    let words: Vec<String> = loop {
+        let line = lines.next().expect("the child printed its address (did the server refuse to start?)").unwrap();
         // (The test harness prints "test crash_child ... " before it on the same line.)
         if let Some(a) = line.split("LISTENING ").nth(1) {
-            break a.parse().unwrap();
+            break a.split_whitespace().map(String::from).collect();
         }
     };
-    (child, addr)
+    Spawned { child, addr: words[0].parse().unwrap(), stats: words[1].parse().unwrap(), export: words[2].clone() }
+}
+
+/// One store's campaign state.
+struct Campaign {
+    dir_store: std::path::PathBuf,
+    /// Block → the content of its last acknowledged write (one 4 KiB block per write, tagged).
+    acknowledged: BTreeMap<u64, Vec<u8>>,
+    trials: u32,
+    /// Blocks copied by the policy's moves, summed over the trials.
+    moves: u64,
+}
+
+#[derive(Default)]
+struct Totals {
+    checked: u64,
+    failures: u64,
+    killed_mid_write: u64,
+    recoverable: u64,
 }
 
 #[test]
-fn acknowledged_writes_survive_kill_9() {
-    let trials: u32 = std::env::var("FREEBLOCK_CRASH_TRIALS").ok().and_then(|v| v.parse().ok()).unwrap_or(10);
+fn acknowledged_writes_survive_kill_9_with_moves_under_way() {
+    let trials: u32 = std::env::var("FREEBLOCK_CRASH_TRIALS").ok().and_then(|v| v.parse().ok()).unwrap_or(12);
     let dir = Scratch::new("crash");
-    let store = dir.path("store");
     let mut rng = ChaCha8Rng::seed_from_u64(16);
-    // Block → the content of its last acknowledged write (one 4 KiB block per write, tagged).
-    let mut acknowledged: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
-    let (mut checked, mut failures, mut killed_mid_write) = (0u64, 0u64, 0u64);
+    let mut stores: Vec<Campaign> = LAYOUTS.iter().map(|(name, _)| Campaign { dir_store: dir.path(name), acknowledged: BTreeMap::new(), trials: 0, moves: 0 }).collect();
+    let mut t = Totals::default();
     for trial in 0..trials {
-        let (mut child, addr) = spawn_server(&store);
-        let mut client = Client::connect(addr, "toshiba_mk156f").unwrap();
+        let layout = trial as usize % LAYOUTS.len();
+        let c = &mut stores[layout];
+        c.trials += 1;
+        let mut server = spawn_server(&c.dir_store, layout);
+        let mut client = Client::connect(server.addr, &server.export).unwrap();
         // Every write acknowledged before the last kill reads back.
-        check_acknowledged(&mut client, &acknowledged, trial, &mut checked, &mut failures);
-        // Write until a random instant, then SIGKILL the server (from this thread, mid-stream).
-        let deadline = Instant::now() + Duration::from_micros(rng.gen_range(0..30_000));
-        let blocks = client.size / 4096;
+        check_acknowledged(&mut client, &c.acknowledged, trial, &mut t);
+        // Write (and read back what was written) until a random instant, then SIGKILL the
+        // server from this thread, mid-stream. Blocks come from a small hot set near the start
+        // (rearrangement moves them) and from a far range read with them (FS2 replicates it).
+        let deadline = Instant::now() + Duration::from_micros(rng.gen_range(0..60_000));
+        let far = client.size / 4096 / 2;
+        let pick = |rng: &mut ChaCha8Rng| if rng.gen_bool(0.7) { rng.gen_range(0..64u64) } else { far + rng.gen_range(0..512u64) };
         let mut n = 0u64;
         while Instant::now() < deadline || n == 0 {
-            let block = rng.gen_range(0..blocks.min(4096));
+            let block = pick(&mut rng);
             let mut data = vec![0u8; 4096];
             rng.fill(&mut data[..]);
             data[..12].copy_from_slice(&[&trial.to_le_bytes()[..], &n.to_le_bytes()[..]].concat());
             client.write_fua(block * 4096, &data).unwrap();
-            acknowledged.insert(block, data);
+            c.acknowledged.insert(block, data);
+            let (&again, want) = c.acknowledged.iter().nth(rng.gen_range(0..c.acknowledged.len())).unwrap();
+            t.checked += 1;
+            if client.read(again * 4096, 4096).unwrap() != *want {
+                t.failures += 1;
+                eprintln!("{} trial {trial}: block {again} read back wrong while serving", LAYOUTS[layout].0);
+            }
             n += 1;
         }
+        c.moves += copied(server.stats);
         // One more write in flight when the kill lands: it may or may not be applied, but it
         // was never acknowledged, so nothing is expected of it.
-        let block = rng.gen_range(0..blocks.min(4096));
+        let block = pick(&mut rng);
         std::thread::scope(|s| {
             s.spawn(|| {
                 let _ = client.write_fua(block * 4096, &[0xee; 4096]);
             });
-            child.kill().unwrap();
-            killed_mid_write += 1;
+            server.child.kill().unwrap();
+            t.killed_mid_write += 1;
         });
         // The unacknowledged write may or may not have landed, so the block's old content and
         // the new one are both correct: nothing more is expected of that block.
-        child.wait().unwrap();
-        acknowledged.remove(&block);
+        server.child.wait().unwrap();
+        c.acknowledged.remove(&block);
+        let report = check_store(&c.dir_store, false);
+        t.recoverable += report.findings.iter().filter(|f| f.recoverable).count() as u64;
+        if !report.clean() {
+            t.failures += 1;
+            eprintln!("{} trial {trial}: freeblock check after the kill:\n{report}", LAYOUTS[layout].0);
+        }
     }
-    // A last restart checks the final trial's writes.
-    let (mut child, addr) = spawn_server(&store);
-    let mut client = Client::connect(addr, "toshiba_mk156f").unwrap();
-    check_acknowledged(&mut client, &acknowledged, trials, &mut checked, &mut failures);
-    child.kill().unwrap();
-    child.wait().unwrap();
-    eprintln!("crash campaign: {trials} kill -9 trials ({killed_mid_write} with a write in flight), {checked} acknowledged writes checked, {failures} failures");
-    assert!(checked > u64::from(trials), "too few writes checked for the campaign to mean anything");
-    assert_eq!(failures, 0);
+    // A last restart of each store checks its final trial's writes.
+    for (layout, c) in stores.iter().enumerate() {
+        let mut server = spawn_server(&c.dir_store, layout);
+        let mut client = Client::connect(server.addr, &server.export).unwrap();
+        check_acknowledged(&mut client, &c.acknowledged, trials, &mut t);
+        server.child.kill().unwrap();
+        server.child.wait().unwrap();
+    }
+    let per: Vec<String> = LAYOUTS.iter().zip(&stores).map(|((name, _), c)| format!("{name} {} trials, {} blocks copied by moves", c.trials, c.moves)).collect();
+    eprintln!(
+        "crash campaign: {trials} kill -9 trials ({} with a write in flight; {}), {} acknowledged writes checked, freeblock check clean after every kill ({} recoverable findings), {} failures",
+        t.killed_mid_write,
+        per.join("; "),
+        t.checked,
+        t.recoverable,
+        t.failures
+    );
+    assert!(t.checked > u64::from(trials), "too few writes checked for the campaign to mean anything");
+    if trials >= 6 {
+        assert!(stores[1].moves > 0 && stores[2].moves > 0, "the campaign must run with moves under way: {per:?}");
+    }
+    assert_eq!(t.failures, 0);
+}
+
+/// Blocks the policy's moves have copied in this server's life (its stats endpoint).
+fn copied(stats: SocketAddr) -> u64 {
+    fetch_stats(stats).lines().find_map(|l| l.strip_prefix("freeblock_layout_blocks_copied_total ")).and_then(|v| v.trim().parse().ok()).unwrap_or(0)
 }
 
 /// Reads back every acknowledged block, counting the reads and the blocks that lost their write.
-fn check_acknowledged(client: &mut Client, acknowledged: &BTreeMap<u64, Vec<u8>>, trial: u32, checked: &mut u64, failures: &mut u64) {
+fn check_acknowledged(client: &mut Client, acknowledged: &BTreeMap<u64, Vec<u8>>, trial: u32, t: &mut Totals) {
     for (&block, want) in acknowledged {
-        *checked += 1;
+        t.checked += 1;
         if client.read(block * 4096, 4096).unwrap() != *want {
-            *failures += 1;
+            t.failures += 1;
             eprintln!("after trial {trial}: block {block} lost its acknowledged write");
         }
     }
