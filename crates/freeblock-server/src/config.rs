@@ -73,8 +73,8 @@ pub struct ServerConfig {
     /// A scrub of the real bytes with freeblock scheduling.
     #[serde(default)]
     pub scrub: Option<ScrubConfig>,
-    /// A layout policy the model serves requests through (rearrangement, range writes): see
-    /// docs/server.md for what it changes (the timing) and what not (where the bytes are).
+    /// A layout policy the model serves requests through (rearrangement, FS2): it also places
+    /// the bytes in the store ([`crate::placement`]); a store keeps the layout it was made with.
     #[serde(default)]
     pub layout: Option<LayoutSpec>,
 }
