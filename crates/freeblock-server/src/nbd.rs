@@ -31,7 +31,7 @@ use crate::scrub::{Checksums, ScrubCounters};
 use crate::stats::{Counted, Stats};
 use crate::placement::{PlacementCounters, RequestBytes};
 use crate::store::Store;
-use crate::timing::{Pace, Timing};
+use crate::timing::{Completion, Pace, Timing};
 
 /// What connections serve: one export.
 pub struct Export {
@@ -422,7 +422,8 @@ async fn answer_placed(export: &Export, req: p::Request, payload: Vec<u8>, recei
                 };
                 let first = offset / export.sector_bytes;
                 let sectors = u32::try_from(len / export.sector_bytes).unwrap_or(u32::MAX);
-                match export.timing.serve(op, first, sectors, received, Some(RequestBytes { offset, data: bytes })).await {
+                match export.timing.serve(op, first, sectors, received, Some(RequestBytes { offset, data: bytes, failed: None })).await {
+                    Ok(Completion { failed: Some(why), .. }) => return fail(errno::EIO, &why),
                     Ok(done) => {
                         export.stats.response(done.end_ns - done.arrival_ns);
                         model_end_ns = Some(done.end_ns);

@@ -53,6 +53,9 @@ pub struct RequestBytes {
     pub offset: u64,
     /// Write: the payload; read: filled as the engine serves it.
     pub data: Vec<u8>,
+    /// The backing file failed this request's bytes: it is answered with an error, and the
+    /// engine goes on serving the others.
+    pub failed: Option<String>,
 }
 
 /// Requests under way by engine request id (filled when the engine accepts a request).
@@ -216,13 +219,18 @@ impl Placement {
                 return Err(LayoutError::Config { field: "layout", message: format!("logical block {b} lies outside its request at byte {}", req.offset) });
             };
             let piece = &mut req.data[from..from + bb as usize];
-            if done.io.op == Op::Write {
-                self.write_bytes(at, piece)?;
+            let io = if done.io.op == Op::Write {
+                self.write_bytes(at, piece)
             } else if self.fs2_map().is_some_and(|m| m.first_copy(b).is_none()) {
                 // Never written: its home may hold another block's old bytes.
                 piece.fill(0);
+                Ok(())
             } else {
-                self.store.read(at, piece).map_err(|e| self.io_err("read", &e))?;
+                self.store.read(at, piece).map_err(|e| self.io_err("read", &e))
+            };
+            // One request's failure is its own: the engine and the other requests go on.
+            if let Err(e) = io {
+                req.failed.get_or_insert_with(|| format!("logical block {b} at byte {at} of the store: {e}"));
             }
         }
         Ok(())

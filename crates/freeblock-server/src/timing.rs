@@ -66,6 +66,8 @@ pub struct Completion {
     /// The request's bytes, when the engine carried them (a physically addressed store): a
     /// read's data.
     pub data: Option<Vec<u8>>,
+    /// Why the store could not carry the request's bytes, if it could not.
+    pub failed: Option<String>,
 }
 
 /// A request for the engine to time.
@@ -216,8 +218,11 @@ impl Timing {
                 let mut sim = Simulation::online(disk, Box::new(source), sim).with_record_sink(Box::new(move |r| {
                     // Requests freeblock promoted have no waiter.
                     if let Some(done) = sink_waiters.lock().expect("never poisoned").remove(&r.id) {
-                        let data = in_flight.lock().expect("never poisoned").remove(&r.id).map(|b| b.data);
-                        let _ = done.send(Completion { arrival_ns: r.arrival_ns, end_ns: r.end_ns, data });
+                        let (data, failed) = match in_flight.lock().expect("never poisoned").remove(&r.id) {
+                            Some(b) => (Some(b.data), b.failed),
+                            None => (None, None),
+                        };
+                        let _ = done.send(Completion { arrival_ns: r.arrival_ns, end_ns: r.end_ns, data, failed });
                     }
                     Ok(())
                 }));

@@ -67,3 +67,23 @@ fn fs2_serves_the_written_bytes() {
     assert!(finished.placement.expect("a placed store").blocks_copied > 0, "FS2 replicated blocks: {:?}", finished.placement);
     assert!(finished.summary.timed >= 8, "three writes and five reads timed at least: {:?}", finished.summary);
 }
+
+/// The backing file failing one request's bytes (here: the file cut short behind the server's
+/// back, so a read past the cut fails) fails that request with EIO; the engine and the other
+/// requests go on.
+#[test]
+fn a_store_failure_fails_only_its_request() {
+    let dir = Scratch::new("layout-eio");
+    let store = dir.path("store");
+    let mut cfg = config("atlas10k", &store, Pace::None);
+    cfg.layout = Some(toml::from_str::<LayoutSpec>("type = \"rearrange\"").unwrap());
+    let server = start(cfg);
+    let mut c = support::client::Client::connect(server.addr, &server.export).unwrap();
+    c.write_fua(0, &[0x5a; 8192]).unwrap();
+    std::fs::OpenOptions::new().write(true).open(&store).unwrap().set_len(1 << 20).unwrap();
+    let err = c.read(512 << 20, 8192).unwrap_err().to_string();
+    assert!(err.contains(&format!("error {}", freeblock_server::protocol::errno::EIO)), "{err}");
+    assert_eq!(c.read(0, 8192).unwrap(), vec![0x5a; 8192], "the next request is served");
+    drop(c);
+    server.stop();
+}
