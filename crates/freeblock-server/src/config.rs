@@ -161,6 +161,11 @@ impl ServerConfig {
         if matches!(self.layout, Some(LayoutSpec::RangeWrites(_))) {
             return Err(ConfigError::Invalid { field: "layout.type", message: "range_writes places writes of one block each; NBD clients send writes of any length, which it would refuse (and a refused request stops the engine): not supported by the server yet; use rearrange".into() });
         }
+        if let Some(LayoutSpec::Rearrange(c)) = &self.layout {
+            if c.moves == freeblock::layout::rearrange::policy::Moves::Instant {
+                return Err(ConfigError::Invalid { field: "layout.moves", message: "instant moves change the map without moving any data, and the server keeps real bytes where the map says: use foreground, idle, free or free_idle".into() });
+            }
+        }
         let idle = self.freeblock.as_ref().is_some_and(|f| f.idle_after_ms.is_some());
         if self.pace == Pace::None && idle && self.scrub.is_some_and(|s| s.passes == 0) {
             return Err(ConfigError::Invalid { field: "scrub.passes", message: "an endless scrub in idle time with pace none would run the model ahead as fast as the CPU allows, for ever: give it a number of passes, or use pace real".into() });
@@ -196,6 +201,7 @@ mod tests {
         assert!(err("store = \"a\"\npace = \"none\"\n[freeblock]\nidle_after_ms = 5\n[scrub]\n").starts_with("scrub.passes:"));
         assert!(err("store = \"a\"\npace = \"fast\"").contains("pace"));
         assert!(err("store = \"a\"\n[layout]\ntype = \"range_writes\"").starts_with("layout.type:"));
+        assert!(err("store = \"a\"\n[layout]\ntype = \"rearrange\"\nmoves = \"instant\"").starts_with("layout.moves:"));
         assert!(err("store = \"a\"\nlisten_on = 1").contains("listen_on"));
     }
 }
