@@ -180,8 +180,15 @@ impl Placement {
     }
 
     /// Calls the policy with a context of its own, then hands its submissions on, noting the
-    /// reads of its moves.
+    /// reads of its moves, and makes what it committed durable.
     fn call<T>(&mut self, ctx: &mut LayoutCtx<'_>, f: impl FnOnce(&mut dyn LayoutPolicy, &mut LayoutCtx<'_>) -> Result<T, LayoutError>) -> Result<T, LayoutError> {
+        let out = self.call_unmirrored(ctx, f)?;
+        self.mirror_journal()?;
+        Ok(out)
+    }
+
+    /// [`Placement::call`] without the journal's mirroring (the caller does it).
+    fn call_unmirrored<T>(&mut self, ctx: &mut LayoutCtx<'_>, f: impl FnOnce(&mut dyn LayoutPolicy, &mut LayoutCtx<'_>) -> Result<T, LayoutError>) -> Result<T, LayoutError> {
         let mut submitted: Vec<(PhysIo, Service)> = Vec::new();
         let out = {
             let mut inner_ctx = LayoutCtx::new(ctx.disk, ctx.head, ctx.now, &mut submitted);
@@ -196,7 +203,6 @@ impl Placement {
             }
             ctx.submit(io, service);
         }
-        self.mirror_journal()?;
         Ok(out)
     }
 
@@ -283,13 +289,14 @@ impl LayoutPolicy for Placement {
             (Some(m), Op::Read) => (io.lbn / bs..(io.lbn + io.sectors).div_ceil(bs)).filter(|&b| m.first_copy(b).is_none()).collect(),
             _ => Vec::new(),
         };
-        self.call(ctx, |p, c| p.translate(c, io, out))?;
+        self.call_unmirrored(ctx, |p, c| p.translate(c, io, out))?;
+        // The zeroes are in place before the map that names the block there is durable.
         for b in fresh {
             if let Some(at) = self.fs2_map().and_then(|m| m.first_copy(b)) {
                 self.write_bytes(at * self.sector_bytes, &vec![0u8; self.block_bytes() as usize])?;
             }
         }
-        Ok(())
+        self.mirror_journal()
     }
 
     fn serves_from_memory(&self) -> bool {

@@ -183,7 +183,9 @@ fn acknowledged_writes_survive_kill_9_with_moves_under_way() {
         t.failures
     );
     assert!(t.checked > u64::from(trials), "too few writes checked for the campaign to mean anything");
-    if trials >= 6 {
+    // A few trials may end before a policy has moved anything (the kill instants are random);
+    // a campaign must have run with moves under way in both.
+    if trials >= 30 {
         assert!(stores[1].moves > 0 && stores[2].moves > 0, "the campaign must run with moves under way: {per:?}");
     }
     assert_eq!(t.failures, 0);
