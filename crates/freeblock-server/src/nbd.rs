@@ -324,7 +324,7 @@ async fn answer(export: &Export, req: p::Request, payload: Vec<u8>, received: In
                 None => zero(),
             }
         }
-        Command::Flush => export.store.sync(),
+        Command::Flush => flush(export),
         Command::Trim | Command::Disconnect | Command::Other(_) => Ok(()),
     };
     let durable = match (io, req.has(cflag::FUA) && matches!(req.command, Command::Write | Command::WriteZeroes)) {
@@ -356,6 +356,15 @@ async fn answer(export: &Export, req: p::Request, payload: Vec<u8>, received: In
         }
     }
     finish(export, &req, data, model_end_ns, structured)
+}
+
+/// FLUSH: the store's bytes, and the scrub's checksums of them, made durable.
+fn flush(export: &Export) -> std::io::Result<()> {
+    export.store.sync()?;
+    match &export.checksums {
+        Some(sums) => sums.sync(),
+        None => Ok(()),
+    }
 }
 
 /// Counts a served request and encodes its reply.
@@ -404,7 +413,7 @@ async fn answer_placed(export: &Export, req: p::Request, payload: Vec<u8>, recei
     let mut model_end_ns = None;
     match req.command {
         Command::Flush => {
-            if let Err(e) = export.store.sync() {
+            if let Err(e) = flush(export) {
                 return fail(errno::EIO, &e.to_string());
             }
         }

@@ -2,7 +2,9 @@
 //! Unix socket), serves each connection in its own task, and shuts down cleanly.
 //!
 //! ```text
-//!  Server::start ──► Store::open ─► Timing::start (engine thread) ─► bind TCP / Unix / stats
+//!  Server::start ──► Store::open (checks STORE.layout.json) ─► with a layout: the policy recovered
+//!                    from STORE.map.*, wrapped in a Placement ─► Timing::start (engine thread)
+//!                    ─► bind TCP / Unix / stats
 //!  Server::serve ──► accept loop ──► nbd::serve per connection (tokio task)
 //!        shutdown ─► stop accepting ─► connections stop reading, send replies in flight
 //!                 ─► engine ends (in-flight requests timed) ─► fdatasync the store ─► Summary
