@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use freeblock::calibrate::{calibrate, CalibrateOptions, Calibration, MeasuredTrace, ParamKind, Score, DEFAULT_MAX_SWEEPS, DEFAULT_REPLAYS};
+use freeblock::calibrate::{calibrate, CalibrateOptions, Calibration, MeasuredTrace, Objective, ParamKind, Score, DEFAULT_MAX_SWEEPS, DEFAULT_REPLAYS};
 use freeblock_disk::{library, Disk};
 
 use crate::commands::{shared_dir, DISKSIM_RESULTS};
@@ -40,6 +40,9 @@ pub struct CalibrateArgs {
     /// Seed of that jitter.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Fit the CDF of all requests together instead of reads and writes each to their own.
+    #[arg(long)]
+    pub pooled: bool,
     /// Write the calibrated spec as TOML here (needs --trace and --model: one drive).
     #[arg(long, requires = "trace")]
     pub out: Option<PathBuf>,
@@ -65,10 +68,7 @@ pub fn calibrate_cmd(a: &CalibrateArgs) -> CmdResult {
     if a.sweeps == 0 {
         return Err("--sweeps: must be at least 1".into());
     }
-    if a.replays == 0 {
-        return Err("--replays: must be at least 1".into());
-    }
-    let options = CalibrateOptions { params: a.params.clone(), max_sweeps: a.sweeps, replays: a.replays, seed: a.seed };
+    let options = CalibrateOptions { params: a.params.clone(), max_sweeps: a.sweeps, replays: a.replays, seed: a.seed, objective: if a.pooled { Objective::Pooled } else { Objective::PerOperation } };
     let mut json = Vec::new();
     for (trace, model) in &pairs {
         // As `freeblock validate`: the bus comes from DiskSim's system configuration next to the

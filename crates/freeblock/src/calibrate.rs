@@ -31,7 +31,7 @@
 //! | `cache.zero_latency_reads` | a read starts at the first wanted sector under the head | on / off |
 //! | `cache.zero_latency_writes` | the same for writes | on / off |
 //! | `cache.segments` | buffer segments (how many streams hit) | 1 … 32 |
-//! | `cache.read_ahead_sectors` | read-ahead past a read | 0 … the segment, in eighths |
+//! | `cache.read_ahead_sectors` | read-ahead past a read (0: the whole segment) | the segment's eighths |
 //! | `controller.read_miss_ms` | command overhead of a read from the media | grid + golden section |
 //! | `controller.read_miss_after_write_ms` | the same after a write (when the model sets it) | 〃 |
 //! | `controller.read_hit_ms` | command overhead of a read served by the cache | 〃 |
@@ -89,6 +89,9 @@ const MS_RESOLUTION: f64 = 1e-4;
 /// Points of the coarse grid over a time parameter's range.
 const GRID_POINTS: u32 = 9;
 
+/// Scores closer than this (ms) are a tie.
+const TIE_MS: f64 = 1e-9;
+
 /// A sweep must lower the fit score by more than this (ms) to earn another sweep.
 const SWEEP_GAIN_MS: f64 = 1e-4;
 
@@ -96,7 +99,7 @@ const SWEEP_GAIN_MS: f64 = 1e-4;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ParamKind {
-    /// A time in ms: a grid, then golden-section search.
+    /// A time in ms: a grid, then a zooming grid.
     Ms,
     /// On or off (stored as 1 or 0): both tried.
     Switch,
@@ -223,6 +226,12 @@ impl MeasuredTrace {
     #[must_use]
     pub fn origin(&self) -> &str {
         &self.origin
+    }
+
+    /// The requests, in issue order.
+    #[must_use]
+    pub fn requests(&self) -> &[Request] {
+        &self.requests
     }
 
     /// Requests in the trace.
@@ -372,6 +381,19 @@ pub struct FittedParam {
     pub fitted: f64,
 }
 
+/// What the search minimises over the first half.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Objective {
+    /// The RMS demerit of reads against reads and of writes against writes, combined weighted by
+    /// their counts: a model cannot match the pooled CDF by making reads too fast and writes too
+    /// slow.
+    #[default]
+    PerOperation,
+    /// The RMS demerit of all requests together (what `freeblock validate` reports).
+    Pooled,
+}
+
 /// What to fit and how hard to search.
 #[derive(Debug, Clone)]
 pub struct CalibrateOptions {
@@ -379,15 +401,18 @@ pub struct CalibrateOptions {
     pub params: Option<Vec<String>>,
     /// Most coordinate-descent sweeps.
     pub max_sweeps: u32,
-    /// Jittered replays of the first half pooled into each fit score (at least 1).
+    /// Jittered replays of the first half pooled into each fit score, besides the one with the
+    /// recorded delays.
     pub replays: u32,
+    /// What the search minimises.
+    pub objective: Objective,
     /// Seed of the delay jitter.
     pub seed: u64,
 }
 
 impl Default for CalibrateOptions {
     fn default() -> Self {
-        Self { params: None, max_sweeps: DEFAULT_MAX_SWEEPS, replays: DEFAULT_REPLAYS, seed: 1 }
+        Self { params: None, max_sweeps: DEFAULT_MAX_SWEEPS, replays: DEFAULT_REPLAYS, seed: 1, objective: Objective::default() }
     }
 }
 
@@ -458,15 +483,20 @@ fn chosen(spec: &DiskSpec, names: Option<&[String]>) -> Result<Vec<&'static Para
 struct Search {
     origin: String,
     measured_fit: Vec<f64>,
+    /// Per fitted request: a read (else a write).
+    is_read: Vec<bool>,
     copies: Vec<Arc<[Request]>>,
+    objective: Objective,
+    /// The model as given (ties go to the value nearest its own).
+    model: DiskSpec,
     best: DiskSpec,
     best_score: f64,
     evaluations: u32,
 }
 
 impl Search {
-    /// Fit score of `spec`: the exact RMS demerit between the measured first half and the pooled
-    /// service times of its jittered replays. A spec that makes no disk scores infinitely badly.
+    /// Fit score of `spec` (see [`Objective`]) over its replays of the first half. A spec that
+    /// makes no disk scores infinitely badly.
     fn score(&mut self, spec: &DiskSpec) -> Result<f64> {
         self.evaluations += 1;
         let Ok(disk) = Disk::new(spec.clone()) else { return Ok(f64::INFINITY) };
@@ -475,15 +505,34 @@ impl Search {
         for copy in &self.copies {
             pooled.extend(replay_requests(Arc::clone(&disk), copy, 0..copy.len(), &self.origin)?);
         }
-        Ok(rms_demerit_exact(&self.measured_fit, &pooled))
+        Ok(match self.objective {
+            Objective::Pooled => rms_demerit_exact(&self.measured_fit, &pooled),
+            Objective::PerOperation => {
+                // Reads against reads and writes against writes, weighted by their counts.
+                let mut sum = 0.0;
+                for want_read in [true, false] {
+                    let pick = |v: &[f64]| -> Vec<f64> { v.iter().zip(self.is_read.iter().cycle()).filter(|(_, &r)| r == want_read).map(|(x, _)| *x).collect() };
+                    let (m, p) = (pick(&self.measured_fit), pick(&pooled));
+                    if !m.is_empty() {
+                        sum += m.len() as f64 * rms_demerit_exact(&m, &p).powi(2);
+                    }
+                }
+                (sum / self.measured_fit.len().max(1) as f64).sqrt()
+            }
+        })
     }
 
-    /// Scores the best spec with `p` set to `v`, keeping it if it beats the best so far.
+    /// Scores the best spec with `p` set to `v`, keeping it if it beats the best so far, or ties
+    /// with it nearer the model's own value (where the trace cannot tell values apart, the model
+    /// is changed no more than the data demand).
     fn try_value(&mut self, p: &Parameter, v: f64) -> Result<f64> {
         let mut spec = self.best.clone();
         (p.set)(&mut spec, v);
         let s = self.score(&spec)?;
-        if s < self.best_score {
+        let model = (p.get)(&self.model).unwrap_or(0.0);
+        let current = (p.get)(&self.best).unwrap_or(0.0);
+        let tie = (s - self.best_score).abs() <= TIE_MS && (v - model).abs() < (current - model).abs();
+        if s < self.best_score - TIE_MS || tie {
             self.best = spec;
             self.best_score = s;
         }
@@ -508,51 +557,29 @@ impl Search {
         Ok(())
     }
 
-    /// Grid over the parameter's range, then golden-section search around the best grid point.
+    /// A zooming grid: [`GRID_POINTS`] points over the range, then the same number over the two
+    /// grid steps around the best point so far, and so on down to [`MS_RESOLUTION`]. Unlike a
+    /// golden-section search it does not need the score to have one minimum: service times jump
+    /// by a revolution when a request just misses its sector, so the score is ragged and flat in
+    /// places.
     fn fit_ms(&mut self, p: &Parameter, v: f64) -> Result<()> {
         let round = |x: f64| (x / MS_RESOLUTION).round() * MS_RESOLUTION;
-        let lo = round((2.0 * v).min(0.0));
-        let hi = round(2.0 * v.abs() + 0.5);
-        let step = (hi - lo) / f64::from(GRID_POINTS - 1);
-        let mut points: Vec<(f64, f64)> = vec![(v, self.best_score)];
-        for i in 0..GRID_POINTS {
-            let x = round(lo + step * f64::from(i));
-            if points.iter().all(|q| q.0 != x) {
-                let s = self.try_value(p, x)?;
-                points.push((x, s));
-            }
-        }
-        points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let k = points.iter().enumerate().min_by(|a, b| a.1 .1.total_cmp(&b.1 .1)).map_or(0, |(i, _)| i);
-        let (mut a, mut b) = (points[k.saturating_sub(1)].0, points[(k + 1).min(points.len() - 1)].0);
-        // Golden-section on [a, b]: keeps two interior points and drops the worse end each step.
-        let g = (5f64.sqrt() - 1.0) / 2.0;
-        let mut c = round(b - g * (b - a));
-        let mut d = round(a + g * (b - a));
-        let mut fc = self.try_value(p, c)?;
-        let mut fd = self.try_value(p, d)?;
-        while b - a > 2.0 * MS_RESOLUTION && c < d {
-            if fc <= fd {
-                b = d;
-                d = c;
-                fd = fc;
-                c = round(b - g * (b - a));
-                if c >= d {
-                    break;
+        let (mut lo, mut hi) = (round((2.0 * v).min(0.0)), round(2.0 * v.abs() + 0.5));
+        let floor = lo;
+        loop {
+            let step = (hi - lo) / f64::from(GRID_POINTS - 1);
+            for i in 0..GRID_POINTS {
+                let x = round(lo + step * f64::from(i));
+                if x != (p.get)(&self.best).unwrap_or(0.0) {
+                    self.try_value(p, x)?;
                 }
-                fc = self.try_value(p, c)?;
-            } else {
-                a = c;
-                c = d;
-                fc = fd;
-                d = round(a + g * (b - a));
-                if d <= c {
-                    break;
-                }
-                fd = self.try_value(p, d)?;
             }
+            if step <= MS_RESOLUTION {
+                return Ok(());
+            }
+            let best = (p.get)(&self.best).unwrap_or(0.0);
+            (lo, hi) = (round((best - step).max(floor)), round(best + step));
         }
-        Ok(())
     }
 }
 
@@ -562,7 +589,8 @@ fn count_candidates(name: &str, spec: &DiskSpec) -> Vec<f64> {
         "cache.segments" => vec![1, 2, 3, 4, 6, 8, 10, 12, 16, 24, 32],
         "cache.read_ahead_sectors" => {
             let seg = spec.cache.segment_sectors;
-            (0..=8).map(|k| seg * k / 8).collect()
+            // 0 means the whole segment (DiskSim), the same as the last candidate.
+            (1..=8).map(|k| (seg * k / 8).max(1)).collect()
         }
         _ => Vec::new(),
     };
@@ -587,8 +615,10 @@ pub fn calibrate(spec: &DiskSpec, trace: &MeasuredTrace, options: &CalibrateOpti
     let measured_fit = trace.measured_ms(trace.fit_range());
     let fit_before = Score::of(&measured_fit, &replay_range(Arc::clone(&original), trace, trace.fit_range())?);
     let revolution_ns = 60e9 / spec.rpm;
-    let copies = jittered_copies(&trace.requests, measured_fit.len(), revolution_ns, options.replays.max(1), options.seed);
-    let mut search = Search { origin: trace.origin.clone(), measured_fit, copies, best: spec.clone(), best_score: f64::INFINITY, evaluations: 0 };
+    let mut copies: Vec<Arc<[Request]>> = vec![trace.requests[..measured_fit.len()].into()];
+    copies.extend(jittered_copies(&trace.requests, measured_fit.len(), revolution_ns, options.replays, options.seed));
+    let is_read = trace.requests[trace.fit_range()].iter().map(|r| r.op.is_read()).collect();
+    let mut search = Search { origin: trace.origin.clone(), measured_fit, is_read, copies, objective: options.objective, model: spec.clone(), best: spec.clone(), best_score: f64::INFINITY, evaluations: 0 };
     search.best_score = search.score(spec)?;
     let mut sweeps = 0;
     while sweeps < options.max_sweeps {
