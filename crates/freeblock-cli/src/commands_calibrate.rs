@@ -151,6 +151,10 @@ fn print_one(c: &Calibration, model: &str, disksim: Option<f64>, out: Option<&Pa
         verdict.push_str(&format!("; {cmp} DiskSim 4.0's published {d:.3} ms (its figure is over the whole trace; ours over the whole trace: {:.4} ms)", c.whole_after.rms_demerit_ms));
     }
     outln!("{verdict}");
+    outln!(
+        "(the measured halves differ from each other by {:.4} ms RMS demerit: held-out figures near that are as close as this trace can tell)",
+        c.halves_demerit_ms
+    );
     if let Some(out) = out {
         outln!("calibrated spec written to {}", out.display());
     }

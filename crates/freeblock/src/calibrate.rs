@@ -441,6 +441,10 @@ pub struct Calibration {
     pub whole_before: Score,
     /// Whole-trace score of the calibrated model (half of it fitted on: not a held-out figure).
     pub whole_after: Score,
+    /// RMS demerit between the measured first and second halves themselves (DiskSim's binned
+    /// figure), ms: how much two samples of this drive differ with no model involved, so a
+    /// held-out demerit near it is as good as the trace can tell.
+    pub halves_demerit_ms: f64,
     /// Candidate specs replayed during the search.
     pub evaluations: u32,
     /// Coordinate-descent sweeps run.
@@ -657,6 +661,7 @@ pub fn calibrate(spec: &DiskSpec, trace: &MeasuredTrace, options: &CalibrateOpti
         test_after: test(&after_all),
         whole_before: Score::of(&measured_all, &before_all),
         whole_after: Score::of(&measured_all, &after_all),
+        halves_demerit_ms: rms_demerit(&measured_all[trace.fit_range()], &measured_all[t.clone()]),
         evaluations,
         sweeps,
         spec: best,
