@@ -12,11 +12,13 @@
 //!   measured trace (validate format)              drive model (name, TOML or DiskSim files)
 //!   R Miss 564347 2 14095.370 13876.270                          │
 //!        │                                                       ▼
-//!        ├── first half ──► fit ◄─────────── replay the first half on a candidate spec
-//!        │                   │   score = RMS demerit (measured CDF vs simulated CDF)
-//!        │                   │   search: switches and counts by enumeration, times in ms by a
-//!        │                   │   grid then golden-section, one parameter at a time (coordinate
-//!        │                   │   descent), sweeps until no parameter improves the score
+//!        ├── first half ──► fit ◄─────────── replay the first half on a candidate spec: once with
+//!        │                   │               the recorded delays, and K times with each delay
+//!        │                   │               jittered by ± half a revolution (pooled)
+//!        │                   │   score = RMS demerit, reads vs reads and writes vs writes
+//!        │                   │   search: switches and counts by enumeration, times by a zooming
+//!        │                   │   grid, one parameter at a time (coordinate descent), sweeps
+//!        │                   │   until no parameter improves the score
 //!        │                   ▼
 //!        │            calibrated spec ──► TOML that `freeblock run` / `validate` load
 //!        │                   │
@@ -32,7 +34,7 @@
 //! | `cache.zero_latency_writes` | the same for writes | on / off |
 //! | `cache.segments` | buffer segments (how many streams hit) | 1 … 32 |
 //! | `cache.read_ahead_sectors` | read-ahead past a read (0: the whole segment) | the segment's eighths |
-//! | `controller.read_miss_ms` | command overhead of a read from the media | grid + golden section |
+//! | `controller.read_miss_ms` | command overhead of a read from the media | zooming grid |
 //! | `controller.read_miss_after_write_ms` | the same after a write (when the model sets it) | 〃 |
 //! | `controller.read_hit_ms` | command overhead of a read served by the cache | 〃 |
 //! | `controller.read_hit_after_write_ms` | the same after a write (when set) | 〃 |
@@ -49,17 +51,36 @@
 //! fit a parameter the model does not have is an error naming it. The bus speed is left alone: it
 //! belongs to the host side (DiskSim's system configuration, the `.parv` next to a trace).
 //!
-//! Times are searched over `[min(0, 2v), 2|v| + 0.5 ms]` around the model's value `v`: nine
-//! evenly spaced points (plus `v` itself), then golden-section search between the best point's
-//! neighbours down to 0.1 µs, the value kept being the best of everything evaluated. The score
-//! fitted is the RMS demerit between the empirical CDFs of the raw samples
-//! ([`rms_demerit_exact`]), which, unlike DiskSim's binned figure, still moves with shifts smaller
-//! than a histogram bucket; both figures are reported. Everything is deterministic: the same
-//! model and trace give the same fitted values.
+//! **Why the score is ragged, and what the search does about it.** A media access ends when its
+//! last sector passes under the head, at a time fixed by the spindle. A little more overhead
+//! before it changes nothing, until the head arrives too late and the request pays a whole
+//! revolution more. So the score of an overhead is flat in places and jumps elsewhere, and
+//! golden-section search (which needs one minimum) gets lost. Times are searched instead by a
+//! zooming grid: nine points over `[min(0, 2v), 2|v| + 0.5 ms]` around the model's value `v`, then
+//! nine over the two grid steps around the best point, and so on down to 0.1 µs. Where scores tie
+//! (a flat stretch) the value nearest the model's own is kept: the trace cannot tell those
+//! values apart, and the model is changed no more than the data demand.
+//!
+//! **Why jittered replays.** The recorded delays pin each request's rotational position in a
+//! replay, while on the real drive the host's timing moved it by tens of microseconds, enough to
+//! turn a near miss into a hit. Fitting the one replay would fit those accidents. Each fit score
+//! therefore pools the replay with the recorded delays and [`CalibrateOptions::replays`] replays
+//! with every delay moved by a seeded uniform amount within ± half a revolution, which estimates
+//! the model's service-time distribution rather than one draw of it.
+//!
+//! **Why reads and writes apart.** A pooled CDF can be matched by reads that are too fast and
+//! writes that are too slow; scoring reads against reads and writes against writes
+//! ([`Objective::PerOperation`], weighted by their counts) rules that out. The figure fitted is
+//! the exact-sample demerit ([`rms_demerit_exact`]), which, unlike DiskSim's binned one, still
+//! moves with shifts smaller than a histogram bucket; both figures are reported.
+//!
+//! Everything is deterministic: the same model, trace, options and seed give the same fit.
 //!
 //! The second half is scored from a replay of the *whole* trace, so its first requests meet the
 //! cache state the first half left, as they did on the real drive; only its requests' service
-//! times enter the test score.
+//! times enter the test score. The report also gives the demerit between the two measured halves
+//! themselves: two samples of the same drive differ by that much with no model involved, so a
+//! held-out figure near it cannot be told from a perfect model by this trace.
 
 use std::ops::Range;
 use std::path::Path;
