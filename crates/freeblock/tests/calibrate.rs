@@ -80,11 +80,13 @@ fn doubled_overheads_are_recovered_close_to_the_true_values() {
     let c = fit(&model, &trace, &["controller.read_miss_ms", "controller.write_miss_ms"]);
     for (name, true_ms) in [("controller.read_miss_ms", truth.controller.read_miss_ms), ("controller.write_miss_ms", truth.controller.write_miss_ms)] {
         let got = fitted(&c, name);
+        println!("{name}: true {true_ms:.4} ms, misset {:.4} ms, fitted {got:.4} ms", 2.0 * true_ms);
         // The misset value is off by the whole true value (0.56 and 0.82 ms); the fit must land
         // within 0.1 ms of the truth. (It cannot do much better: a slightly longer overhead that
         // makes no request miss its sector gives the very same service times.)
         assert!((got - true_ms).abs() <= 0.1, "{name}: fitted {got} ms, true {true_ms} ms; {c:#?}");
     }
+    println!("held-out RMS demerit {:.4} → {:.4} ms", c.test_before.rms_demerit_ms, c.test_after.rms_demerit_ms);
     assert_eq!(c.fit_after.rms_demerit_exact_ms, 0.0, "the fitted model must reproduce the fit half: {c:?}");
     assert!(c.test_after.rms_demerit_ms < 0.25 * c.test_before.rms_demerit_ms, "held-out demerit {} → {}", c.test_before.rms_demerit_ms, c.test_after.rms_demerit_ms);
     assert!(c.test_after.mean_error_ms.abs() < 0.05, "{:?}", c.test_after);
@@ -106,10 +108,12 @@ fn doubled_overheads_are_recovered_with_the_default_search_when_the_drive_phase_
     let c = fit_with(&model, &trace, &["controller.read_miss_ms", "controller.write_miss_ms"], CalibrateOptions::default().replays);
     for (name, true_ms) in [("controller.read_miss_ms", truth.controller.read_miss_ms), ("controller.write_miss_ms", truth.controller.write_miss_ms)] {
         let got = fitted(&c, name);
+        println!("{name}: true {true_ms:.4} ms, misset {:.4} ms, fitted {got:.4} ms", 2.0 * true_ms);
         // With the drive's phase unknown only the share of requests that just miss their sector
         // tells an overhead (about ± 3 ms / √n): with 2000 fitted requests, within 0.15 ms.
         assert!((got - true_ms).abs() <= 0.15, "{name}: fitted {got} ms, true {true_ms} ms (misset at {} ms); {c:#?}", 2.0 * true_ms);
     }
+    println!("held-out RMS demerit {:.4} → {:.4} ms", c.test_before.rms_demerit_ms, c.test_after.rms_demerit_ms);
     assert!(c.test_after.rms_demerit_ms < 0.75 * c.test_before.rms_demerit_ms, "held-out demerit {} → {}", c.test_before.rms_demerit_ms, c.test_after.rms_demerit_ms);
 }
 
