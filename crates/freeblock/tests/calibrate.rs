@@ -92,7 +92,8 @@ fn doubled_overheads_are_recovered_close_to_the_true_values() {
     assert!(c.test_after.mean_error_ms.abs() < 0.05, "{:?}", c.test_after);
 }
 
-/// Long (about a minute in a debug build): `cargo test -p freeblock --test calibrate -- --ignored`.
+/// Long (15 s to minutes in a debug build, as the machine is loaded): `cargo test -p freeblock
+/// --test calibrate -- --ignored`.
 #[test]
 #[ignore = "long: 4000 requests through the default search"]
 fn doubled_overheads_are_recovered_with_the_default_search_when_the_drive_phase_is_unknown() {
