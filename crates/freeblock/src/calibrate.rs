@@ -688,3 +688,46 @@ pub fn calibrate(spec: &DiskSpec, trace: &MeasuredTrace, options: &CalibrateOpti
         spec: best,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use freeblock_disk::{library, Op};
+
+    use super::*;
+
+    #[test]
+    fn jittered_delays_stay_within_half_a_revolution_and_repeat_with_the_seed() {
+        let requests: Vec<Request> = (0..50).map(|i| Request::new(if i % 2 == 0 { 1_000 } else { 9_000_000 }, i * 8, 8, Op::Read)).collect();
+        let rev = 6_000_000.0;
+        let a = jittered_copies(&requests, 40, rev, 3, 5);
+        assert_eq!(a.len(), 3);
+        for copy in &a {
+            assert_eq!(copy.len(), 40);
+            for (j, r) in copy.iter().zip(&requests) {
+                assert!((j.time as f64 - r.time as f64).abs() <= rev / 2.0 + 1.0);
+                assert_eq!((j.lbn, j.sectors, j.op), (r.lbn, r.sectors, r.op));
+            }
+        }
+        // Copies differ from each other; the same seed gives the same copies.
+        assert_ne!(a[0], a[1]);
+        assert_eq!(a, jittered_copies(&requests, 40, rev, 3, 5));
+    }
+
+    #[test]
+    fn every_catalogued_parameter_reads_back_what_it_sets() {
+        let mut spec = library::get("atlas10k").unwrap();
+        for p in &PARAMETERS {
+            let v = match p.kind {
+                ParamKind::Switch => 1.0,
+                ParamKind::Count => 7.0,
+                ParamKind::Ms => 0.4321,
+            };
+            (p.set)(&mut spec, v);
+            assert_eq!((p.get)(&spec), Some(v), "{}", p.name);
+        }
+        // Read-ahead candidates are the segment's eighths, never 0 (which DiskSim reads as the
+        // whole segment).
+        spec.cache.segment_sectors = 256;
+        assert_eq!(count_candidates("cache.read_ahead_sectors", &spec), [32.0, 64.0, 96.0, 128.0, 160.0, 192.0, 224.0, 256.0]);
+    }
+}
