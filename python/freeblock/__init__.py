@@ -24,7 +24,7 @@ See ``docs/python.md`` for the whole API; ``freeblock.plot`` draws the results.
 """
 
 from freeblock import plot
-from freeblock._disks import disk_info, disks, seek_curve, validate, zones
+from freeblock._disks import calibrate, disk_info, disks, seek_curve, validate, zones
 from freeblock._freeblock import (
     ConfigError,
     FileError,
@@ -67,6 +67,7 @@ __all__ = [
     "TaskControl",
     "WorkloadError",
     "__version__",
+    "calibrate",
     "disk_info",
     "disks",
     "plot",

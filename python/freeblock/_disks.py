@@ -1,4 +1,5 @@
-"""Disks and model fidelity: :func:`disks`, :func:`disk_info`, :func:`validate`."""
+"""Disks and model fidelity: :func:`disks`, :func:`disk_info`, :func:`validate`,
+:func:`calibrate`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pandas as pd
 
 from freeblock import _freeblock
 
-__all__ = ["disk_info", "disks", "seek_curve", "validate", "zones"]
+__all__ = ["calibrate", "disk_info", "disks", "seek_curve", "validate", "zones"]
 
 
 def disks() -> list[str]:
@@ -66,3 +67,33 @@ def validate(trace: str | os.PathLike[str], model: str | os.PathLike[str]) -> di
         SpecError: the model is invalid.
     """
     return json.loads(_freeblock.validate(os.fspath(trace), os.fspath(model)))
+
+
+def calibrate(
+    trace: str | os.PathLike[str],
+    model: str | os.PathLike[str],
+    params: list[str] | None = None,
+    out: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
+    """Fits a disk model's overheads, settle times, zero-latency switches and cache settings
+    to the first half of a trace of measured service times (DiskSim "validate" format) and
+    scores the model before and after on the second half (``freeblock calibrate``).
+
+    ``params`` names the parameters to fit (default: every one the model has, see
+    ``docs/calibrate.md``); ``out`` writes the calibrated spec as TOML. The dict has
+    ``params`` (each with ``name``, ``original``, ``fitted``), ``test_before`` and
+    ``test_after`` (the held-out second half: ``rms_demerit_ms``, ``mean_error_ms``, …),
+    ``fit_before``, ``fit_after``, ``whole_before``, ``whole_after`` and
+    ``halves_demerit_ms``.
+
+    Raises:
+        WorkloadError: a malformed trace line (the message names the file and line).
+        ConfigError: a trace too short to split, or a parameter unknown or absent from the
+            model.
+        SpecError: the model is invalid.
+    """
+    report, spec = _freeblock.calibrate(os.fspath(trace), os.fspath(model), params)
+    if out is not None:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(spec)
+    return json.loads(report)

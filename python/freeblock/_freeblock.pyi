@@ -95,6 +95,11 @@ def disk_info(name: str) -> str:
 def validate(trace_path: str | PathLike[str], model: str) -> str:
     """Replays a DiskSim validate trace on a disk model; the comparison as JSON."""
 
+def calibrate(
+    trace_path: str | PathLike[str], model: str, params: Sequence[str] | None = None
+) -> tuple[str, str]:
+    """Fits a disk model to a measured trace's first half; (report as JSON, spec as TOML)."""
+
 def cli_main(argv: Sequence[str]) -> int:
     """Runs the ``freeblock`` command line (program name first); returns the exit code."""
 

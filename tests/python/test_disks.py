@@ -66,3 +66,23 @@ def test_validate_a_small_trace(write_trace) -> None:
     assert out["measured_mean_ms"] == pytest.approx(5.5)
     assert out["simulated_mean_ms"] > 0
     assert out["rms_demerit_ms"] >= 0
+
+
+def test_calibrate_a_small_trace_writes_a_loadable_spec(write_trace, tmp_path) -> None:
+    lines = [
+        f"{'W' if i % 3 == 0 else 'R'} Miss {(i * 7919 * 13) % 2_000_000} 8 {4000 + (i * 3571) % 11_000}.0 5000.0"
+        for i in range(40)
+    ]
+    trace = write_trace(lines)
+    out = tmp_path / "calibrated.toml"
+    report = freeblock.calibrate(trace, "hp_c2247a", params=["controller.read_miss_ms"], out=out)
+    assert (report["fit_requests"], report["test_requests"]) == (20, 20)
+    assert [p["name"] for p in report["params"]] == ["controller.read_miss_ms"]
+    assert report["test_after"]["rms_demerit_ms"] >= 0
+    assert freeblock.validate(trace, str(out))["requests"] == 40
+
+
+def test_calibrate_names_a_parameter_the_model_lacks(write_trace) -> None:
+    trace = write_trace([f"R Miss {i * 1000} 8 5000.0 2000.0" for i in range(30)])
+    with pytest.raises(freeblock.ConfigError, match="has no cache"):
+        freeblock.calibrate(trace, "wd800", params=["cache.segments"])

@@ -130,9 +130,9 @@ pub struct ValidateArgs {
 
 /// DiskSim 4.0's published results on the shared traces: (trace stem, measured mean ms, DiskSim
 /// mean ms, DiskSim RMS demerit ms).
-const DISKSIM_RESULTS: [(&str, f64, f64, f64); 2] = [("atlas10k", 3.893, 3.971, 0.268), ("hp_c2247a", 15.298, 15.315, 0.090)];
+pub(crate) const DISKSIM_RESULTS: [(&str, f64, f64, f64); 2] = [("atlas10k", 3.893, 3.971, 0.268), ("hp_c2247a", 15.298, 15.315, 0.090)];
 
-fn shared_dir(arg: Option<&PathBuf>) -> PathBuf {
+pub(crate) fn shared_dir(arg: Option<&PathBuf>) -> PathBuf {
     if let Some(p) = arg {
         return p.clone();
     }

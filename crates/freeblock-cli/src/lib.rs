@@ -26,6 +26,7 @@ macro_rules! outln {
 pub(crate) type CmdResult = Result<(), Box<dyn std::error::Error>>;
 
 mod commands;
+mod commands_calibrate;
 mod commands_external;
 mod commands_freeblock;
 mod commands_fs2;
@@ -75,6 +76,9 @@ enum Command {
     SeekProfile(commands_seek_profile::SeekProfileArgs),
     /// Replay real-drive traces on their DiskSim models and compare with the measured times.
     Validate(commands::ValidateArgs),
+    /// Fit a model's overheads, settle times, zero-latency reads and cache settings to the first
+    /// half of a measured trace, and score it before and after on the second half.
+    Calibrate(commands_calibrate::CalibrateArgs),
     /// Reproduce a paper's figures, printing the paper's numbers beside ours.
     Repro(commands::ReproArgs),
     /// Run an experiment over a grid of parameters and seeds on Dask, into one table (CSV or
@@ -148,6 +152,7 @@ where
         Command::Run(a) => commands_run::run(&a),
         Command::SeekProfile(a) => commands_seek_profile::seek_profile(&a),
         Command::Validate(a) => commands::validate(&a),
+        Command::Calibrate(a) => commands_calibrate::calibrate_cmd(&a),
         Command::Repro(a) => commands::repro(&a),
         Command::Sweep(a) => commands_sweep::sweep(&a),
         Command::Fs2Check(a) => commands_fs2::fs2_check(&a),

@@ -319,3 +319,56 @@ fn repro_lfs_cleaning_quick_prints_the_paper_beside_ours_and_writes_its_files() 
     // Free means free: no cleaning read ever delayed a foreground request.
     assert!(rows.iter().all(|r| r.split(',').nth(11) == Some("0")), "{csv}");
 }
+
+/// A small validate-format trace on the built-in HP C2247A: its service times are made up but
+/// plausible (a few ms plus a share of a revolution), so the command has something to fit.
+fn small_measured_trace(dir: &Path, lines: usize) -> PathBuf {
+    let mut text = String::new();
+    for i in 0..lines {
+        let op = if i % 3 == 0 { "W" } else { "R" };
+        let lbn = (i * 7919 * 13) % 2_000_000;
+        let service_us = 4000 + (i * 3571) % 11_000;
+        text.push_str(&format!("{op} Miss {lbn} 8 {service_us}.000 5000.000\n"));
+    }
+    let path = dir.join("small.trace");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn calibrate_writes_a_spec_that_validate_loads_and_refuses_bad_input() {
+    let dir = scratch("calibrate");
+    let trace = small_measured_trace(&dir, 60);
+    let out = dir.join("calibrated.toml");
+    let args = ["calibrate", "--trace", trace.to_str().unwrap(), "--model", "hp_c2247a", "--params", "controller.read_miss_ms,controller.write_miss_ms", "--replays", "1", "--sweeps", "1"];
+    let (code, json, err) = freeblock(&[&args[..], &["--json", "--out", out.to_str().unwrap()]].concat());
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let c = &v[0]["calibration"];
+    assert_eq!((c["fit_requests"].as_u64(), c["test_requests"].as_u64()), (Some(30), Some(30)));
+    assert_eq!(c["params"].as_array().map(Vec::len), Some(2), "{json}");
+    for key in ["test_before", "test_after"] {
+        assert!(c[key]["rms_demerit_ms"].as_f64().is_some_and(f64::is_finite), "{json}");
+    }
+    // The written spec loads, and `validate` replays the trace on it.
+    let (code, text, err) = freeblock(&["validate", "--trace", trace.to_str().unwrap(), "--model", out.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let w: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(w[0]["requests"], 60);
+    // Plain output names the parameters and the verdict.
+    let (code, text, err) = freeblock(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains("controller.read_miss_ms") && text.contains("held-out RMS demerit"), "{text}");
+    // Bad input: a parameter the model lacks, an unknown one, a too-short trace.
+    let (code, _, err) = freeblock(&["calibrate", "--trace", trace.to_str().unwrap(), "--model", "wd800", "--params", "cache.segments"]);
+    assert_eq!(code, 1);
+    assert!(one_error_line(&err).contains("has no cache"), "{err}");
+    let (code, _, err) = freeblock(&["calibrate", "--trace", trace.to_str().unwrap(), "--model", "hp_c2247a", "--params", "seek_ms"]);
+    assert_eq!(code, 1);
+    assert!(one_error_line(&err).contains("unknown parameter `seek_ms`"), "{err}");
+    let short = small_measured_trace(&dir.join(""), 5);
+    let (code, _, err) = freeblock(&["calibrate", "--trace", short.to_str().unwrap(), "--model", "hp_c2247a"]);
+    assert_eq!(code, 1);
+    let line = one_error_line(&err);
+    assert!(line.contains("small.trace") && line.contains("only 5 requests"), "{err}");
+}

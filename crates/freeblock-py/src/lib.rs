@@ -19,10 +19,12 @@
 //! | `disk.rs` | built-in disk names, a disk's geometry and seek curve as JSON |
 //! | `repro.rs` | `repro free-mining` on Dask: its plan, one run's outcome as bytes, the report from them |
 //! | `validate.rs` | a trace replay against a disk model, as JSON |
+//! | `calibrate.rs` | a model fitted to a measured trace: the report as JSON, the spec as TOML |
 //! | `cli.rs` | argv into `freeblock_cli::run`, its exit code back |
 //!
 //! Every call that can take long (runs, validation, CLI commands) releases the GIL.
 
+mod calibrate;
 mod cli;
 mod disk;
 mod error;
@@ -42,6 +44,7 @@ fn _freeblock(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(disk::disks, m)?)?;
     m.add_function(wrap_pyfunction!(disk::disk_info, m)?)?;
     m.add_function(wrap_pyfunction!(validate::validate, m)?)?;
+    m.add_function(wrap_pyfunction!(calibrate::calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(repro::free_mining_plan, m)?)?;
     m.add_function(wrap_pyfunction!(repro::free_mining_run, m)?)?;

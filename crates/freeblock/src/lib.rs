@@ -22,6 +22,7 @@
 //! ```
 
 pub mod bench;
+pub mod calibrate;
 pub mod des;
 pub mod energy;
 pub mod error;

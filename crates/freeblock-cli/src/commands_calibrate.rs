@@ -1,0 +1,163 @@
+//! `freeblock calibrate`: fit a drive model's overheads, settle times, zero-latency switches and
+//! cache settings to the first half of a measured trace and score it on the second half. The
+//! work is [`freeblock::calibrate`]'s; this module picks the drive/trace pairs, prints and writes
+//! the calibrated spec.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use freeblock::calibrate::{calibrate, CalibrateOptions, Calibration, MeasuredTrace, Objective, ParamKind, Score, DEFAULT_MAX_SWEEPS, DEFAULT_REPLAYS};
+use freeblock_disk::{library, Disk};
+
+use crate::commands::{shared_dir, DISKSIM_RESULTS};
+use crate::table::Table;
+use crate::CmdResult;
+
+/// Arguments of `freeblock calibrate`.
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// A trace of measured service times (DiskSim "validate" format). Default: every trace in
+    /// ../shared/disksim-validation, each on its DiskSim model.
+    #[arg(long, requires = "model")]
+    pub trace: Option<PathBuf>,
+    /// The model to calibrate: a built-in name, a TOML spec or a DiskSim `.diskspecs`.
+    #[arg(long, requires = "trace")]
+    pub model: Option<String>,
+    /// Folder of the shared validation data (default: ../shared next to the project).
+    #[arg(long)]
+    pub shared: Option<PathBuf>,
+    /// Parameters to fit, comma-separated (default: every one the model has; see
+    /// docs/calibrate.md).
+    #[arg(long, value_delimiter = ',')]
+    pub params: Option<Vec<String>>,
+    /// Most coordinate-descent sweeps over the parameters.
+    #[arg(long, default_value_t = DEFAULT_MAX_SWEEPS)]
+    pub sweeps: u32,
+    /// Replays of the first half, each with its delays jittered by up to ± half a revolution,
+    /// pooled into every fit score (more: a smoother score, a slower search).
+    #[arg(long, default_value_t = DEFAULT_REPLAYS)]
+    pub replays: u32,
+    /// Seed of that jitter.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Fit the CDF of all requests together instead of reads and writes each to their own.
+    #[arg(long)]
+    pub pooled: bool,
+    /// Write the calibrated spec as TOML here (needs --trace and --model: one drive).
+    #[arg(long, requires = "trace")]
+    pub out: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `freeblock calibrate`.
+pub fn calibrate_cmd(a: &CalibrateArgs) -> CmdResult {
+    let mut pairs: Vec<(PathBuf, String)> = Vec::new();
+    if let (Some(t), Some(m)) = (&a.trace, &a.model) {
+        pairs.push((t.clone(), m.clone()));
+    } else {
+        let shared = shared_dir(a.shared.as_ref());
+        for (stem, ..) in DISKSIM_RESULTS {
+            pairs.push((
+                shared.join("disksim-validation").join(format!("{stem}.trace")),
+                shared.join("disksim-models").join(format!("{stem}.diskspecs")).display().to_string(),
+            ));
+        }
+    }
+    if a.sweeps == 0 {
+        return Err("--sweeps: must be at least 1".into());
+    }
+    let options = CalibrateOptions { params: a.params.clone(), max_sweeps: a.sweeps, replays: a.replays, seed: a.seed, objective: if a.pooled { Objective::Pooled } else { Objective::PerOperation } };
+    let mut json = Vec::new();
+    for (trace, model) in &pairs {
+        // As `freeblock validate`: the bus comes from DiskSim's system configuration next to the
+        // trace, when there is one.
+        let disk = freeblock::validate::disk_for_trace(library::load(model)?, trace)?;
+        let spec = disk.spec().clone();
+        let measured = MeasuredTrace::load(trace, disk.capacity())?;
+        let c = calibrate(&spec, &measured, &options)?;
+        // The written spec must load and make a disk: check before claiming it was written.
+        Disk::new(c.spec.clone())?;
+        if let Some(out) = &a.out {
+            std::fs::write(out, c.spec.to_toml_string()).map_err(|e| format!("{}: {e}", out.display()))?;
+        }
+        let stem = trace.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        let disksim = DISKSIM_RESULTS.iter().find(|r| r.0 == stem).map(|r| r.3);
+        if a.json {
+            json.push(serde_json::json!({ "model_path": model, "calibration": &c, "disksim_rms_demerit_ms": disksim }));
+        } else {
+            print_one(&c, model, disksim, a.out.as_deref())?;
+        }
+    }
+    if a.json {
+        outln!("{}", serde_json::to_string_pretty(&json)?);
+    }
+    Ok(())
+}
+
+fn value(kind: ParamKind, v: f64) -> String {
+    match kind {
+        ParamKind::Switch => (if v > 0.5 { "on" } else { "off" }).to_string(),
+        ParamKind::Count => format!("{v:.0}"),
+        ParamKind::Ms => format!("{v:.4} ms"),
+    }
+}
+
+fn print_one(c: &Calibration, model: &str, disksim: Option<f64>, out: Option<&Path>) -> CmdResult {
+    let name = Path::new(&c.trace).file_name().and_then(|s| s.to_str()).unwrap_or(&c.trace).to_string();
+    outln!(
+        "{name} on {model}: fitted on requests 1–{} (first half), tested on {}–{} (second half); {} candidate specs replayed in {} sweep(s)",
+        c.fit_requests,
+        c.fit_requests + 1,
+        c.fit_requests + c.test_requests,
+        c.evaluations,
+        c.sweeps
+    );
+    let mut t = Table::new(["parameter", "model", "calibrated"]);
+    for p in &c.params {
+        let mark = if p.fitted == p.original { "" } else { " *" };
+        t.row([p.name.to_string(), value(p.kind, p.original), format!("{}{mark}", value(p.kind, p.fitted))]);
+    }
+    out!("{}", t.render());
+    let mut s = Table::new(["requests scored", "", "measured mean", "simulated mean", "mean error", "mean |error|", "RMS demerit", "(exact samples)"]);
+    let mut row = |what: &str, who: &str, x: &Score| {
+        s.row([
+            format!("{what} ({})", x.requests),
+            who.to_string(),
+            format!("{:.3} ms", x.measured_mean_ms),
+            format!("{:.3} ms", x.simulated_mean_ms),
+            format!("{:+.4} ms", x.mean_error_ms),
+            format!("{:.4} ms", x.mean_abs_error_ms),
+            format!("{:.4} ms", x.rms_demerit_ms),
+            format!("{:.4} ms", x.rms_demerit_exact_ms),
+        ]);
+    };
+    row("first half, fitted on", "model", &c.fit_before);
+    row("first half, fitted on", "calibrated", &c.fit_after);
+    row("second half, held out", "model", &c.test_before);
+    row("second half, held out", "calibrated", &c.test_after);
+    row("whole trace", "model", &c.whole_before);
+    row("whole trace", "calibrated", &c.whole_after);
+    out!("{}", s.render());
+    let (before, after) = (c.test_before.rms_demerit_ms, c.test_after.rms_demerit_ms);
+    let change = 100.0 * (after - before) / before.max(f64::MIN_POSITIVE);
+    let mut verdict = format!(
+        "held-out RMS demerit {before:.4} → {after:.4} ms ({change:+.1}%): {}",
+        if after < before { "calibration helps" } else { "NO better than the model" }
+    );
+    if let Some(d) = disksim {
+        let cmp = if after < d { "below" } else { "NOT below" };
+        verdict.push_str(&format!("; {cmp} DiskSim 4.0's published {d:.3} ms (its figure is over the whole trace; ours over the whole trace: {:.4} ms)", c.whole_after.rms_demerit_ms));
+    }
+    outln!("{verdict}");
+    outln!(
+        "(the measured halves differ from each other by {:.4} ms RMS demerit: held-out figures near that are as close as this trace can tell)",
+        c.halves_demerit_ms
+    );
+    if let Some(out) = out {
+        outln!("calibrated spec written to {}", out.display());
+    }
+    outln!();
+    Ok(())
+}

@@ -1,0 +1,31 @@
+//! Model calibration against a measured trace (`freeblock::calibrate`).
+
+use std::path::PathBuf;
+
+use freeblock::calibrate::{calibrate as fit, CalibrateOptions, MeasuredTrace};
+use freeblock_disk::library;
+use pyo3::prelude::*;
+
+use crate::error::ToPyResult;
+
+/// Fits `model` (a built-in name, a `.toml` or a `.diskspecs` path) to the first half of
+/// `trace_path` (DiskSim validate format) and scores it before and after on the second half.
+/// `params`: the parameter names to fit (`None`: every one the model has). Returns
+/// `(report as JSON, calibrated spec as TOML)`. A `NAME.parv` beside the trace supplies the bus,
+/// as in `freeblock calibrate`. The GIL is released during the search.
+#[pyfunction]
+#[pyo3(signature = (trace_path, model, params=None))]
+pub fn calibrate(py: Python<'_>, trace_path: PathBuf, model: &str, params: Option<Vec<String>>) -> PyResult<(String, String)> {
+    crate::guard::guarded("calibrate", || {
+        let spec = library::load(model).py_err()?;
+        let disk = freeblock::validate::disk_for_trace(spec, &trace_path).py_err()?;
+        let options = CalibrateOptions { params, ..CalibrateOptions::default() };
+        let outcome = py
+            .allow_threads(|| {
+                let trace = MeasuredTrace::load(&trace_path, disk.capacity())?;
+                fit(disk.spec(), &trace, &options)
+            })
+            .py_err()?;
+        Ok((serde_json::to_string(&outcome).py_err()?, outcome.spec.to_toml_string()))
+    })
+}

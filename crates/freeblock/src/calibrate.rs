@@ -1,0 +1,733 @@
+//! Calibration: make a published disk model match *your* drive by fitting the parameters a model
+//! can get wrong to a trace of service times measured on that drive.
+//!
+//! A model imported from DiskSim files or a datasheet gets the mechanics mostly right (zones,
+//! seek curve, rotation) but often misses what the firmware adds: command overheads, settle
+//! times, whether reads start at the first sector under the head, how the cache is cut up. Those
+//! few numbers are cheap to fit from timing alone, because each one moves the distribution of
+//! service times in its own way (an overhead shifts every request of its kind; zero-latency reads
+//! shorten the long tail of multi-sector reads; fewer segments turn hits into misses).
+//!
+//! ```text
+//!   measured trace (validate format)              drive model (name, TOML or DiskSim files)
+//!   R Miss 564347 2 14095.370 13876.270                          │
+//!        │                                                       ▼
+//!        ├── first half ──► fit ◄─────────── replay the first half on a candidate spec: once with
+//!        │                   │               the recorded delays, and K times with each delay
+//!        │                   │               jittered by ± half a revolution (pooled)
+//!        │                   │   score = RMS demerit, reads vs reads and writes vs writes
+//!        │                   │   search: switches and counts by enumeration, times by a zooming
+//!        │                   │   grid, one parameter at a time (coordinate descent), sweeps
+//!        │                   │   until no parameter improves the score
+//!        │                   ▼
+//!        │            calibrated spec ──► TOML that `freeblock run` / `validate` load
+//!        │                   │
+//!        └── second half ──► test: replay the whole trace on the original and on the calibrated
+//!                             spec, score only the second half's requests (never fitted on)
+//! ```
+//!
+//! The parameters, and how each is searched ([`PARAMETERS`] holds the same list):
+//!
+//! | parameter | what it is | search |
+//! |---|---|---|
+//! | `cache.zero_latency_reads` | a read starts at the first wanted sector under the head | on / off |
+//! | `cache.zero_latency_writes` | the same for writes | on / off |
+//! | `cache.segments` | buffer segments (how many streams hit) | 1 … 32 |
+//! | `cache.read_ahead_sectors` | read-ahead past a read (0: the whole segment) | the segment's eighths |
+//! | `controller.read_miss_ms` | command overhead of a read from the media | zooming grid |
+//! | `controller.read_miss_after_write_ms` | the same after a write (when the model sets it) | 〃 |
+//! | `controller.read_hit_ms` | command overhead of a read served by the cache | 〃 |
+//! | `controller.read_hit_after_write_ms` | the same after a write (when set) | 〃 |
+//! | `controller.write_miss_ms` | command overhead of a write to the media | 〃 |
+//! | `controller.write_miss_after_write_ms` | the same after a write (when set) | 〃 |
+//! | `controller.write_hit_ms` | command overhead of a write taken by the cache | 〃 |
+//! | `controller.write_hit_after_write_ms` | the same after a write (when set) | 〃 |
+//! | `controller.per_request_ms` | delay before any command is looked at | 〃 |
+//! | `read_settle_ms` | settle after positioning for a read | 〃 |
+//! | `write_settle_ms` | settle after positioning for a write | 〃 |
+//!
+//! Cache and after-write parameters exist only in models with the cache on (without it every
+//! request is a plain media access that uses `read_miss_ms` and `write_miss_ms` only); asking to
+//! fit a parameter the model does not have is an error naming it. The bus speed is left alone: it
+//! belongs to the host side (DiskSim's system configuration, the `.parv` next to a trace).
+//!
+//! **Why the score is ragged, and what the search does about it.** A media access ends when its
+//! last sector passes under the head, at a time fixed by the spindle. A little more overhead
+//! before it changes nothing, until the head arrives too late and the request pays a whole
+//! revolution more. So the score of an overhead is flat in places and jumps elsewhere, and
+//! golden-section search (which needs one minimum) gets lost. Times are searched instead by a
+//! zooming grid: nine points over `[min(0, 2v), 2|v| + 0.5 ms]` around the model's value `v`, then
+//! nine over the two grid steps around the best point, and so on down to 0.1 µs. Where scores tie
+//! (a flat stretch) the value nearest the model's own is kept: the trace cannot tell those
+//! values apart, and the model is changed no more than the data demand.
+//!
+//! **Why jittered replays.** The recorded delays pin each request's rotational position in a
+//! replay, while on the real drive the host's timing moved it by tens of microseconds, enough to
+//! turn a near miss into a hit. Fitting the one replay would fit those accidents. Each fit score
+//! therefore pools the replay with the recorded delays and [`CalibrateOptions::replays`] replays
+//! with every delay moved by a seeded uniform amount within ± half a revolution, which estimates
+//! the model's service-time distribution rather than one draw of it.
+//!
+//! **Why reads and writes apart.** A pooled CDF can be matched by reads that are too fast and
+//! writes that are too slow; scoring reads against reads and writes against writes
+//! ([`Objective::PerOperation`], weighted by their counts) rules that out. The figure fitted is
+//! the exact-sample demerit ([`rms_demerit_exact`]), which, unlike DiskSim's binned one, still
+//! moves with shifts smaller than a histogram bucket; both figures are reported.
+//!
+//! Everything is deterministic: the same model, trace, options and seed give the same fit.
+//!
+//! The second half is scored from a replay of the *whole* trace, so its first requests meet the
+//! cache state the first half left, as they did on the real drive; only its requests' service
+//! times enter the test score. The report also gives the demerit between the two measured halves
+//! themselves: two samples of the same drive differ by that much with no model involved, so a
+//! held-out figure near it cannot be told from a perfect model by this trace.
+
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
+
+use freeblock_disk::{Disk, DiskSpec};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::request::Request;
+use crate::sim::{SimConfig, Simulation};
+use crate::validate::{rms_demerit, rms_demerit_exact};
+use crate::workload::{collect_requests, open_trace, ArrivalKind, TraceFormat, Workload, WorkloadError};
+
+/// Fewest requests in each half of a trace: below this a CDF is too coarse to fit or test on.
+pub const MIN_HALF_REQUESTS: usize = 10;
+
+/// Most coordinate-descent sweeps over the parameters (each sweep visits every parameter once).
+pub const DEFAULT_MAX_SWEEPS: u32 = 3;
+
+/// Jittered replays pooled into each fit score.
+pub const DEFAULT_REPLAYS: u32 = 4;
+
+/// Resolution of fitted times, ms (0.1 µs).
+const MS_RESOLUTION: f64 = 1e-4;
+
+/// Points of the coarse grid over a time parameter's range.
+const GRID_POINTS: u32 = 9;
+
+/// Scores closer than this (ms) are a tie.
+const TIE_MS: f64 = 1e-9;
+
+/// A sweep must lower the fit score by more than this (ms) to earn another sweep.
+const SWEEP_GAIN_MS: f64 = 1e-4;
+
+/// How a parameter is searched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParamKind {
+    /// A time in ms: a grid, then a zooming grid.
+    Ms,
+    /// On or off (stored as 1 or 0): both tried.
+    Switch,
+    /// A whole number from a short candidate list.
+    Count,
+}
+
+/// One fittable parameter of a [`DiskSpec`].
+pub struct Parameter {
+    /// Its TOML path in a spec, e.g. `controller.read_miss_ms`.
+    pub name: &'static str,
+    /// How it is searched.
+    pub kind: ParamKind,
+    /// Only in models with the cache on.
+    pub needs_cache: bool,
+    /// Its value (switches as 0 or 1), or `None` when the model leaves it unset.
+    get: fn(&DiskSpec) -> Option<f64>,
+    /// Sets it.
+    set: fn(&mut DiskSpec, f64),
+}
+
+impl std::fmt::Debug for Parameter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Parameter").field("name", &self.name).field("kind", &self.kind).finish_non_exhaustive()
+    }
+}
+
+fn switch(on: bool) -> Option<f64> {
+    Some(if on { 1.0 } else { 0.0 })
+}
+
+fn count(v: f64) -> u32 {
+    v.round().clamp(0.0, f64::from(u32::MAX)) as u32
+}
+
+/// Every parameter calibration can fit, in the order a sweep visits them: the switches and
+/// counts first (they change the shape of the distribution), then the times.
+pub const PARAMETERS: [Parameter; 15] = [
+    Parameter { name: "cache.zero_latency_reads", kind: ParamKind::Switch, needs_cache: true, get: |s| switch(s.cache.zero_latency_reads), set: |s, v| s.cache.zero_latency_reads = v > 0.5 },
+    Parameter { name: "cache.zero_latency_writes", kind: ParamKind::Switch, needs_cache: true, get: |s| switch(s.cache.zero_latency_writes), set: |s, v| s.cache.zero_latency_writes = v > 0.5 },
+    Parameter { name: "cache.segments", kind: ParamKind::Count, needs_cache: true, get: |s| Some(f64::from(s.cache.segments)), set: |s, v| s.cache.segments = count(v) },
+    Parameter { name: "cache.read_ahead_sectors", kind: ParamKind::Count, needs_cache: true, get: |s| Some(f64::from(s.cache.read_ahead_sectors)), set: |s, v| s.cache.read_ahead_sectors = count(v) },
+    Parameter { name: "controller.read_miss_ms", kind: ParamKind::Ms, needs_cache: false, get: |s| Some(s.controller.read_miss_ms), set: |s, v| s.controller.read_miss_ms = v },
+    Parameter { name: "controller.read_miss_after_write_ms", kind: ParamKind::Ms, needs_cache: true, get: |s| s.controller.read_miss_after_write_ms, set: |s, v| s.controller.read_miss_after_write_ms = Some(v) },
+    Parameter { name: "controller.read_hit_ms", kind: ParamKind::Ms, needs_cache: true, get: |s| Some(s.controller.read_hit_ms), set: |s, v| s.controller.read_hit_ms = v },
+    Parameter { name: "controller.read_hit_after_write_ms", kind: ParamKind::Ms, needs_cache: true, get: |s| s.controller.read_hit_after_write_ms, set: |s, v| s.controller.read_hit_after_write_ms = Some(v) },
+    Parameter { name: "controller.write_miss_ms", kind: ParamKind::Ms, needs_cache: false, get: |s| Some(s.controller.write_miss_ms), set: |s, v| s.controller.write_miss_ms = v },
+    Parameter { name: "controller.write_miss_after_write_ms", kind: ParamKind::Ms, needs_cache: true, get: |s| s.controller.write_miss_after_write_ms, set: |s, v| s.controller.write_miss_after_write_ms = Some(v) },
+    Parameter { name: "controller.write_hit_ms", kind: ParamKind::Ms, needs_cache: true, get: |s| Some(s.controller.write_hit_ms), set: |s, v| s.controller.write_hit_ms = v },
+    Parameter { name: "controller.write_hit_after_write_ms", kind: ParamKind::Ms, needs_cache: true, get: |s| s.controller.write_hit_after_write_ms, set: |s, v| s.controller.write_hit_after_write_ms = Some(v) },
+    Parameter { name: "controller.per_request_ms", kind: ParamKind::Ms, needs_cache: true, get: |s| Some(s.controller.per_request_ms), set: |s, v| s.controller.per_request_ms = v },
+    Parameter { name: "read_settle_ms", kind: ParamKind::Ms, needs_cache: false, get: |s| Some(s.read_settle_ms), set: |s, v| s.read_settle_ms = v },
+    Parameter { name: "write_settle_ms", kind: ParamKind::Ms, needs_cache: false, get: |s| Some(s.write_settle_ms), set: |s, v| s.write_settle_ms = v },
+];
+
+fn parameter(name: &str) -> Option<&'static Parameter> {
+    PARAMETERS.iter().find(|p| p.name == name)
+}
+
+/// Why `spec` has no parameter `p`, or `None` when it has it.
+fn lacks(spec: &DiskSpec, p: &Parameter) -> Option<String> {
+    if p.needs_cache && !spec.cache.enabled {
+        return Some(format!(
+            "model `{}` has no cache (cache.enabled = false), so it has no `{}`: without a cache every request is a media access timed by controller.read_miss_ms / write_miss_ms and the settle times",
+            spec.name, p.name
+        ));
+    }
+    if (p.get)(spec).is_none() {
+        let plain = p.name.replace("_after_write", "");
+        return Some(format!("model `{}` does not set `{}` (it uses `{plain}` after writes too); set it in the spec to fit it apart", spec.name, p.name));
+    }
+    None
+}
+
+/// The parameters `spec` has, in sweep order: what calibration fits when not told otherwise.
+#[must_use]
+pub fn parameters_of(spec: &DiskSpec) -> Vec<&'static str> {
+    PARAMETERS.iter().filter(|p| lacks(spec, p).is_none()).map(|p| p.name).collect()
+}
+
+/// A trace of measured service times, split into a first half (fitted on) and a second half
+/// (tested on).
+#[derive(Debug, Clone)]
+pub struct MeasuredTrace {
+    origin: String,
+    requests: Arc<[Request]>,
+}
+
+impl MeasuredTrace {
+    /// Reads a DiskSim "validate" trace, checking every request against a disk of
+    /// `capacity_sectors`.
+    ///
+    /// # Errors
+    /// A malformed line or a request past the disk (naming file and line), or a trace too short to
+    /// split ([`MeasuredTrace::from_requests`]).
+    pub fn load(path: &Path, capacity_sectors: u64) -> Result<Self> {
+        let mut reader = open_trace(path, TraceFormat::Validate)?.with_capacity(capacity_sectors);
+        let requests = collect_requests(&mut reader)?;
+        Self::from_requests(path.display().to_string(), requests)
+    }
+
+    /// A trace from requests in issue order, each carrying its measured service time and, as
+    /// [`Request::time`], the delay after the previous one completed. `origin` names it in errors.
+    ///
+    /// # Errors
+    /// Fewer than `2 ×` [`MIN_HALF_REQUESTS`] requests, or a request without a measured time.
+    pub fn from_requests(origin: impl Into<String>, requests: Vec<Request>) -> Result<Self> {
+        let origin = origin.into();
+        let need = 2 * MIN_HALF_REQUESTS;
+        if requests.len() < need {
+            let held = if requests.is_empty() { "no requests".to_string() } else { format!("only {} requests", requests.len()) };
+            return Err(Error::Config {
+                origin,
+                message: format!("the trace holds {held}; calibration needs at least {need} ({MIN_HALF_REQUESTS} to fit on, {MIN_HALF_REQUESTS} to test on)"),
+            });
+        }
+        if let Some(i) = requests.iter().position(|r| r.measured.is_none()) {
+            return Err(Error::Config { origin, message: format!("request {} (line {}) has no measured service time", i, i + 1) });
+        }
+        Ok(Self { origin, requests: requests.into() })
+    }
+
+    /// The name used in errors and reports.
+    #[must_use]
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The requests, in issue order.
+    #[must_use]
+    pub fn requests(&self) -> &[Request] {
+        &self.requests
+    }
+
+    /// Requests in the trace.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.requests.len()
+    }
+
+    /// Never true: a trace holds at least `2 ×` [`MIN_HALF_REQUESTS`] requests.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.requests.is_empty()
+    }
+
+    /// The first half (the fit set): requests `0 .. len / 2`.
+    #[must_use]
+    pub fn fit_range(&self) -> Range<usize> {
+        0..self.len() / 2
+    }
+
+    /// The second half (the test set).
+    #[must_use]
+    pub fn test_range(&self) -> Range<usize> {
+        self.len() / 2..self.len()
+    }
+
+    fn measured_ms(&self, range: Range<usize>) -> Vec<f64> {
+        self.requests[range].iter().map(|r| r.measured.unwrap_or(0) as f64 / 1e6).collect()
+    }
+}
+
+/// Some of a trace's requests replayed as written: closed loop, one outstanding, each issued its
+/// recorded delay after the previous one completed.
+struct RequestSlice {
+    requests: Arc<[Request]>,
+    next: usize,
+    end: usize,
+}
+
+impl Workload for RequestSlice {
+    fn next_request(&mut self) -> std::result::Result<Option<Request>, WorkloadError> {
+        if self.next >= self.end {
+            return Ok(None);
+        }
+        self.next += 1;
+        Ok(Some(self.requests[self.next - 1]))
+    }
+
+    fn arrival(&self) -> ArrivalKind {
+        ArrivalKind::ClosedDelay
+    }
+}
+
+/// Simulated service times (ms, in issue order) of requests `range` of `trace` on `disk`, replayed
+/// from an idle drive.
+///
+/// # Errors
+/// A request the disk cannot serve.
+pub fn replay_range(disk: Arc<Disk>, trace: &MeasuredTrace, range: Range<usize>) -> Result<Vec<f64>> {
+    replay_requests(disk, &trace.requests, range, &trace.origin)
+}
+
+fn replay_requests(disk: Arc<Disk>, requests: &Arc<[Request]>, range: Range<usize>, origin: &str) -> Result<Vec<f64>> {
+    let n = range.len();
+    let workload = RequestSlice { requests: Arc::clone(requests), next: range.start, end: range.end };
+    let config = SimConfig { keep_records: true, ..SimConfig::default() };
+    let report = Simulation::new(disk, Box::new(workload), config).run(None)?;
+    let mut out = vec![f64::NAN; n];
+    for r in &report.records {
+        if let Some(slot) = out.get_mut(r.id as usize) {
+            *slot = (r.end_ns - r.arrival_ns) as f64 / 1e6;
+        }
+    }
+    if let Some(i) = out.iter().position(|v| v.is_nan()) {
+        return Err(Error::Config { origin: origin.to_string(), message: format!("request {} was never completed in the replay", range.start + i) });
+    }
+    Ok(out)
+}
+
+/// `K` copies of the first `n` requests, each request's delay moved by a seeded uniform amount in
+/// ± half a revolution (never below 0). Replaying them all gives `K` rotational outcomes per
+/// request instead of the one the recorded delays happen to pick (see the module notes).
+fn jittered_copies(requests: &[Request], n: usize, revolution_ns: f64, copies: u32, seed: u64) -> Vec<Arc<[Request]>> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    (0..copies)
+        .map(|_| {
+            requests[..n]
+                .iter()
+                .map(|r| {
+                    let shift = (rng.gen::<f64>() - 0.5) * revolution_ns;
+                    Request { time: (r.time as f64 + shift).max(0.0).round() as u64, ..*r }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// How well simulated service times match measured ones on some requests.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Score {
+    /// Requests scored.
+    pub requests: usize,
+    /// Mean measured service time, ms.
+    pub measured_mean_ms: f64,
+    /// Mean simulated service time, ms.
+    pub simulated_mean_ms: f64,
+    /// Simulated minus measured mean, ms.
+    pub mean_error_ms: f64,
+    /// Mean over requests of |simulated − measured|, ms.
+    pub mean_abs_error_ms: f64,
+    /// RMS demerit as DiskSim's `rms` tool computes it (binned CDFs), ms.
+    pub rms_demerit_ms: f64,
+    /// RMS demerit between the raw samples' CDFs, ms (the figure fitted).
+    pub rms_demerit_exact_ms: f64,
+}
+
+impl Score {
+    /// Scores `simulated` against `measured` (the same requests in the same order).
+    #[must_use]
+    pub fn of(measured: &[f64], simulated: &[f64]) -> Self {
+        let n = measured.len().min(simulated.len());
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        let abs = measured.iter().zip(simulated).map(|(m, s)| (s - m).abs()).sum::<f64>() / n.max(1) as f64;
+        Self {
+            requests: n,
+            measured_mean_ms: mean(measured),
+            simulated_mean_ms: mean(simulated),
+            mean_error_ms: mean(simulated) - mean(measured),
+            mean_abs_error_ms: abs,
+            rms_demerit_ms: rms_demerit(measured, simulated),
+            rms_demerit_exact_ms: rms_demerit_exact(measured, simulated),
+        }
+    }
+}
+
+/// One parameter before and after fitting.
+#[derive(Debug, Clone, Serialize)]
+pub struct FittedParam {
+    /// TOML path in the spec.
+    pub name: &'static str,
+    /// How it was searched.
+    pub kind: ParamKind,
+    /// The model's value (switches: 0 or 1).
+    pub original: f64,
+    /// The fitted value.
+    pub fitted: f64,
+}
+
+/// What the search minimises over the first half.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Objective {
+    /// The RMS demerit of reads against reads and of writes against writes, combined weighted by
+    /// their counts: a model cannot match the pooled CDF by making reads too fast and writes too
+    /// slow.
+    #[default]
+    PerOperation,
+    /// The RMS demerit of all requests together (what `freeblock validate` reports).
+    Pooled,
+}
+
+/// What to fit and how hard to search.
+#[derive(Debug, Clone)]
+pub struct CalibrateOptions {
+    /// Parameter names to fit ([`PARAMETERS`]); `None`: every one the model has.
+    pub params: Option<Vec<String>>,
+    /// Most coordinate-descent sweeps.
+    pub max_sweeps: u32,
+    /// Jittered replays of the first half pooled into each fit score, besides the one with the
+    /// recorded delays.
+    pub replays: u32,
+    /// What the search minimises.
+    pub objective: Objective,
+    /// Seed of the delay jitter.
+    pub seed: u64,
+}
+
+impl Default for CalibrateOptions {
+    fn default() -> Self {
+        Self { params: None, max_sweeps: DEFAULT_MAX_SWEEPS, replays: DEFAULT_REPLAYS, seed: 1, objective: Objective::default() }
+    }
+}
+
+/// The outcome of a calibration.
+#[derive(Debug, Clone, Serialize)]
+pub struct Calibration {
+    /// The trace.
+    pub trace: String,
+    /// The model's name.
+    pub model: String,
+    /// Requests fitted on (the first half).
+    pub fit_requests: usize,
+    /// Requests tested on (the second half).
+    pub test_requests: usize,
+    /// Each parameter fitted, before and after.
+    pub params: Vec<FittedParam>,
+    /// Fit score (first half, replayed alone) of the original model.
+    pub fit_before: Score,
+    /// Fit score of the calibrated model.
+    pub fit_after: Score,
+    /// Test score (second half of a whole-trace replay) of the original model.
+    pub test_before: Score,
+    /// Test score of the calibrated model.
+    pub test_after: Score,
+    /// Whole-trace score of the original model (what `freeblock validate` reports).
+    pub whole_before: Score,
+    /// Whole-trace score of the calibrated model (half of it fitted on: not a held-out figure).
+    pub whole_after: Score,
+    /// RMS demerit between the measured first and second halves themselves (DiskSim's binned
+    /// figure), ms: how much two samples of this drive differ with no model involved, so a
+    /// held-out demerit near it is as good as the trace can tell.
+    pub halves_demerit_ms: f64,
+    /// Candidate specs replayed during the search.
+    pub evaluations: u32,
+    /// Coordinate-descent sweeps run.
+    pub sweeps: u32,
+    /// The calibrated spec.
+    #[serde(skip)]
+    pub spec: DiskSpec,
+}
+
+/// The parameters to fit, checked against the spec.
+fn chosen(spec: &DiskSpec, names: Option<&[String]>) -> Result<Vec<&'static Parameter>> {
+    let Some(names) = names else {
+        let all: Vec<_> = PARAMETERS.iter().filter(|p| lacks(spec, p).is_none()).collect();
+        return Ok(all);
+    };
+    let origin = "calibration parameters".to_string();
+    if names.is_empty() {
+        return Err(Error::Config { origin, message: "no parameter to fit was named".into() });
+    }
+    let mut out: Vec<&'static Parameter> = Vec::new();
+    for name in names {
+        let name = name.trim();
+        let Some(p) = parameter(name) else {
+            let known: Vec<&str> = PARAMETERS.iter().map(|p| p.name).collect();
+            return Err(Error::Config { origin, message: format!("unknown parameter `{name}`; calibration fits {}", known.join(", ")) });
+        };
+        if let Some(why) = lacks(spec, p) {
+            return Err(Error::Config { origin, message: why });
+        }
+        if !out.iter().any(|q| q.name == p.name) {
+            out.push(p);
+        }
+    }
+    // Sweep order is the catalogue's, whatever order they were named in.
+    out.sort_by_key(|p| PARAMETERS.iter().position(|q| q.name == p.name));
+    Ok(out)
+}
+
+/// The search state: the jittered fit half, the best spec so far and its fit score.
+struct Search {
+    origin: String,
+    measured_fit: Vec<f64>,
+    /// Per fitted request: a read (else a write).
+    is_read: Vec<bool>,
+    copies: Vec<Arc<[Request]>>,
+    objective: Objective,
+    /// The model as given (ties go to the value nearest its own).
+    model: DiskSpec,
+    best: DiskSpec,
+    best_score: f64,
+    evaluations: u32,
+}
+
+impl Search {
+    /// Fit score of `spec` (see [`Objective`]) over its replays of the first half. A spec that
+    /// makes no disk scores infinitely badly.
+    fn score(&mut self, spec: &DiskSpec) -> Result<f64> {
+        self.evaluations += 1;
+        let Ok(disk) = Disk::new(spec.clone()) else { return Ok(f64::INFINITY) };
+        let disk = Arc::new(disk);
+        let mut pooled = Vec::with_capacity(self.measured_fit.len() * self.copies.len());
+        for copy in &self.copies {
+            pooled.extend(replay_requests(Arc::clone(&disk), copy, 0..copy.len(), &self.origin)?);
+        }
+        Ok(match self.objective {
+            Objective::Pooled => rms_demerit_exact(&self.measured_fit, &pooled),
+            Objective::PerOperation => {
+                // Reads against reads and writes against writes, weighted by their counts.
+                let mut sum = 0.0;
+                for want_read in [true, false] {
+                    let pick = |v: &[f64]| -> Vec<f64> { v.iter().zip(self.is_read.iter().cycle()).filter(|(_, &r)| r == want_read).map(|(x, _)| *x).collect() };
+                    let (m, p) = (pick(&self.measured_fit), pick(&pooled));
+                    if !m.is_empty() {
+                        sum += m.len() as f64 * rms_demerit_exact(&m, &p).powi(2);
+                    }
+                }
+                (sum / self.measured_fit.len().max(1) as f64).sqrt()
+            }
+        })
+    }
+
+    /// Scores the best spec with `p` set to `v`, keeping it if it beats the best so far, or ties
+    /// with it nearer the model's own value (where the trace cannot tell values apart, the model
+    /// is changed no more than the data demand).
+    fn try_value(&mut self, p: &Parameter, v: f64) -> Result<f64> {
+        let mut spec = self.best.clone();
+        (p.set)(&mut spec, v);
+        let s = self.score(&spec)?;
+        let model = (p.get)(&self.model).unwrap_or(0.0);
+        let current = (p.get)(&self.best).unwrap_or(0.0);
+        let tie = (s - self.best_score).abs() <= TIE_MS && (v - model).abs() < (current - model).abs();
+        if s < self.best_score - TIE_MS || tie {
+            self.best = spec;
+            self.best_score = s;
+        }
+        Ok(s)
+    }
+
+    fn fit(&mut self, p: &Parameter) -> Result<()> {
+        let v = (p.get)(&self.best).unwrap_or(0.0);
+        match p.kind {
+            ParamKind::Switch => {
+                self.try_value(p, 1.0 - v)?;
+            }
+            ParamKind::Count => {
+                for c in count_candidates(p.name, &self.best) {
+                    if c != v {
+                        self.try_value(p, c)?;
+                    }
+                }
+            }
+            ParamKind::Ms => self.fit_ms(p, v)?,
+        }
+        Ok(())
+    }
+
+    /// A zooming grid: [`GRID_POINTS`] points over the range, then the same number over the two
+    /// grid steps around the best point so far, and so on down to [`MS_RESOLUTION`]. Unlike a
+    /// golden-section search it does not need the score to have one minimum: service times jump
+    /// by a revolution when a request just misses its sector, so the score is ragged and flat in
+    /// places.
+    fn fit_ms(&mut self, p: &Parameter, v: f64) -> Result<()> {
+        let round = |x: f64| (x / MS_RESOLUTION).round() * MS_RESOLUTION;
+        let (mut lo, mut hi) = (round((2.0 * v).min(0.0)), round(2.0 * v.abs() + 0.5));
+        let floor = lo;
+        loop {
+            let step = (hi - lo) / f64::from(GRID_POINTS - 1);
+            for i in 0..GRID_POINTS {
+                let x = round(lo + step * f64::from(i));
+                if x != (p.get)(&self.best).unwrap_or(0.0) {
+                    self.try_value(p, x)?;
+                }
+            }
+            if step <= MS_RESOLUTION {
+                return Ok(());
+            }
+            let best = (p.get)(&self.best).unwrap_or(0.0);
+            (lo, hi) = (round((best - step).max(floor)), round(best + step));
+        }
+    }
+}
+
+/// Candidate values of a count parameter.
+fn count_candidates(name: &str, spec: &DiskSpec) -> Vec<f64> {
+    let mut c: Vec<u32> = match name {
+        "cache.segments" => vec![1, 2, 3, 4, 6, 8, 10, 12, 16, 24, 32],
+        "cache.read_ahead_sectors" => {
+            let seg = spec.cache.segment_sectors;
+            // 0 means the whole segment (DiskSim), the same as the last candidate.
+            (1..=8).map(|k| (seg * k / 8).max(1)).collect()
+        }
+        _ => Vec::new(),
+    };
+    c.sort_unstable();
+    c.dedup();
+    c.into_iter().map(f64::from).collect()
+}
+
+/// Fits `spec`'s parameters to the first half of `trace` and scores the original and the fitted
+/// model on the second half.
+///
+/// # Errors
+/// A parameter that is unknown or that the spec lacks, a spec that makes no disk, or a request
+/// the disk cannot serve.
+pub fn calibrate(spec: &DiskSpec, trace: &MeasuredTrace, options: &CalibrateOptions) -> Result<Calibration> {
+    let params = chosen(spec, options.params.as_deref())?;
+    let original = Arc::new(Disk::new(spec.clone())?);
+    if trace.requests.iter().any(|r| r.end() > original.capacity()) {
+        let i = trace.requests.iter().position(|r| r.end() > original.capacity()).unwrap_or(0);
+        return Err(Error::Config { origin: trace.origin.clone(), message: format!("request {i} (line {}) ends past the model's {} sectors", i + 1, original.capacity()) });
+    }
+    let measured_fit = trace.measured_ms(trace.fit_range());
+    let fit_before = Score::of(&measured_fit, &replay_range(Arc::clone(&original), trace, trace.fit_range())?);
+    let revolution_ns = 60e9 / spec.rpm;
+    let mut copies: Vec<Arc<[Request]>> = vec![trace.requests[..measured_fit.len()].into()];
+    copies.extend(jittered_copies(&trace.requests, measured_fit.len(), revolution_ns, options.replays, options.seed));
+    let is_read = trace.requests[trace.fit_range()].iter().map(|r| r.op.is_read()).collect();
+    let mut search = Search { origin: trace.origin.clone(), measured_fit, is_read, copies, objective: options.objective, model: spec.clone(), best: spec.clone(), best_score: f64::INFINITY, evaluations: 0 };
+    search.best_score = search.score(spec)?;
+    let mut sweeps = 0;
+    while sweeps < options.max_sweeps {
+        sweeps += 1;
+        let start = search.best_score;
+        for p in &params {
+            search.fit(p)?;
+        }
+        if start - search.best_score <= SWEEP_GAIN_MS {
+            break;
+        }
+    }
+    let Search { best, evaluations, measured_fit, .. } = search;
+    let mut best = best;
+    best.source = format!("{}; calibrated by `freeblock calibrate` on the first {} requests of {}", best.source, trace.fit_range().len(), trace.origin);
+    let fitted = Arc::new(Disk::new(best.clone())?);
+    let fit_after = Score::of(&measured_fit, &replay_range(Arc::clone(&fitted), trace, trace.fit_range())?);
+    let all = 0..trace.len();
+    let measured_all = trace.measured_ms(all.clone());
+    let before_all = replay_range(original, trace, all.clone())?;
+    let after_all = replay_range(fitted, trace, all)?;
+    let t = trace.test_range();
+    let test = |sim: &[f64]| Score::of(&measured_all[t.clone()], &sim[t.clone()]);
+    Ok(Calibration {
+        trace: trace.origin.clone(),
+        model: spec.name.clone(),
+        fit_requests: trace.fit_range().len(),
+        test_requests: t.len(),
+        params: params
+            .iter()
+            .map(|p| FittedParam { name: p.name, kind: p.kind, original: (p.get)(spec).unwrap_or(0.0), fitted: (p.get)(&best).unwrap_or(0.0) })
+            .collect(),
+        fit_before,
+        fit_after,
+        test_before: test(&before_all),
+        test_after: test(&after_all),
+        whole_before: Score::of(&measured_all, &before_all),
+        whole_after: Score::of(&measured_all, &after_all),
+        halves_demerit_ms: rms_demerit(&measured_all[trace.fit_range()], &measured_all[t.clone()]),
+        evaluations,
+        sweeps,
+        spec: best,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use freeblock_disk::{library, Op};
+
+    use super::*;
+
+    #[test]
+    fn jittered_delays_stay_within_half_a_revolution_and_repeat_with_the_seed() {
+        let requests: Vec<Request> = (0..50).map(|i| Request::new(if i % 2 == 0 { 1_000 } else { 9_000_000 }, i * 8, 8, Op::Read)).collect();
+        let rev = 6_000_000.0;
+        let a = jittered_copies(&requests, 40, rev, 3, 5);
+        assert_eq!(a.len(), 3);
+        for copy in &a {
+            assert_eq!(copy.len(), 40);
+            for (j, r) in copy.iter().zip(&requests) {
+                assert!((j.time as f64 - r.time as f64).abs() <= rev / 2.0 + 1.0);
+                assert_eq!((j.lbn, j.sectors, j.op), (r.lbn, r.sectors, r.op));
+            }
+        }
+        // Copies differ from each other; the same seed gives the same copies.
+        assert_ne!(a[0], a[1]);
+        assert_eq!(a, jittered_copies(&requests, 40, rev, 3, 5));
+    }
+
+    #[test]
+    fn every_catalogued_parameter_reads_back_what_it_sets() {
+        let mut spec = library::get("atlas10k").unwrap();
+        for p in &PARAMETERS {
+            let v = match p.kind {
+                ParamKind::Switch => 1.0,
+                ParamKind::Count => 7.0,
+                ParamKind::Ms => 0.4321,
+            };
+            (p.set)(&mut spec, v);
+            assert_eq!((p.get)(&spec), Some(v), "{}", p.name);
+        }
+        // Read-ahead candidates are the segment's eighths, never 0 (which DiskSim reads as the
+        // whole segment).
+        spec.cache.segment_sectors = 256;
+        assert_eq!(count_candidates("cache.read_ahead_sectors", &spec), [32.0, 64.0, 96.0, 128.0, 160.0, 192.0, 224.0, 256.0]);
+    }
+}
