@@ -257,6 +257,9 @@ pub struct ReproArgs {
     /// if it exists, else that part is skipped).
     #[arg(long)]
     pub trace: Option<PathBuf>,
+    /// external: simulated seconds per run (default 300; 5 with --quick).
+    #[arg(long)]
+    pub seconds: Option<f64>,
     /// Folder for plots and CSV.
     #[arg(long, default_value = "out/repro")]
     pub out: PathBuf,

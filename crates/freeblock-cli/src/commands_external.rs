@@ -126,6 +126,9 @@ pub fn repro_external(a: &crate::commands::ReproArgs) -> CmdResult {
     if let Some(t) = a.threads {
         c.threads = t.max(1);
     }
+    if let Some(s) = a.seconds {
+        c.seconds = s;
+    }
     er::validate(&c)?;
     let total = er::plan(&c).len() as u64 + 2;
     let pb = crate::progress::Runs::new("external", total, a.quiet || a.json);

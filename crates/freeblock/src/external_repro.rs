@@ -95,7 +95,7 @@ pub struct ExternalReproConfig {
 
 impl Default for ExternalReproConfig {
     fn default() -> Self {
-        Self { seconds: 60.0, conservatism_ms: vec![0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6], error_requests: 10_000, model: HostModel::Learned, seed: 42, threads: 2 }
+        Self { seconds: 300.0, conservatism_ms: vec![0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6], error_requests: 10_000, model: HostModel::Learned, seed: 42, threads: 2 }
     }
 }
 
@@ -120,6 +120,8 @@ pub enum Mode {
     /// The host with an exact model and no firmware effects, one free command per track
     /// (the paper's "simulation no track").
     IdealHost,
+    /// The ideal host with no background work.
+    IdealAlone,
     /// In the firmware, exact, the paper's single-track greedy (the paper's "simulation").
     Firmware,
     /// In the firmware with no background work.
@@ -224,6 +226,7 @@ pub fn plan(c: &ExternalReproConfig) -> Vec<RunKey> {
             runs.push(key(s, Mode::External, m, 2));
         }
     }
+    runs.push(key(SchedulerSpec::Sptf, Mode::IdealAlone, 0.0, 2));
     for &m in &c.conservatism_ms {
         runs.push(key(SchedulerSpec::Sptf, Mode::IdealHost, m, 2));
         runs.push(key(SchedulerSpec::Sptf, Mode::ExternalCombine, m, 2));
@@ -247,9 +250,9 @@ fn scan_config(planner: PlannerKind) -> FreeblockConfig {
 pub fn run_one(truth: &Arc<Disk>, model: &Arc<Disk>, c: &ExternalReproConfig, key: RunKey) -> Result<RunRow> {
     let workload = WorkloadSpec::Oltp(OltpSpec { think_time_ms: 30.0, ..OltpSpec::default() }).build(truth.capacity(), c.seed)?;
     let sim = SimConfig { scheduler: key.scheduler, mpl: 10, think_ms: 30.0, max_time_s: c.seconds, ..SimConfig::default() };
-    let background = !matches!(key.mode, Mode::ExternalAlone | Mode::FirmwareAlone);
+    let background = !matches!(key.mode, Mode::ExternalAlone | Mode::FirmwareAlone | Mode::IdealAlone);
     let firmware = matches!(key.mode, Mode::Firmware | Mode::FirmwareAlone);
-    let ideal = key.mode == Mode::IdealHost;
+    let ideal = matches!(key.mode, Mode::IdealHost | Mode::IdealAlone);
     let disk = if firmware || ideal { truth } else { model };
     let mut simulation = Simulation::new(Arc::clone(disk), workload, sim);
     if background {
@@ -383,7 +386,11 @@ pub fn find(runs: &[RunRow], scheduler: SchedulerSpec, mode: Mode, conservatism_
 /// background work, less one.
 #[must_use]
 pub fn fg_cost(runs: &[RunRow], row: &RunRow) -> Option<f64> {
-    let alone_mode = if matches!(row.key.mode, Mode::Firmware | Mode::FirmwareAlone) { Mode::FirmwareAlone } else { Mode::ExternalAlone };
+    let alone_mode = match row.key.mode {
+        Mode::Firmware | Mode::FirmwareAlone => Mode::FirmwareAlone,
+        Mode::IdealHost | Mode::IdealAlone => Mode::IdealAlone,
+        _ => Mode::ExternalAlone,
+    };
     let alone = runs.iter().find(|r| r.key.scheduler == row.key.scheduler && r.key.mode == alone_mode && r.key.max_outstanding == row.key.max_outstanding)?;
     (alone.response_ms > 0.0).then(|| row.response_ms / alone.response_ms - 1.0)
 }

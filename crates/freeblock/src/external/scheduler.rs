@@ -450,11 +450,14 @@ impl ExternalHost {
         let i = self.at_drive.iter().position(|c| c.tag == Some(done.tag)).ok_or_else(|| Error::Config { origin: "external drive".into(), message: format!("completion of command {} the host never sent", done.tag) })?;
         let c = self.at_drive.remove(i).expect("found");
         debug_assert_eq!(done.time, now, "the engine's event is the drive's completion");
-        // Resync: the heads are where this command ended; the mechanism was free when it
-        // completed, less the bus tail the model gives it.
+        // Resync: the heads are where this command ended, and its media work ended as its last
+        // sector passed under the head: at the instant nearest the completion less the model's
+        // bus tail when that sector's end came round (media transfers end at a fixed angle, so
+        // a bus tail that varied does not move the resync).
         let tail = c.predicted.end - c.predicted.media_end;
         self.base_head = c.predicted.end_head;
-        self.base_free = done.time.saturating_sub(tail).max(c.sent.unwrap_or(0));
+        let estimate = done.time.saturating_sub(tail);
+        self.base_free = self.snap_to_sector_end(c.command.lbn + c.command.sectors - 1, estimate).min(done.time).max(c.sent.unwrap_or(0));
         self.last_seen = self.last_seen.max(done.time);
         let mut result = None;
         match &c.purpose {
@@ -498,6 +501,21 @@ impl ExternalHost {
         self.send(now)?;
         self.repredict(drive);
         Ok(result)
+    }
+
+    /// The instant nearest `estimate` (within half a revolution) at which the sector holding
+    /// `lbn` finishes passing under the head.
+    fn snap_to_sector_end(&self, lbn: u64, estimate: SimTime) -> SimTime {
+        let layout = self.model.layout();
+        let Ok(pbn) = layout.lbn_to_pbn(lbn) else { return estimate };
+        let spt = layout.sectors_per_track(pbn.cylinder);
+        let Some(angles) = layout.track_angles(pbn.cylinder, pbn.surface) else { return estimate };
+        let rev = u128::from(self.model.revolution_ps());
+        let end_pos = u128::from(angles.sector_start((pbn.sector + 1) % spt.max(1)));
+        let at_ps = u128::from(estimate) * 1000;
+        let past = (u128::from(self.model.rot_pos(estimate)) + rev - end_pos) % rev;
+        let exact = if past <= rev / 2 { at_ps - past.min(at_ps) } else { at_ps + (rev - past) };
+        exact.div_ceil(1000) as SimTime
     }
 
     /// The first sector of a track to start passing under the head at or after `t`, and when.
@@ -602,35 +620,20 @@ impl ExternalHost {
         Some((r, wanted, end))
     }
 
-    /// The free reads for foreground request `p` whose first sector passes at `deadline`, with
-    /// the heads at `head` free from `free`.
-    fn plan(&mut self, fb: &Freeblock, head: HeadState, free: SimTime, p: &Pending, deadline: SimTime) -> FreePlan {
+    /// The best separate read on a track other than the source and destination, leaving in
+    /// time to reach the foreground's track by `deadline`: nearest cylinders to the source and
+    /// destination first, at most `max_tracks` tracks with wanted sectors.
+    fn search_other(&mut self, fb: &Freeblock, head: HeadState, free: SimTime, p: &Pending, deadline: SimTime) -> Option<(Range<u64>, u64, SimTime)> {
         let c = self.conservatism_ns;
         let dst = HeadState { cylinder: p.target.cylinder, surface: p.target.surface };
-        let mut best = FreePlan::default();
-        // The destination track: merge.
-        let arrive = free + self.model.move_ns(head, dst.cylinder, dst.surface, p.op) + if head == dst { 0 } else { c };
-        if let Some((r, wanted)) = self.prepend(fb, p, arrive, deadline) {
-            best = FreePlan { separate: None, prepend: Some(r), wanted };
-        }
-        // The source track: only without the one-per-track rule.
-        if !self.config.one_per_track && head != dst && fb.sets().track_wanted(head.cylinder, head.surface) > 0 {
-            if let Some((r, wanted, _)) = self.other_track(fb, head, free, head.cylinder, head.surface, p, deadline) {
-                if wanted > best.wanted {
-                    self.stats.source_track_reads += 1;
-                    best = FreePlan { separate: Some(r), prepend: None, wanted };
-                }
-            }
-        }
-        // Other tracks, nearest cylinders to the source and destination first.
         let direct = self.model.move_ns(head, dst.cylinder, dst.surface, p.op);
         let slack = deadline.saturating_sub(free + direct);
         let cylinders = self.model.layout().cylinders();
         let surfaces = self.model.layout().surfaces();
         let mut examined = 0u32;
-        let mut best_other: Option<(Range<u64>, u64, SimTime)> = None;
+        let mut best: Option<(Range<u64>, u64, SimTime)> = None;
         let centres = [head.cylinder, dst.cylinder];
-        'search: for d in 0..cylinders {
+        for d in 0..cylinders {
             let mut any_in_reach = false;
             for (ci, &centre) in centres.iter().enumerate() {
                 for cyl in [centre.checked_sub(d), centre.checked_add(d).filter(|&x| x < cylinders && d > 0)].into_iter().flatten() {
@@ -638,6 +641,7 @@ impl ExternalHost {
                     if ci == 1 && cyl.abs_diff(head.cylinder) <= d {
                         continue;
                     }
+                    // A lower bound on the detour (a head switch may be saved on one leg).
                     let extra = (self.model.move_ns(head, cyl, 0, Op::Read) + self.model.move_ns(HeadState { cylinder: cyl, surface: 0 }, dst.cylinder, dst.surface, p.op)).saturating_sub(direct + self.model.head_switch_ns());
                     if extra + 2 * c >= slack {
                         continue;
@@ -653,12 +657,12 @@ impl ExternalHost {
                         }
                         examined += 1;
                         if let Some(o) = self.other_track(fb, head, free, cyl, surf, p, deadline) {
-                            if best_other.as_ref().is_none_or(|b| o.1 > b.1) {
-                                best_other = Some(o);
+                            if best.as_ref().is_none_or(|b| o.1 > b.1) {
+                                best = Some(o);
                             }
                         }
                         if examined >= self.config.max_tracks {
-                            break 'search;
+                            return best;
                         }
                     }
                 }
@@ -667,18 +671,43 @@ impl ExternalHost {
                 break;
             }
         }
-        if let Some((r, wanted, end)) = best_other {
-            if wanted > best.wanted {
-                best = FreePlan { separate: Some(r.clone()), prepend: None, wanted };
+        best
+    }
+
+    /// The free reads for foreground request `p` whose first sector passes at `deadline`, with
+    /// the heads at `head` free from `free`.
+    fn plan(&mut self, fb: &Freeblock, head: HeadState, free: SimTime, p: &Pending, deadline: SimTime) -> FreePlan {
+        let c = self.conservatism_ns;
+        let dst = HeadState { cylinder: p.target.cylinder, surface: p.target.surface };
+        let mut best = FreePlan::default();
+        // The destination track: merge.
+        let arrive = free + self.model.move_ns(head, dst.cylinder, dst.surface, p.op) + if head == dst { 0 } else { c };
+        let prepend = self.prepend(fb, p, arrive, deadline);
+        if let Some((r, wanted)) = prepend.clone() {
+            best = FreePlan { separate: None, prepend: Some(r), wanted };
+        }
+        // The source track: only without the one-per-track rule.
+        if !self.config.one_per_track && head != dst && fb.sets().track_wanted(head.cylinder, head.surface) > 0 {
+            if let Some((r, wanted, _)) = self.other_track(fb, head, free, head.cylinder, head.surface, p, deadline) {
+                if wanted > best.wanted {
+                    self.stats.source_track_reads += 1;
+                    best = FreePlan { separate: Some(r), prepend: None, wanted };
+                }
             }
-            if self.config.combine {
-                // Ours: after the other track, whatever time is left on the destination track.
-                let (cyl, surf) = {
-                    let pbn = self.model.layout().lbn_to_pbn(r.start).ok();
-                    pbn.map_or((head.cylinder, head.surface), |x| (x.cylinder, x.surface))
-                };
-                let arrive = end + self.model.move_ns(HeadState { cylinder: cyl, surface: surf }, dst.cylinder, dst.surface, p.op) + c;
-                if let Some((pr, pw)) = self.prepend(fb, p, arrive, deadline) {
+        }
+        if let Some((r, wanted, _)) = self.search_other(fb, head, free, p, deadline) {
+            if wanted > best.wanted {
+                best = FreePlan { separate: Some(r), prepend: None, wanted };
+            }
+        }
+        // Ours: when the prepend cannot fill the opportunity (the track's LBNs wrap before the
+        // foreground's, Fig. 10, or few sectors there are wanted), read another track first and
+        // leave it in time to reach the prepend's first sector.
+        if self.config.combine {
+            if let Some((pr, pw)) = prepend {
+                let spt = self.model.layout().sectors_per_track(dst.cylinder);
+                let prepend_start = deadline.saturating_sub(self.model.sectors_ns(p.lbn - pr.start, spt.max(1)));
+                if let Some((r, wanted, _)) = self.search_other(fb, head, free, p, prepend_start) {
                     if wanted + pw > best.wanted {
                         self.stats.combined += 1;
                         best = FreePlan { separate: Some(r), prepend: Some(pr), wanted: wanted + pw };
