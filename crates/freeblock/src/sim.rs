@@ -1163,8 +1163,8 @@ impl<'w> Simulation<'w> {
             // The drive's next completion, as it stands after what was sent and completed.
             if let Some(host) = &mut self.external {
                 let next = host.next_completion_time()?;
-                if next.is_some() && next != external_event_at {
-                    events.push(next.expect("some"), Event::Completion);
+                if let Some(t) = next.filter(|_| next != external_event_at) {
+                    events.push(t, Event::Completion);
                 }
                 external_event_at = next;
             }

@@ -229,6 +229,15 @@ pub struct ExternalHost {
     /// The last foreground completion.
     last_fg_done: SimTime,
     peeked: Option<Option<SimTime>>,
+    /// The foreground completion being planned for, as predicted alone: free reads must not
+    /// move it (their data crosses the same serial bus first).
+    fg_end: SimTime,
+    /// Host-bus time per sector learned from completions, ns (0 until a read shows the bus,
+    /// not the media, bounding its completion).
+    learned_bus_ns: f64,
+    /// When the foreground command being planned for can be sent if a free read goes ahead of
+    /// it (it waits for a slot at the drive).
+    fg_send: SimTime,
     keep_errors: bool,
     stats: HostStats,
     runs: Vec<TrackRun>,
@@ -271,6 +280,9 @@ impl ExternalHost {
             group_start: None,
             last_fg_done: 0,
             peeked: None,
+            fg_end: SimTime::MAX,
+            learned_bus_ns: 0.0,
+            fg_send: 0,
             keep_errors: false,
             stats: HostStats::default(),
             runs: Vec::new(),
@@ -416,6 +428,11 @@ impl ExternalHost {
                 ..Accounts::default()
             };
             if fb.sets().total_wanted() > 0 && alone.media_start > fb_free {
+                self.fg_end = alone.end;
+                // With a free read sent first, the foreground waits for the next completion
+                // when that fills the drive.
+                let full = self.at_drive.len() + 1 >= self.config.max_outstanding as usize;
+                self.fg_send = if full { self.at_drive.front().map_or(now, |c| c.predicted.end.max(now)) } else { now };
                 plan = self.plan(fb, head, fb_free, p, alone.media_start);
             }
             let acc = Accounts { free_transfer_ns: self.model.sectors_ns(plan.wanted, spt.max(1)), ..acc };
@@ -454,10 +471,17 @@ impl ExternalHost {
         // sector passed under the head: at the instant nearest the completion less the model's
         // bus tail when that sector's end came round (media transfers end at a fixed angle, so
         // a bus tail that varied does not move the resync).
-        let tail = c.predicted.end - c.predicted.media_end;
+        let mut tail = c.predicted.end - c.predicted.media_end;
+        if c.command.op.is_read() {
+            // What the learned bus says the data took past the media work.
+            let media = c.predicted.media_end.saturating_sub(c.predicted.media_start) as f64;
+            tail = tail.max((self.learned_bus_ns * c.command.sectors as f64 - media).max(0.0) as SimTime);
+        }
         self.base_head = c.predicted.end_head;
         let estimate = done.time.saturating_sub(tail);
-        self.base_free = self.snap_to_sector_end(c.command.lbn + c.command.sectors - 1, estimate).min(done.time).max(c.sent.unwrap_or(0));
+        let media_end = self.snap_to_sector_end(c.command.lbn + c.command.sectors - 1, estimate);
+        self.base_free = media_end.min(done.time).max(c.sent.unwrap_or(0));
+        self.learn_bus(&c, done.time.saturating_sub(media_end));
         self.last_seen = self.last_seen.max(done.time);
         let mut result = None;
         match &c.purpose {
@@ -501,6 +525,31 @@ impl ExternalHost {
         self.send(now)?;
         self.repredict(drive);
         Ok(result)
+    }
+
+    /// Learns the host bus from a read whose data took longer than its media transfer to
+    /// cross (its tail past the media end is several sectors long): the bus moved `n` sectors
+    /// in the media time plus the tail. Jitter only lengthens tails, so the least such estimate
+    /// is kept.
+    fn learn_bus(&mut self, c: &HostCommand, tail_ns: SimTime) {
+        let n = c.command.sectors;
+        // Short reads only: their tail stays under half a revolution, so the resync that
+        // measured it found the right turn.
+        if !c.command.op.is_read() || !(8..=16).contains(&n) {
+            return;
+        }
+        let media = c.predicted.media_end.saturating_sub(c.predicted.media_start) as f64;
+        let per_sector_media = media / n as f64;
+        if (tail_ns as f64) < 3.0 * per_sector_media {
+            return;
+        }
+        let estimate = (tail_ns as f64 + media) / n as f64;
+        self.learned_bus_ns = if self.learned_bus_ns == 0.0 { estimate } else { self.learned_bus_ns.min(estimate) };
+    }
+
+    /// Host-bus time per sector as the host knows it, ns: the model's, or what it learned.
+    fn bus_per_sector_ns(&self) -> f64 {
+        (self.model.bus_ns(1_000) as f64 / 1e3).max(self.learned_bus_ns)
     }
 
     /// The instant nearest `estimate` (within half a revolution) at which the sector holding
@@ -583,7 +632,14 @@ impl ExternalHost {
         }
         let (cyl, surf) = (p.target.cylinder, p.target.surface);
         let spt = self.model.layout().sectors_per_track(cyl);
-        let k = self.sectors_between(spt, arrive, deadline).min(spt.saturating_sub(1));
+        let mut k = self.sectors_between(spt, arrive, deadline).min(spt.saturating_sub(1));
+        // A bus slower than the media: the merged command's data, prepended sectors first,
+        // must still reach the host by the foreground's own completion.
+        let (bus, sector) = (self.bus_per_sector_ns(), self.model.sectors_ns(1_000, spt.max(1)) as f64 / 1e3);
+        if bus > sector {
+            let room = self.fg_end.saturating_sub(deadline) as f64 - bus * f64::from(p.sectors);
+            k = k.min((room.max(0.0) / (bus - sector)) as u32);
+        }
         if k == 0 || fb.sets().track_wanted(cyl, surf) == 0 {
             return None;
         }
@@ -606,16 +662,25 @@ impl ExternalHost {
         let arrive = free + self.model.move_ns(head, cylinder, surface, Op::Read) + if head == (HeadState { cylinder, surface }) { 0 } else { c };
         let to_dst = self.model.move_ns(HeadState { cylinder, surface }, p.target.cylinder, p.target.surface, p.op) + c;
         let leave = deadline.checked_sub(to_dst)?;
+        // The foreground command must be at the drive in time to follow: it is sent only when
+        // a slot frees, and its seek cannot start before its processing is over.
+        if self.fg_send + self.model.overhead_ns(p.op) + to_dst > deadline {
+            return None;
+        }
         let (first, start) = self.first_sector_after(cylinder, surface, arrive)?;
         let spt = self.model.layout().sectors_per_track(cylinder);
-        let n = self.sectors_between(spt, start, leave);
+        // Its completion frees the slot the next foreground command takes: its data must be
+        // across the bus by the time the foreground's media work starts, or the drive idles
+        // waiting for that next command.
+        let bus_room = (deadline.saturating_sub(start) as f64 / self.bus_per_sector_ns().max(1e-9)).min(f64::from(u32::MAX)) as u32;
+        let n = self.sectors_between(spt, start, leave).min(bus_room);
         if n == 0 {
             return None;
         }
         self.weigh_arc(fb, cylinder, surface, first, n);
         let (r, wanted) = self.best_piece()?;
         // When the read ends: the last wanted sector's pass.
-        let pos_last = self.pieces.iter().find(|(q, _)| q.start <= r.end - 1 && r.end - 1 < q.end).map(|(q, pos)| pos + (r.end - 1 - q.start) as u32)?;
+        let pos_last = self.pieces.iter().find(|(q, _)| q.start < r.end && r.end <= q.end).map(|(q, pos)| pos + (r.end - 1 - q.start) as u32)?;
         let end = start + self.model.sectors_ns(u64::from(pos_last) + 1, spt);
         Some((r, wanted, end))
     }
