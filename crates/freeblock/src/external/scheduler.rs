@@ -235,6 +235,9 @@ pub struct ExternalHost {
     /// Host-bus time per sector learned from completions, ns (0 until a read shows the bus,
     /// not the media, bounding its completion).
     learned_bus_ns: f64,
+    /// Short reads seen, and how many of them the bus bounded: the learned rate is used only
+    /// when the bus bounds most of them (one late completion must not make a fast bus slow).
+    bus_samples: (u64, u64),
     /// When the foreground command being planned for can be sent if a free read goes ahead of
     /// it (it waits for a slot at the drive).
     fg_send: SimTime,
@@ -282,6 +285,7 @@ impl ExternalHost {
             peeked: None,
             fg_end: SimTime::MAX,
             learned_bus_ns: 0.0,
+            bus_samples: (0, 0),
             fg_send: 0,
             keep_errors: false,
             stats: HostStats::default(),
@@ -475,7 +479,7 @@ impl ExternalHost {
         if c.command.op.is_read() {
             // What the learned bus says the data took past the media work.
             let media = c.predicted.media_end.saturating_sub(c.predicted.media_start) as f64;
-            tail = tail.max((self.learned_bus_ns * c.command.sectors as f64 - media).max(0.0) as SimTime);
+            tail = tail.max((self.bus_per_sector_ns() * c.command.sectors as f64 - media).max(0.0) as SimTime);
         }
         self.base_head = c.predicted.end_head;
         let estimate = done.time.saturating_sub(tail);
@@ -540,16 +544,20 @@ impl ExternalHost {
         }
         let media = c.predicted.media_end.saturating_sub(c.predicted.media_start) as f64;
         let per_sector_media = media / n as f64;
+        self.bus_samples.0 += 1;
         if (tail_ns as f64) < 3.0 * per_sector_media {
             return;
         }
+        self.bus_samples.1 += 1;
         let estimate = (tail_ns as f64 + media) / n as f64;
         self.learned_bus_ns = if self.learned_bus_ns == 0.0 { estimate } else { self.learned_bus_ns.min(estimate) };
     }
 
     /// Host-bus time per sector as the host knows it, ns: the model's, or what it learned.
     fn bus_per_sector_ns(&self) -> f64 {
-        (self.model.bus_ns(1_000) as f64 / 1e3).max(self.learned_bus_ns)
+        let (seen, bounded) = self.bus_samples;
+        let learned = if bounded >= 8 && 2 * bounded > seen { self.learned_bus_ns } else { 0.0 };
+        (self.model.bus_ns(1_000) as f64 / 1e3).max(learned)
     }
 
     /// The instant nearest `estimate` (within half a revolution) at which the sector holding
