@@ -337,7 +337,7 @@ fn repro_external_tiny_prints_the_paper_beside_ours_and_writes_its_files() {
     let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
     assert!(rows.iter().filter(|r| r[1].ends_with("alone")).all(|r| r[4].parse::<f64>().unwrap() == 0.0), "{csv}");
     assert!(rows.iter().filter(|r| r[1] == "external").all(|r| r[4].parse::<f64>().unwrap() > 0.0), "{csv}");
-    let (code, _, err) = freeblock(&["repro", "external", "--seconds", "-1", "--out", out]);
+    let (code, _, err) = freeblock(&["repro", "external", "--seconds", "0", "--out", out]);
     assert_eq!(code, 1);
     assert!(one_error_line(&err).contains("--seconds"), "{err}");
 }

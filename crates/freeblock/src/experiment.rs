@@ -321,6 +321,26 @@ mod tests {
     "#;
 
     #[test]
+    fn one_switch_runs_the_same_scan_in_firmware_or_from_the_host() {
+        let file = |placement: &str, external: &str| {
+            format!(
+                "[disk]\nname = \"atlas10k\"\ncache = false\n[workload]\ntype = \"oltp\"\n[sim]\nscheduler = {{ type = \"sptf\" }}\nmpl = 10\nmax_time_s = 2\n\
+                 [freeblock]\nplacement = \"{placement}\"\nstop_when_done = false\n[[freeblock.tasks]]\ntype = \"scan\"\npasses = 0\n{external}"
+            )
+        };
+        let firmware = experiment(&file("firmware", "")).run(None).unwrap();
+        let host = "[external]\nmodel = \"truth\"\nconservatism_ms = 0.3\n";
+        let external = experiment(&file("external", host)).run(None).unwrap();
+        let (f, e) = (firmware.freeblock.unwrap(), external.freeblock.unwrap());
+        assert!(f.free_mb_s > 0.0 && e.free_mb_s > 0.0, "{} {}", f.free_mb_s, e.free_mb_s);
+        assert_eq!(f.delayed_foreground, 0);
+        // The host's response times are what the black box reported, not the firmware's.
+        assert_ne!(firmware.response.mean_ms, external.response.mean_ms);
+        let err = experiment(&file("firmware", host)).run(None).err().unwrap().to_string();
+        assert!(err.contains("external") && err.contains("placement"), "{err}");
+    }
+
+    #[test]
     fn a_record_sink_sees_the_records_the_report_would_keep() {
         let mut kept = experiment(RANDOM);
         kept.sim.keep_records = true;
