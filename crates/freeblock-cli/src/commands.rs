@@ -222,7 +222,8 @@ pub fn validate(a: &ValidateArgs) -> CmdResult {
 #[derive(Debug, Args)]
 pub struct ReproArgs {
     /// Which reproduction: head-usage (paper 000 §3), range-writes (paper 004), free-mining
-    /// (paper 000 §6), rearrangement (paper 002), fs2 (paper 003), lfs-cleaning (paper 000 §5).
+    /// (paper 000 §6), rearrangement (paper 002), fs2 (paper 003), lfs-cleaning (paper 000 §5),
+    /// external (paper 001; --quick: 5 s per run, three conservatism values).
     pub what: String,
     /// head-usage, range-writes: requests per run (paper: 10000).
     #[arg(long, default_value_t = 10_000)]
@@ -256,6 +257,9 @@ pub struct ReproArgs {
     /// if it exists, else that part is skipped).
     #[arg(long)]
     pub trace: Option<PathBuf>,
+    /// external: simulated seconds per run (default 300; 5 with --quick).
+    #[arg(long)]
+    pub seconds: Option<f64>,
     /// Folder for plots and CSV.
     #[arg(long, default_value = "out/repro")]
     pub out: PathBuf,
@@ -275,7 +279,8 @@ pub fn repro(a: &ReproArgs) -> CmdResult {
         "rearrangement" => crate::commands_rearrange::rearrangement(a),
         "fs2" => crate::commands_fs2::fs2(a),
         "lfs-cleaning" => crate::commands_lfs::lfs_cleaning(a),
-        other => Err(format!("unknown reproduction `{other}` (known: head-usage, range-writes, free-mining, rearrangement, fs2, lfs-cleaning)").into()),
+        "external" => crate::commands_external::repro_external(a),
+        other => Err(format!("unknown reproduction `{other}` (known: head-usage, range-writes, free-mining, rearrangement, fs2, lfs-cleaning, external)").into()),
     }
 }
 

@@ -372,3 +372,25 @@ fn calibrate_writes_a_spec_that_validate_loads_and_refuses_bad_input() {
     let line = one_error_line(&err);
     assert!(line.contains("small.trace") && line.contains("only 5 requests"), "{err}");
 }
+
+#[test]
+fn repro_external_tiny_prints_the_paper_beside_ours_and_writes_its_files() {
+    let dir = scratch("external");
+    let out = dir.to_str().unwrap();
+    let (code, text, err) = freeblock(&["repro", "external", "--quick", "--seconds", "0.5", "--quiet", "--out", out]);
+    assert_eq!(code, 0, "{err}");
+    for needle in ["Fig. 7", "97.5%", "The paper beside ours", "statements of paper 001 matched"] {
+        assert!(text.contains(needle), "missing `{needle}` in:\n{text}");
+    }
+    for plot in ["external-fig7.svg", "external-fig8-free.svg", "external-fig8-response.svg", "external-fig9.svg"] {
+        assert!(dir.join(plot).exists(), "{plot}");
+    }
+    let csv = std::fs::read_to_string(dir.join("external-runs.csv")).unwrap();
+    // Runs with the scan deliver free bandwidth; runs without deliver none.
+    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    assert!(rows.iter().filter(|r| r[1].ends_with("alone")).all(|r| r[4].parse::<f64>().unwrap() == 0.0), "{csv}");
+    assert!(rows.iter().filter(|r| r[1] == "external").all(|r| r[4].parse::<f64>().unwrap() > 0.0), "{csv}");
+    let (code, _, err) = freeblock(&["repro", "external", "--seconds", "0", "--out", out]);
+    assert_eq!(code, 1);
+    assert!(one_error_line(&err).contains("--seconds"), "{err}");
+}

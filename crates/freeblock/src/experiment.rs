@@ -27,6 +27,7 @@ use freeblock_disk::{library, Disk, DiskSpec};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::freeblock::Placement;
 use crate::report::RunReport;
 use crate::sim::{SimConfig, Simulation};
 use crate::workload::WorkloadSpec;
@@ -186,6 +187,10 @@ pub struct Experiment {
     /// A layout policy between the workload and the disk; none when absent.
     #[serde(default)]
     pub layout: Option<LayoutSpec>,
+    /// Scheduling from outside the drive (paper 001): with `[freeblock] placement = "external"`,
+    /// or alone (no `[freeblock]`) for host-side foreground scheduling through the black box.
+    #[serde(default)]
+    pub external: Option<crate::external::ExternalConfig>,
     /// Folder relative paths are resolved against (the file's folder).
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -269,6 +274,25 @@ impl Experiment {
                 sim.think_ms = think as f64 / 1e6;
             }
         }
+        // The one switch: where freeblock planning happens. Outside the drive, the engine's disk
+        // is the host's model and the real one hides in a black box.
+        let placement = self.freeblock.as_ref().map(|f| f.placement);
+        let external = match (placement, &self.external) {
+            (Some(Placement::Firmware), Some(_)) => {
+                return Err(Error::Config { origin: "external".into(), message: "an [external] table needs [freeblock] placement = \"external\" (or no [freeblock] table)".into() })
+            }
+            (Some(Placement::External), e) => Some(e.clone().unwrap_or_default()),
+            (None, e) => e.clone(),
+            (Some(Placement::Firmware), None) => None,
+        };
+        let (disk, host) = match external {
+            None => (disk, None),
+            Some(config) => {
+                let model = crate::external::scheduler::host_model(&disk, &config, self.seed)?;
+                let drive = crate::external::BlackBox::new(disk, config.effects.clone(), self.seed);
+                (Arc::clone(&model), Some(crate::external::ExternalHost::new(drive, model, config)?))
+            }
+        };
         let mut simulation = Simulation::new(disk.clone(), workload, sim);
         if let Some(layout) = layout {
             simulation = simulation.with_layout(layout);
@@ -276,6 +300,9 @@ impl Experiment {
         if self.freeblock.is_some() || freeblock {
             let config = self.freeblock.clone().unwrap_or_default();
             simulation = simulation.with_freeblock(crate::freeblock::Freeblock::new(disk, config)?);
+        }
+        if let Some(host) = host {
+            simulation = simulation.with_external(host);
         }
         Ok(simulation)
     }
@@ -302,6 +329,26 @@ mod tests {
         scheduler = { type = "sptf" }
         mpl = 4
     "#;
+
+    #[test]
+    fn one_switch_runs_the_same_scan_in_firmware_or_from_the_host() {
+        let file = |placement: &str, external: &str| {
+            format!(
+                "[disk]\nname = \"atlas10k\"\ncache = false\n[workload]\ntype = \"oltp\"\n[sim]\nscheduler = {{ type = \"sptf\" }}\nmpl = 10\nmax_time_s = 2\n\
+                 [freeblock]\nplacement = \"{placement}\"\nstop_when_done = false\n[[freeblock.tasks]]\ntype = \"scan\"\npasses = 0\n{external}"
+            )
+        };
+        let firmware = experiment(&file("firmware", "")).run(None).unwrap();
+        let host = "[external]\nmodel = \"truth\"\nconservatism_ms = 0.3\n";
+        let external = experiment(&file("external", host)).run(None).unwrap();
+        let (f, e) = (firmware.freeblock.unwrap(), external.freeblock.unwrap());
+        assert!(f.free_mb_s > 0.0 && e.free_mb_s > 0.0, "{} {}", f.free_mb_s, e.free_mb_s);
+        assert_eq!(f.delayed_foreground, 0);
+        // The host's response times are what the black box reported, not the firmware's.
+        assert_ne!(firmware.response.mean_ms, external.response.mean_ms);
+        let err = experiment(&file("firmware", host)).run(None).err().unwrap().to_string();
+        assert!(err.contains("external") && err.contains("placement"), "{err}");
+    }
 
     #[test]
     fn a_record_sink_sees_the_records_the_report_would_keep() {

@@ -28,6 +28,7 @@ pub mod energy;
 pub mod error;
 pub mod experiment;
 pub mod external;
+pub mod external_repro;
 pub mod free_mining;
 pub mod freeblock;
 pub mod fs2;

@@ -20,6 +20,7 @@
 //! | plain requests | identity layout: one physical I/O per request, at its own LBN |
 //! | range writes, flex reads | a policy gives several candidate starts; the scheduler picks by the first ([`SelectionMode::Local`]) or weighs every one ([`SelectionMode::Global`]), the device serves the best |
 //! | freeblock scheduling | before each foreground access, [`Freeblock::serve`] plans background transfers into its rotational latency |
+//! | freeblock scheduling outside the drive | [`Simulation::with_external`]: the device is a black box ([`crate::external::BlackBox`]); at dispatch the host ([`ExternalHost`]) plans free reads with its learned model (the engine's drive) and queues commands, ≤ `max_outstanding` at the drive; the drive's completions are the completion events |
 //! | layout policies | called at arrival, dispatch, completion, background delivery and timers ([`LayoutPolicy`]) |
 //!
 //! ## Online mode
@@ -57,6 +58,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::des::EventQueue;
 use crate::error::{number, Error, Result};
+use crate::external::ExternalHost;
 use crate::freeblock::{BackgroundApp, Delivery, Freeblock, FreeblockConfig, Promoted, TaskControl, TaskId, TaskReport};
 use crate::layout::policy::{Completed, LayoutCtx, LayoutPolicy, LogicalIo, PhysIo, RequestInfo, Service};
 use crate::layout::streams::{IssueContext, StreamIo, StreamWorkload};
@@ -389,6 +391,7 @@ pub struct Simulation<'w> {
     freeblock: Option<Freeblock>,
     layout: Option<Box<dyn LayoutPolicy>>,
     record_sink: Option<RecordSink<'w>>,
+    external: Option<ExternalHost>,
 }
 
 /// Where per-request records go instead of [`RunReport::records`] (see
@@ -404,6 +407,8 @@ pub struct Outcome {
     pub freeblock: Option<Freeblock>,
     /// The layout policy, when on (its map, its own counts).
     pub layout: Option<Box<dyn LayoutPolicy>>,
+    /// The external scheduler's host, when on (its prediction errors and counts).
+    pub external: Option<ExternalHost>,
 }
 
 /// Wraps a layout error in the request (and stream) it came from.
@@ -424,6 +429,7 @@ impl Simulation<'static> {
             freeblock: None,
             layout: None,
             record_sink: None,
+            external: None,
         }
     }
 }
@@ -444,6 +450,7 @@ impl<'w> Simulation<'w> {
             freeblock: None,
             layout: None,
             record_sink: None,
+            external: None,
         }
     }
 
@@ -461,6 +468,7 @@ impl<'w> Simulation<'w> {
             freeblock: None,
             layout: Some(layout),
             record_sink: None,
+            external: None,
         }
     }
 
@@ -469,6 +477,16 @@ impl<'w> Simulation<'w> {
     #[must_use]
     pub fn with_freeblock(mut self, freeblock: Freeblock) -> Self {
         self.freeblock = Some(freeblock);
+        self
+    }
+
+    /// Schedules from outside the drive (paper 001): the engine's disk is then the host's
+    /// (learned) model, which the foreground scheduler and the freeblock sets see, and `host`
+    /// serves every request through its black-box drive. Not with a layout policy,
+    /// candidate-aware selection or idle-time freeblock work.
+    #[must_use]
+    pub fn with_external(mut self, host: ExternalHost) -> Self {
+        self.external = Some(host);
         self
     }
 
@@ -563,6 +581,18 @@ impl<'w> Simulation<'w> {
         if selection.is_some() {
             crate::sched::check_scheduler(self.config.scheduler).map_err(Error::Layout)?;
         }
+        if self.external.is_some() {
+            let refuse = |origin: &str, what: &str| Err(Error::Config { origin: origin.into(), message: format!("external (host-side) scheduling does not support {what}") });
+            if self.layout.is_some() {
+                return refuse("layout", "a layout policy");
+            }
+            if selection.is_some() {
+                return refuse("sim.selection", "candidate-aware selection");
+            }
+            if self.freeblock.as_ref().and_then(Freeblock::idle_after_ns).is_some() {
+                return refuse("freeblock.idle_after_ms", "idle-time background work");
+            }
+        }
         if matches!(self.source, Source::Streams(_)) && self.layout.as_mut().and_then(|l| l.map_mut()).is_none() {
             return Err(Error::Config { origin: "layout".into(), message: "streams that place their own writes need a layout policy with a block map".into() });
         }
@@ -613,6 +643,10 @@ impl<'w> Simulation<'w> {
             }
         }
         let mut timer_at: Option<SimTime> = None;
+        // External scheduling: the requests at the host or its drive, by id, and the time of the
+        // drive's next completion as last scheduled.
+        let mut external_jobs: HashMap<u64, Job> = HashMap::new();
+        let mut external_event_at: Option<SimTime> = None;
         let mut last_event: SimTime = 0;
         let mut next_id = 0u64;
 
@@ -740,7 +774,7 @@ impl<'w> Simulation<'w> {
                 }
             };
         }
-        loop {
+        'events: loop {
             let until = events.peek_time();
             poll_online!(until);
             if events.is_empty() && matches!(self.source, Source::Online(_)) && !workload_done.get() {
@@ -892,8 +926,19 @@ impl<'w> Simulation<'w> {
                     }
                 }
                 Event::StreamReady { stream } => fetch(stream, now, now, &mut events, &mut staged, &mut self.source, &mut self.layout, &self.drive, next_id)?,
-                Event::Completion => {
-                    let (job, svc) = busy.take().expect("a completion has a request in service");
+                // A completion the drive no longer reports then (a later command changed its
+                // choice): the event for the one it does report is in the queue.
+                Event::Completion if self.external.is_some() && external_event_at != Some(now) => {}
+                Event::Completion => 'completion: {
+                    let (job, svc) = match &mut self.external {
+                        None => busy.take().expect("a completion has a request in service"),
+                        Some(host) => {
+                            external_event_at = None;
+                            // A free read's completion finishes no request.
+                            let Some((id, svc)) = host.complete(now, self.freeblock.as_mut(), &mut self.drive)? else { break 'completion };
+                            (external_jobs.remove(&id).expect("a foreground completion has its job"), svc)
+                        }
+                    };
                     let choice = job.meta.layout.as_ref().and_then(|l| l.choice);
                     let a = &svc.access;
                     if let (Some(layout), Some(part)) = (&mut self.layout, job.meta.layout.as_deref()) {
@@ -1000,7 +1045,7 @@ impl<'w> Simulation<'w> {
                         }
                     }
                     if self.freeblock.as_ref().is_some_and(Freeblock::should_stop) {
-                        break;
+                        break 'events;
                     }
                 }
             }
@@ -1021,7 +1066,11 @@ impl<'w> Simulation<'w> {
             }
             // Start the next I/O if the disk is free. Events at the same instant (e.g. the
             // arrival a completion just triggered) are handled first, so the scheduler sees them.
-            if busy.is_none() && !idle_busy && events.peek_time() != Some(now) && (!disk_queue.is_empty() || !idle_queue.is_empty()) {
+            let device_free = match &self.external {
+                Some(host) => host.wants_request(),
+                None => busy.is_none(),
+            };
+            if device_free && !idle_busy && events.peek_time() != Some(now) && (!disk_queue.is_empty() || !idle_queue.is_empty()) {
                 let mut job = if disk_queue.is_empty() {
                     idle_queue.pop_front().expect("not empty")
                 } else if let Some(sel) = selection {
@@ -1039,7 +1088,10 @@ impl<'w> Simulation<'w> {
                     }
                     job
                 } else {
-                    let ctx = Context { drive: &self.drive, now, last_lbn };
+                    // Outside the drive, positioning counts from when the commands already in
+                    // hand are predicted to be done.
+                    let decide_at = self.external.as_ref().map_or(now, |host| host.decision_time(now));
+                    let ctx = Context { drive: &self.drive, now: decide_at, last_lbn };
                     let i = if disk_queue.len() == 1 { 0 } else { self.scheduler.pick(&disk_queue, &ctx) };
                     let mut job = take_job(&mut disk_queue, &mut disk_meta, i);
                     // A request with several candidates, chosen by its first: the device serves
@@ -1061,7 +1113,10 @@ impl<'w> Simulation<'w> {
                     layout.dispatched(&part.io, part.chosen);
                 }
                 let p = job.pending;
-                let svc = if let (Some(fb), Owner::Workload { .. }) = (&mut self.freeblock, job.meta.owner) {
+                let svc = if let Some(host) = &mut self.external {
+                    host.dispatch(now, &p, self.freeblock.as_mut(), &mut self.drive)?;
+                    None
+                } else if let (Some(fb), Owner::Workload { .. }) = (&mut self.freeblock, job.meta.owner) {
                     // Served after the background work planned into its rotational latency; its
                     // own head-usage breakdown is the one it would have had alone.
                     let (done, alone) = fb.serve(&mut self.drive, now, &p)?;
@@ -1079,9 +1134,9 @@ impl<'w> Simulation<'w> {
                     if let Some(layout) = &mut self.layout {
                         pump!(layout.as_mut(), now);
                     }
-                    svc
+                    Some(svc)
                 } else {
-                    self.drive.serve(now, p.lbn, u64::from(p.sectors), p.op).map_err(|source| Error::Request { index: p.id, source })?
+                    Some(self.drive.serve(now, p.lbn, u64::from(p.sectors), p.op).map_err(|source| Error::Request { index: p.id, source })?)
                 };
                 if let Some(since) = idle_since.take() {
                     if completed >= self.config.warmup {
@@ -1089,14 +1144,29 @@ impl<'w> Simulation<'w> {
                     }
                 }
                 last_lbn = p.lbn + u64::from(p.sectors);
-                events.push(svc.access.end, Event::Completion);
-                busy = Some((job, svc));
-            } else if busy.is_none() && !idle_busy && idle_since.is_none() && disk_queue.is_empty() && idle_queue.is_empty() {
+                match svc {
+                    Some(svc) => {
+                        events.push(svc.access.end, Event::Completion);
+                        busy = Some((job, svc));
+                    }
+                    None => {
+                        external_jobs.insert(p.id, job);
+                    }
+                }
+            } else if busy.is_none() && !self.external.as_ref().is_some_and(ExternalHost::is_busy) && !idle_busy && idle_since.is_none() && disk_queue.is_empty() && idle_queue.is_empty() {
                 idle_since = Some(now);
                 if let (Some(after), false) = (idle_after, idle_check_pending) {
                     events.push(now + after, Event::IdleCheck { since: now });
                     idle_check_pending = true;
                 }
+            }
+            // The drive's next completion, as it stands after what was sent and completed.
+            if let Some(host) = &mut self.external {
+                let next = host.next_completion_time()?;
+                if let Some(t) = next.filter(|_| next != external_event_at) {
+                    events.push(t, Event::Completion);
+                }
+                external_event_at = next;
             }
         }
         // A run that ended inside its warm-up has no statistics: say so rather than report none.
@@ -1138,7 +1208,7 @@ impl<'w> Simulation<'w> {
             energy: power.map(|w| crate::energy::EnergyReport::new(&w, &usage)),
             records,
         };
-        Ok(Outcome { report, freeblock: self.freeblock, layout: self.layout })
+        Ok(Outcome { report, freeblock: self.freeblock, layout: self.layout, external: self.external })
     }
 }
 

@@ -228,7 +228,7 @@ struct Queued {
 }
 
 /// The simulated drive behind a [`CommandInterface`].
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct BlackBox {
     disk: Arc<Disk>,
     effects: Effects,
@@ -282,6 +282,17 @@ impl BlackBox {
     #[must_use]
     pub fn firmware_log(&self) -> FirmwareLog {
         self.log
+    }
+
+    /// When the drive will next interrupt the host, and for which command, as
+    /// [`CommandInterface::next_completion`] would report it if the host submitted nothing
+    /// before then. For a simulation's event queue only (a host learns it when it happens):
+    /// the drive's state is not touched.
+    ///
+    /// # Errors
+    /// As [`CommandInterface::next_completion`].
+    pub fn peek_completion(&self) -> Result<Completion, DriveError> {
+        self.clone().next_completion()
     }
 
     fn count_operation(&mut self) {

@@ -16,12 +16,15 @@
 //! | --- | --- |
 //! | [`blackbox`] | the drive behind a command interface; the firmware effects, each on or off |
 //! | [`characterize`] | learning the drive from translate-address diagnostics and timing alone (after DIXtrac) |
+//! | [`scheduler`] | the host-side freeblock scheduler: predictions from the learned model, resync, conservatism, merging, ≤ 2 outstanding |
 //!
 //! The host-side code takes `&mut dyn CommandInterface`, so the type system keeps it from the
 //! spec: what it knows of the drive it learned through the interface.
 
 pub mod blackbox;
 pub mod characterize;
+pub mod scheduler;
 pub mod truth;
 
 pub use blackbox::{BlackBox, Command, CommandInterface, Completion, DriveError, Effects, FirmwareLog, PhysAddr, Tag};
+pub use scheduler::{ExternalConfig, ExternalHost, HostModel, HostStats};

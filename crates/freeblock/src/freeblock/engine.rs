@@ -136,6 +136,22 @@ pub struct FreeblockConfig {
     /// The applications.
     #[serde(default)]
     pub tasks: Vec<TaskSpec>,
+    /// Where the planning happens: in the drive's firmware (exact knowledge) or on the host
+    /// (paper 001: a learned model, completions only; see `crate::external::scheduler` and the
+    /// experiment's `[external]` table). Default firmware.
+    #[serde(default)]
+    pub placement: Placement,
+}
+
+/// Where freeblock scheduling runs (the `placement` of [`FreeblockConfig`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// Inside the drive: the planner knows the head position and the model exactly.
+    #[default]
+    Firmware,
+    /// On the host, outside a black-box drive (paper 001).
+    External,
 }
 
 impl FreeblockConfig {
@@ -194,6 +210,7 @@ impl Default for FreeblockConfig {
             timeline_s: default_timeline(),
             max_promoted_sectors: None,
             tasks: Vec::new(),
+            placement: Placement::Firmware,
         }
     }
 }
@@ -646,6 +663,38 @@ impl Freeblock {
         self.bucket(now)?.add(&acc);
         self.hand_over(done.end)?;
         Ok((done, alone))
+    }
+
+    /// Books media transfers an external (host-side) scheduler had a drive carry out: the LBNs
+    /// `range` passed under the head at `time` by `route` (free background or piggyback). The
+    /// sectors that served a task count in the accounts, and the applications get their blocks
+    /// as [`Freeblock::serve`] would hand them over. Returns those sectors.
+    ///
+    /// # Errors
+    /// An application's registration error.
+    pub fn transferred_outside(&mut self, range: std::ops::Range<u64>, time: SimTime, route: Route) -> Result<u64> {
+        let got = self.sets.transferred(range, time, route, Some(Op::Read));
+        let bytes = got * u64::from(self.disk.spec().sector_bytes);
+        let acc = match route {
+            Route::Piggyback => Accounts { piggyback_bytes: bytes, ..Accounts::default() },
+            _ => Accounts { free_bytes: bytes, ..Accounts::default() },
+        };
+        self.totals.add(&acc);
+        self.bucket(time)?.add(&acc);
+        self.hand_over(time)?;
+        Ok(got)
+    }
+
+    /// Books one foreground request's opportunity as an external scheduler predicted it (the
+    /// potential and window, from its learned model), and a planner decision.
+    ///
+    /// # Errors
+    /// [`FreeblockError::Invalid`] past the timeline's end.
+    pub fn book_outside(&mut self, now: SimTime, acc: &Accounts) -> Result<()> {
+        self.totals.add(acc);
+        self.decisions += 1;
+        self.bucket(now)?.add(acc);
+        Ok(())
     }
 
     /// Idle-time work from `now`: reads the nearest wanted track for one revolution. Returns when

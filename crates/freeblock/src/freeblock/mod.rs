@@ -38,7 +38,7 @@ pub mod planner;
 pub mod sets;
 
 pub use apps::{BackgroundApp, PassRecord, ProgressPoint, Promoted, Scan, TaskControl, TaskReport, DEFAULT_PASSES_IN_FLIGHT};
-pub use engine::{Accounts, Freeblock, DEFAULT_MAX_TRACKS, FreeblockConfig, FreeblockReport, TaskSpec, TimelineRow};
+pub use engine::{Accounts, Freeblock, DEFAULT_MAX_TRACKS, FreeblockConfig, FreeblockReport, Placement, TaskSpec, TimelineRow};
 pub use error::FreeblockError;
 pub use planner::{Plan, Planner, PlannerKind, Segment, Window};
 pub use sets::{BackgroundSets, Delivery, Route, TaskId, URGENT_WEIGHT};
