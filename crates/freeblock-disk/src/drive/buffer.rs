@@ -198,8 +198,9 @@ enum Owner {
 
 #[derive(Debug, Clone)]
 enum Phase {
-    /// Seeking; done at `at`, to the track of LBN `target`.
-    Seek { at: u64, target: u64 },
+    /// Seeking; done at `at`, to the track of LBN `target`, which is at `pbn` (looked up once,
+    /// when the seek starts).
+    Seek { at: u64, target: u64, pbn: Pbn },
     /// Passing sectors: boundary `i` (at `base + i·rev/spt`) ends sector `prev` (processed if its
     /// flag says so) and starts sector `next`.
     Rot { base: u64, i: u64, prev: Option<(u32, bool)>, next: u32 },
@@ -456,6 +457,9 @@ pub(crate) struct Buffer {
     last_track: Track,
     /// [`EVENT_LIMIT`], lowered by tests to trip the guard.
     event_limit: u64,
+    /// The last "dec" read-ahead lookup, `(end, first, next)`: the LBN span of the track holding
+    /// LBN `end`. A read asks for it twice (segment taken, access started).
+    dec_track: Option<(u64, u64, u64)>,
 }
 
 impl Buffer {
@@ -475,7 +479,7 @@ impl Buffer {
                 appended: Vec::new(),
             })
             .collect();
-        Self { p, segs, lru: (0..n).collect(), numdirty: 0, last_read: false, seek_stop: 0, head: HeadState::default(), hda: None, req: None, last_track: Track::default(), event_limit: EVENT_LIMIT }
+        Self { p, segs, lru: (0..n).collect(), numdirty: 0, last_read: false, seek_stop: 0, head: HeadState::default(), hda: None, req: None, last_track: Track::default(), event_limit: EVENT_LIMIT, dec_track: None }
     }
 
     pub(crate) fn head(&self) -> HeadState {
@@ -802,9 +806,16 @@ impl Buffer {
                 if end >= cap {
                     cap
                 } else {
-                    let pbn = disk.layout().lbn_to_pbn(end).expect("in range");
-                    self.last_track.load(disk, pbn.cylinder, pbn.surface);
-                    let (first, next) = (self.last_track.first, self.last_track.next);
+                    let (first, next) = match self.dec_track {
+                        Some((e, first, next)) if e == end => (first, next),
+                        _ => {
+                            let pbn = disk.layout().lbn_to_pbn(end).expect("in range");
+                            self.last_track.load(disk, pbn.cylinder, pbn.surface);
+                            let found = (self.last_track.first, self.last_track.next);
+                            self.dec_track = Some((end, found.0, found.1));
+                            found
+                        }
+                    };
                     if self.segs[seg].start < first {
                         let spt = disk.layout().lbn_to_pbn(lbn).map_or(0, |p| disk.layout().sectors_per_track(p.cylinder));
                         next + u64::from(spt)
@@ -865,11 +876,10 @@ impl Buffer {
     /// Stops the read-ahead in progress (DiskSim `disk_buffer_stopable_access` and
     /// `disk_buffer_stop_access`): a seek under way still ends where it was going, and without
     /// "stop in sector" so does the sector under the head; the next media work waits for that.
-    fn stop_prefetch(&mut self, disk: &Disk) {
+    fn stop_prefetch(&mut self) {
         let Some(h) = self.hda.take() else { return };
         match h.phase {
-            Phase::Seek { at, target } => {
-                let pbn = disk.layout().lbn_to_pbn(target).expect("in range");
+            Phase::Seek { at, pbn, .. } => {
                 self.head = HeadState { cylinder: pbn.cylinder, surface: pbn.surface };
                 self.seek_stop = at;
             }
@@ -989,7 +999,7 @@ impl Buffer {
                         h.owner = Owner::Req;
                     }
                 } else {
-                    self.stop_prefetch(disk);
+                    self.stop_prefetch();
                 }
             }
         }
@@ -1108,7 +1118,7 @@ impl Buffer {
             }
         }
         h.last_seek = seek;
-        h.phase = Phase::Seek { at: begin + seek, target };
+        h.phase = Phase::Seek { at: begin + seek, target, pbn };
         true
     }
 
@@ -1117,7 +1127,7 @@ impl Buffer {
     fn hda_event(&mut self, disk: &Disk, limit: u64) {
         let phase = self.hda.as_ref().expect("access").phase.clone();
         match phase {
-            Phase::Seek { at, target } => self.seek_done(disk, at, target),
+            Phase::Seek { at, target, pbn } => self.seek_done(disk, at, target, pbn),
             Phase::Rot { base, i, prev, next } => {
                 self.boundary(disk, base, i, prev, next);
                 self.fast_forward(limit);
@@ -1306,9 +1316,8 @@ impl Buffer {
     }
 
     /// DiskSim `disk_buffer_seekdone`: on track; find the first sector to pass.
-    fn seek_done(&mut self, disk: &Disk, at: u64, target: u64) {
+    fn seek_done(&mut self, disk: &Disk, at: u64, target: u64, pbn: Pbn) {
         let rev = self.p.rev;
-        let pbn = disk.layout().lbn_to_pbn(target).expect("in range");
         self.head = HeadState { cylinder: pbn.cylinder, surface: pbn.surface };
         let read_any_free = self.p.read_any_free;
         let h = self.hda.as_mut().expect("access");
