@@ -314,6 +314,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn speed_rows_are_the_four_cases_cache_off_then_on() {
+        let rows = simulator_speed(50).unwrap();
+        let cases: Vec<&str> = rows.iter().map(|r| r.case.as_str()).collect();
+        assert_eq!(cases.len(), 8, "{cases:?}");
+        for (i, r) in rows.iter().enumerate() {
+            let cache = if i < 4 { "cache off" } else { "cache on" };
+            assert!(r.case.ends_with(cache), "row {i}: {}", r.case);
+            assert_eq!(r.case.replace("cache on", "cache off"), rows[i % 4].case, "row {i}");
+            assert_eq!(r.requests, 50, "{}", r.case);
+            assert_eq!(r.target_per_s.is_some(), i < 4, "{}", r.case);
+            assert!(r.wall_s > 0.0 && r.requests_per_s > 0.0, "{}", r.case);
+        }
+    }
+
+    #[test]
     fn registered_set_without_a_probe_still_estimates() {
         let row = registered_set_memory("atlas10k", 4096, None).unwrap();
         assert_eq!(row.measured_bytes, None);
