@@ -79,13 +79,14 @@ impl Drive {
     /// What serving the request at `start` would do, without doing it.
     ///
     /// # Errors
-    /// [`AccessError`] for an empty or out-of-range request.
+    /// [`AccessError`] for an empty or out-of-range request, or [`AccessError::ModelFault`] when
+    /// the buffer model cannot finish it.
     pub fn predict(&self, start: SimTime, lbn: u64, sectors: u64, op: Op) -> Result<Service, AccessError> {
         if let Some(b) = &self.buffer {
             self.check(lbn, sectors)?;
             self.disk.check_time_limit(lbn, start, sectors)?;
             let mut b = b.clone();
-            return Ok(self.buffered(&mut b, start, lbn, sectors, op));
+            return self.buffered(&mut b, start, lbn, sectors, op);
         }
         let mut runs = Vec::with_capacity(4);
         let access = self.disk.access(self.head, start, lbn, sectors, op, &mut runs)?;
@@ -96,9 +97,12 @@ impl Drive {
     ///
     /// # Errors
     /// [`AccessError`] for an empty or out-of-range request; the state is then unchanged.
+    /// [`AccessError::ModelFault`] when the buffer model cannot finish it; the buffer is then
+    /// left as the fault found it (a bug in the model: the drive's answers are not to be trusted
+    /// after it).
     pub fn serve(&mut self, start: SimTime, lbn: u64, sectors: u64, op: Op) -> Result<Service, AccessError> {
         if let Some(mut b) = self.buffer.take() {
-            let r = self.check(lbn, sectors).and_then(|()| self.disk.check_time_limit(lbn, start, sectors)).map(|()| self.buffered(&mut b, start, lbn, sectors, op));
+            let r = self.check(lbn, sectors).and_then(|()| self.disk.check_time_limit(lbn, start, sectors)).and_then(|()| self.buffered(&mut b, start, lbn, sectors, op));
             self.buffer = Some(b);
             return r;
         }
@@ -119,8 +123,8 @@ impl Drive {
     }
 
     /// Serves a request through the buffer model and reports it like a media access.
-    fn buffered(&self, b: &mut buffer::Buffer, start: SimTime, lbn: u64, sectors: u64, op: Op) -> Service {
-        let o = b.serve(&self.disk, start * 1000, lbn, sectors, op);
+    fn buffered(&self, b: &mut buffer::Buffer, start: SimTime, lbn: u64, sectors: u64, op: Op) -> Result<Service, AccessError> {
+        let o = b.serve(&self.disk, start * 1000, lbn, sectors, op)?;
         let ns = |ps: u64| ps.div_ceil(1000);
         let end = ns(o.end_ps).max(start);
         let total = end - start;
@@ -137,6 +141,6 @@ impl Drive {
         let transfer = take(media_end.saturating_sub(media_start));
         let breakdown = Breakdown { overhead, seek, rotational_latency, transfer, bus: left };
         let access = MediaAccess { start, media_start, media_end, end, breakdown, end_head: b.head() };
-        Service { access, cache_hit: o.hit }
+        Ok(Service { access, cache_hit: o.hit })
     }
 }

@@ -96,4 +96,20 @@ pub enum AccessError {
         /// Which limit it reaches.
         reason: String,
     },
+    /// The cache/buffer model reached a state it cannot go on from: no event left while the
+    /// request is unfinished, or more events for one request than any consistent run takes. A
+    /// bug in the model, not in the request; the answer would be wrong, so there is none.
+    #[error("disk buffer model fault serving the {op:?} of {sectors} sectors at LBN {lbn} arriving at {start_ns} ns: {reason}")]
+    ModelFault {
+        /// First LBN of the request.
+        lbn: u64,
+        /// Its length in sectors.
+        sectors: u64,
+        /// Read or write.
+        op: crate::Op,
+        /// When the request arrived, ns.
+        start_ns: u64,
+        /// What went wrong, with the model's simulated time.
+        reason: String,
+    },
 }

@@ -503,8 +503,8 @@ impl Layout {
 }
 
 /// A remapped defect must move an LBN's sector to a spare one: its defective slot must hold an
-/// LBN (not a spare, slipped or empty one) and its spare slot must hold none (and not be a slip:
-/// slipped sectors are bad media). Otherwise two LBNs would share a sector or an LBN would vanish.
+/// LBN (not a spare, slipped or empty one) and its spare slot must hold none (and be neither a
+/// slip, which is bad media, nor in the empty front, which is unused space). Otherwise two LBNs would share a sector or an LBN would vanish.
 fn check_defects(spec: &DiskSpec, zone_index: usize, zone: &ZoneMap) -> Result<(), SpecError> {
     let z = &spec.zones[zone_index];
     let spt = u64::from(z.sectors_per_track);
@@ -524,6 +524,12 @@ fn check_defects(spec: &DiskSpec, zone_index: usize, zone: &ZoneMap) -> Result<(
         }
         if reserved_in(to) < per_unit {
             return bad(format!("spare {to} is not a spare sector of the zone (it holds an LBN)"));
+        }
+        // The empty front holds no LBN either, but it is not spare space: data remapped there
+        // would sit in the area the spec says is unused.
+        let front = crate::sparing::empty_front(spec, z);
+        if to * per_unit < front {
+            return bad(format!("spare {to} is in the zone's empty front (slots 0..{front}), not a spare"));
         }
     }
     Ok(())

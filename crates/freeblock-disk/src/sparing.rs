@@ -126,21 +126,41 @@ pub fn reserved_ranges(spec: &DiskSpec, zone: &Zone) -> Vec<SlotRange> {
         ranges.extend(slips.iter().map(|&s| (s, 1)));
     }
     let mut ranges = normalise(ranges);
-
-    if zone.empty_front_sectors > 0 {
-        // The first `empty_front_sectors` slots that would hold LBNs.
-        let mut p = zone.empty_front_sectors;
-        for &(s, len) in &ranges {
-            if s < p {
-                p += len;
-            } else {
-                break;
-            }
-        }
-        ranges.push((0, p.min(total)));
+    let front = empty_front_end(zone, &ranges, total);
+    if front > 0 {
+        ranges.push((0, front));
         ranges = normalise(ranges);
     }
     ranges
+}
+
+/// End of a zone's empty front: the first `empty_front_sectors` slots that would hold LBNs,
+/// given the zone's other reserved `ranges` (sorted), and any reserved slots among them.
+fn empty_front_end(zone: &Zone, ranges: &[SlotRange], total: u64) -> u64 {
+    if zone.empty_front_sectors == 0 {
+        return 0;
+    }
+    let mut p = zone.empty_front_sectors;
+    for &(s, len) in ranges {
+        if s < p {
+            p += len;
+        } else {
+            break;
+        }
+    }
+    p.min(total)
+}
+
+/// The slots `0..n` of a zone's empty front (`n` is 0 without one): reserved, but not spares,
+/// so no defect may be remapped there.
+#[must_use]
+pub fn empty_front(spec: &DiskSpec, zone: &Zone) -> u64 {
+    if zone.empty_front_sectors == 0 {
+        return 0;
+    }
+    let without_front = Zone { empty_front_sectors: 0, ..zone.clone() };
+    let total = u64::from(zone.last_cylinder - zone.first_cylinder + 1) * u64::from(spec.surfaces) * u64::from(zone.sectors_per_track);
+    empty_front_end(zone, &reserved_ranges(spec, &without_front), total)
 }
 
 /// Number of sorted `items` in `lo..hi`.

@@ -69,8 +69,15 @@ pub fn time_case(scheduler: SchedulerSpec, mpl: u32, requests: u64, cache: bool)
     })
 }
 
+/// Times each case is run; a row keeps the fastest. On a shared machine a burst of other work
+/// slows whichever run it lands on; the fastest of a few is the model's own speed.
+pub const SPEED_ROUNDS: usize = 3;
+
 /// The foundation issue's four speed cases (FCFS with 1 and 8 outstanding, SPTF with 8 and 32)
 /// on the media model, where the targets apply, then the same with the on-disk cache on.
+///
+/// Each case runs [`SPEED_ROUNDS`] times with the cache off and on in turn (off, on, off, on, …),
+/// so that both sides of a pair see the same machine; each row is its fastest run.
 ///
 /// # Errors
 /// Setup errors only.
@@ -81,15 +88,22 @@ pub fn simulator_speed(requests: u64) -> Result<Vec<SpeedRow>> {
         (SchedulerSpec::Sptf, 8, Some(1.0e6)),
         (SchedulerSpec::Sptf, 32, Some(5.0e5)),
     ];
-    let mut rows = Vec::new();
-    for cache in [false, true] {
-        for (s, mpl, target) in cases {
-            let mut row = time_case(s, mpl, requests, cache)?;
-            row.target_per_s = if cache { None } else { target };
-            rows.push(row);
+    // best[cache as usize][case]
+    let mut best: [Vec<Option<SpeedRow>>; 2] = [vec![None; cases.len()], vec![None; cases.len()]];
+    for _ in 0..SPEED_ROUNDS {
+        for (i, &(s, mpl, target)) in cases.iter().enumerate() {
+            for cache in [false, true] {
+                let mut row = time_case(s, mpl, requests, cache)?;
+                row.target_per_s = if cache { None } else { target };
+                let slot = &mut best[usize::from(cache)][i];
+                if slot.as_ref().is_none_or(|b| row.wall_s < b.wall_s) {
+                    *slot = Some(row);
+                }
+            }
         }
     }
-    Ok(rows)
+    let [off, on] = best;
+    Ok(off.into_iter().chain(on).map(|r| r.expect("every case ran")).collect())
 }
 
 /// Issue 3's target for the median planner decision with a whole-disk scan registered, µs.
@@ -298,6 +312,21 @@ pub fn freeblock_rows(requests: u64, complete_cap: u64, probe: Option<&dyn Alloc
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn speed_rows_are_the_four_cases_cache_off_then_on() {
+        let rows = simulator_speed(50).unwrap();
+        let cases: Vec<&str> = rows.iter().map(|r| r.case.as_str()).collect();
+        assert_eq!(cases.len(), 8, "{cases:?}");
+        for (i, r) in rows.iter().enumerate() {
+            let cache = if i < 4 { "cache off" } else { "cache on" };
+            assert!(r.case.ends_with(cache), "row {i}: {}", r.case);
+            assert_eq!(r.case.replace("cache on", "cache off"), rows[i % 4].case, "row {i}");
+            assert_eq!(r.requests, 50, "{}", r.case);
+            assert_eq!(r.target_per_s.is_some(), i < 4, "{}", r.case);
+            assert!(r.wall_s > 0.0 && r.requests_per_s > 0.0, "{}", r.case);
+        }
+    }
 
     #[test]
     fn registered_set_without_a_probe_still_estimates() {

@@ -411,3 +411,16 @@ fn allocation_cap_refuses_over_1_gib() {
     let mut small: Vec<u8> = Vec::new();
     assert!(small.try_reserve_exact(1 << 20).is_ok());
 }
+
+/// `FREEBLOCK_FUZZ_EXPLAIN=FILE cargo test -p freeblock --test fuzz_regressions explain_input --
+/// --nocapture` prints what the `engine` input FILE runs (disk spec and experiment) and how long
+/// it takes: to see what a slow or crashing libFuzzer input is.
+#[test]
+fn explain_input() {
+    let Some(path) = std::env::var_os("FREEBLOCK_FUZZ_EXPLAIN") else { return };
+    let input = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", Path::new(&path).display()));
+    println!("{}", fuzz_targets::explain("engine", &input));
+    let start = std::time::Instant::now();
+    fuzz_targets::engine(&input);
+    println!("ran in {:.3} s", start.elapsed().as_secs_f64());
+}

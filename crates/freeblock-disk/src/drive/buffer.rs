@@ -29,11 +29,18 @@
 //! read-ahead variants (a read-ahead of 0 sectors with a read-ahead mode means the segment size).
 
 use crate::disk::{Disk, HeadState, Op};
+use crate::error::AccessError;
 use crate::layout::Pbn;
 use crate::spec::ReadAhead;
 
 /// No LBN (unmapped sector).
 const NONE: u64 = u64::MAX;
+
+/// Most events (sector boundaries, seeks, bus messages) serving one request may take, and
+/// separately the background work before it. A request's own events are bounded by its sectors,
+/// the segment size and a few revolutions per track; runs of the validation drives take at most
+/// thousands. Fifty million means a livelock, not a long request.
+const EVENT_LIMIT: u64 = 50_000_000;
 
 fn ms_ps(ms: f64) -> u64 {
     (ms * 1e9).round() as u64
@@ -191,8 +198,9 @@ enum Owner {
 
 #[derive(Debug, Clone)]
 enum Phase {
-    /// Seeking; done at `at`, to the track of LBN `target`.
-    Seek { at: u64, target: u64 },
+    /// Seeking; done at `at`, to the track of LBN `target`, which is at `pbn` (looked up once,
+    /// when the seek starts).
+    Seek { at: u64, target: u64, pbn: Pbn },
     /// Passing sectors: boundary `i` (at `base + i·rev/spt`) ends sector `prev` (processed if its
     /// flag says so) and starts sector `next`.
     Rot { base: u64, i: u64, prev: Option<(u32, bool)>, next: u32 },
@@ -387,6 +395,38 @@ struct Req {
     media_end: Option<u64>,
 }
 
+impl Req {
+    /// A request arriving (its overheads starting) at `t0`, nothing done yet.
+    fn new(read: bool, lbn: u64, n: u64, t0: u64) -> Self {
+        Self {
+            read,
+            lbn,
+            end: lbn + n,
+            n,
+            seg: None,
+            hit: Hit::NoMatch,
+            watermark: 1,
+            overhead_done: t0,
+            overhead: 0,
+            extra: false,
+            extradisc: false,
+            hda: false,
+            waiting: false,
+            outblkno: lbn,
+            chunk: 0,
+            seg_out: SegOut::Idle,
+            bus: Bus::Idle,
+            completion_sent: false,
+            media_done: false,
+            done: None,
+            seek: 0,
+            latency: 0,
+            media_start: None,
+            media_end: None,
+        }
+    }
+}
+
 /// What serving one request did, for the drive's report.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Outcome {
@@ -415,6 +455,11 @@ pub(crate) struct Buffer {
     /// The track looked up last: a request's read-ahead limit and its seek are usually on the
     /// same track, and a track's LBNs cost several mapping lookups.
     last_track: Track,
+    /// [`EVENT_LIMIT`], lowered by tests to trip the guard.
+    event_limit: u64,
+    /// The last "dec" read-ahead lookup, `(end, first, next)`: the LBN span of the track holding
+    /// LBN `end`. A read asks for it twice (segment taken, access started).
+    dec_track: Option<(u64, u64, u64)>,
 }
 
 impl Buffer {
@@ -434,7 +479,7 @@ impl Buffer {
                 appended: Vec::new(),
             })
             .collect();
-        Self { p, segs, lru: (0..n).collect(), numdirty: 0, last_read: false, seek_stop: 0, head: HeadState::default(), hda: None, req: None, last_track: Track::default() }
+        Self { p, segs, lru: (0..n).collect(), numdirty: 0, last_read: false, seek_stop: 0, head: HeadState::default(), hda: None, req: None, last_track: Track::default(), event_limit: EVENT_LIMIT, dec_track: None }
     }
 
     pub(crate) fn head(&self) -> HeadState {
@@ -447,46 +492,44 @@ impl Buffer {
 
     /// Serves one request arriving at `start_ps`; the drive is otherwise idle (background work
     /// aside). Returns when the completion reaches the host.
-    pub(crate) fn serve(&mut self, disk: &Disk, start_ps: u64, lbn: u64, n: u64, op: Op) -> Outcome {
+    ///
+    /// # Errors
+    /// [`AccessError::ModelFault`] when the model stalls or runs away (see [`EVENT_LIMIT`]); the
+    /// buffer's state is then that of the fault.
+    pub(crate) fn serve(&mut self, disk: &Disk, start_ps: u64, lbn: u64, n: u64, op: Op) -> Result<Outcome, AccessError> {
         let t0 = start_ps + self.p.per_request;
-        self.advance(disk, t0);
+        let fault = |reason: String| AccessError::ModelFault { lbn, sectors: n, op, start_ns: start_ps / 1000, reason };
+        self.advance(disk, t0).map_err(&fault)?;
         let read = op.is_read();
-        self.req = Some(Req {
-            read,
-            lbn,
-            end: lbn + n,
-            n,
-            seg: None,
-            hit: Hit::NoMatch,
-            watermark: 1,
-            overhead_done: t0,
-            overhead: 0,
-            extra: false,
-            extradisc: false,
-            hda: false,
-            waiting: false,
-            outblkno: lbn,
-            chunk: 0,
-            seg_out: SegOut::Idle,
-            bus: Bus::Idle,
-            completion_sent: false,
-            media_done: false,
-            done: None,
-            seek: 0,
-            latency: 0,
-            media_start: None,
-            media_end: None,
-        });
+        self.req = Some(Req::new(read, lbn, n, t0));
         if read {
             self.read_arrive(disk, t0);
         } else {
             self.write_arrive(disk, t0);
         }
-        let mut guard = 0u64;
+        let run = self.run_request(disk);
+        let r = self.req.take().expect("request");
+        run.map_err(fault)?;
+        Ok(Outcome {
+            end_ps: r.done.unwrap_or(t0),
+            overhead_ps: r.overhead,
+            seek_ps: r.seek,
+            latency_ps: r.latency,
+            media: r.media_start.zip(r.media_end),
+            hit: r.read && matches!(r.hit, Hit::Whole | Hit::Partial),
+        })
+    }
+
+    /// Takes the mechanism's and the bus's events in time order until the request is done.
+    /// A consistent model always has a next event while the request is unfinished, and finishes
+    /// within [`EVENT_LIMIT`] events; anything else is reported, with the simulated time, so a
+    /// broken model gives an error instead of a wrong time.
+    fn run_request(&mut self, disk: &Disk) -> Result<(), String> {
+        let mut events = 0u64;
         loop {
             let r = self.req.as_ref().expect("request");
             if r.done.is_some() {
-                break;
+                return Ok(());
             }
             let th = self.hda.as_ref().and_then(|h| h.next_time(self.p.rev));
             let tb = match r.bus {
@@ -499,38 +542,46 @@ impl Buffer {
                 (Some(_), None) => self.hda_event(disk, u64::MAX),
                 (_, Some(b)) => self.bus_event(disk, b),
                 (None, None) => {
-                    // Cannot happen with a consistent model; finish rather than hang.
-                    debug_assert!(false, "buffer model stalled: {:?} {:?}", self.req, self.hda);
-                    let t = t0.max(self.seek_stop);
-                    self.req.as_mut().expect("request").done = Some(t);
-                    break;
+                    return Err(format!(
+                        "stalled: the request is unfinished (bus {:?}, holds mechanism {}, waits for it {}) and neither the mechanism nor the bus has an event left (last seek ended at {} ns)",
+                        r.bus,
+                        r.hda,
+                        r.waiting,
+                        self.seek_stop / 1000
+                    ));
                 }
             }
-            guard += 1;
-            if guard > 50_000_000 {
-                debug_assert!(false, "buffer model runs away");
-                break;
+            events += 1;
+            if events > self.event_limit {
+                return Err(format!("runs away: over {} events without completing, at simulated {} ns", self.event_limit, self.now_ns()));
             }
-        }
-        let r = self.req.take().expect("request");
-        Outcome {
-            end_ps: r.done.unwrap_or(t0),
-            overhead_ps: r.overhead,
-            seek_ps: r.seek,
-            latency_ps: r.latency,
-            media: r.media_start.zip(r.media_end),
-            hit: r.read && matches!(r.hit, Hit::Whole | Hit::Partial),
         }
     }
 
+    /// The time of the mechanism's next event, or of the last seek's end, ns: where the model is.
+    fn now_ns(&self) -> u64 {
+        self.hda.as_ref().and_then(|h| h.next_time(self.p.rev)).unwrap_or(self.seek_stop) / 1000
+    }
+
     /// Runs background media work (read-ahead, write-back) up to `t`.
-    fn advance(&mut self, disk: &Disk, t: u64) {
+    fn advance(&mut self, disk: &Disk, t: u64) -> Result<(), String> {
+        let mut events = 0u64;
         while let Some(at) = self.hda.as_ref().and_then(|h| h.next_time(self.p.rev)) {
             if at >= t {
                 break;
             }
             self.hda_event(disk, t);
+            events += 1;
+            if events > self.event_limit {
+                return Err(format!(
+                    "background work before the request runs away: over {} events, at simulated {} ns, to reach {} ns",
+                    self.event_limit,
+                    self.now_ns(),
+                    t / 1000
+                ));
+            }
         }
+        Ok(())
     }
 
     // ----- segments -------------------------------------------------------------------------
@@ -755,9 +806,16 @@ impl Buffer {
                 if end >= cap {
                     cap
                 } else {
-                    let pbn = disk.layout().lbn_to_pbn(end).expect("in range");
-                    self.last_track.load(disk, pbn.cylinder, pbn.surface);
-                    let (first, next) = (self.last_track.first, self.last_track.next);
+                    let (first, next) = match self.dec_track {
+                        Some((e, first, next)) if e == end => (first, next),
+                        _ => {
+                            let pbn = disk.layout().lbn_to_pbn(end).expect("in range");
+                            self.last_track.load(disk, pbn.cylinder, pbn.surface);
+                            let found = (self.last_track.first, self.last_track.next);
+                            self.dec_track = Some((end, found.0, found.1));
+                            found
+                        }
+                    };
                     if self.segs[seg].start < first {
                         let spt = disk.layout().lbn_to_pbn(lbn).map_or(0, |p| disk.layout().sectors_per_track(p.cylinder));
                         next + u64::from(spt)
@@ -818,11 +876,10 @@ impl Buffer {
     /// Stops the read-ahead in progress (DiskSim `disk_buffer_stopable_access` and
     /// `disk_buffer_stop_access`): a seek under way still ends where it was going, and without
     /// "stop in sector" so does the sector under the head; the next media work waits for that.
-    fn stop_prefetch(&mut self, disk: &Disk) {
+    fn stop_prefetch(&mut self) {
         let Some(h) = self.hda.take() else { return };
         match h.phase {
-            Phase::Seek { at, target } => {
-                let pbn = disk.layout().lbn_to_pbn(target).expect("in range");
+            Phase::Seek { at, pbn, .. } => {
                 self.head = HeadState { cylinder: pbn.cylinder, surface: pbn.surface };
                 self.seek_stop = at;
             }
@@ -942,7 +999,7 @@ impl Buffer {
                         h.owner = Owner::Req;
                     }
                 } else {
-                    self.stop_prefetch(disk);
+                    self.stop_prefetch();
                 }
             }
         }
@@ -1061,7 +1118,7 @@ impl Buffer {
             }
         }
         h.last_seek = seek;
-        h.phase = Phase::Seek { at: begin + seek, target };
+        h.phase = Phase::Seek { at: begin + seek, target, pbn };
         true
     }
 
@@ -1070,7 +1127,7 @@ impl Buffer {
     fn hda_event(&mut self, disk: &Disk, limit: u64) {
         let phase = self.hda.as_ref().expect("access").phase.clone();
         match phase {
-            Phase::Seek { at, target } => self.seek_done(disk, at, target),
+            Phase::Seek { at, target, pbn } => self.seek_done(disk, at, target, pbn),
             Phase::Rot { base, i, prev, next } => {
                 self.boundary(disk, base, i, prev, next);
                 self.fast_forward(limit);
@@ -1259,9 +1316,8 @@ impl Buffer {
     }
 
     /// DiskSim `disk_buffer_seekdone`: on track; find the first sector to pass.
-    fn seek_done(&mut self, disk: &Disk, at: u64, target: u64) {
+    fn seek_done(&mut self, disk: &Disk, at: u64, target: u64, pbn: Pbn) {
         let rev = self.p.rev;
-        let pbn = disk.layout().lbn_to_pbn(target).expect("in range");
         self.head = HeadState { cylinder: pbn.cylinder, surface: pbn.surface };
         let read_any_free = self.p.read_any_free;
         let h = self.hda.as_mut().expect("access");
@@ -1872,3 +1928,66 @@ impl Buffer {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::library;
+
+    fn cached(name: &str) -> Disk {
+        let mut spec = library::get(name).unwrap();
+        spec.cache.enabled = true;
+        Disk::new(spec).unwrap()
+    }
+
+    fn fault_reason(e: AccessError) -> (u64, u64, Op, String) {
+        match e {
+            AccessError::ModelFault { lbn, sectors, op, reason, .. } => (lbn, sectors, op, reason),
+            other => panic!("not a model fault: {other}"),
+        }
+    }
+
+    #[test]
+    fn a_request_past_the_event_limit_is_an_error_naming_it() {
+        let disk = cached("atlas10k");
+        let mut b = Buffer::new(&disk);
+        // A 64-sector read miss takes a seek and dozens of sector boundaries: well over 3 events.
+        b.event_limit = 3;
+        let e = b.serve(&disk, 5_000_000_000, 123_456, 64, Op::Read).unwrap_err();
+        let message = e.to_string();
+        let (lbn, sectors, op, reason) = fault_reason(e);
+        assert_eq!((lbn, sectors, op), (123_456, 64, Op::Read));
+        assert!(reason.starts_with("runs away: over 3 events"), "{reason}");
+        assert!(message.contains("LBN 123456") && message.contains("5000000 ns"), "{message}");
+        // With the real limit, the same request completes.
+        let mut b = Buffer::new(&disk);
+        assert!(b.serve(&disk, 5_000_000_000, 123_456, 64, Op::Read).is_ok());
+    }
+
+    #[test]
+    fn background_work_past_the_event_limit_is_an_error_naming_the_next_request() {
+        let disk = cached("atlas10k");
+        let mut b = Buffer::new(&disk);
+        // A read leaves read-ahead going after its completion; a write long afterwards must first
+        // run that read-ahead to its end.
+        b.serve(&disk, 0, 1_000, 8, Op::Read).unwrap();
+        assert!(b.hda.is_some(), "the read left no background work");
+        b.event_limit = 0;
+        let e = b.serve(&disk, 1_000_000_000_000, 500_000, 8, Op::Write).unwrap_err();
+        let (lbn, sectors, op, reason) = fault_reason(e);
+        assert_eq!((lbn, sectors, op), (500_000, 8, Op::Write));
+        assert!(reason.starts_with("background work before the request runs away"), "{reason}");
+    }
+
+    #[test]
+    fn an_unfinished_request_with_no_event_left_is_a_stall_error() {
+        let disk = cached("atlas10k");
+        let mut b = Buffer::new(&disk);
+        // The state the guard is for: a request neither done nor waiting on the mechanism (idle)
+        // or on the bus (idle).
+        b.req = Some(Req::new(true, 42, 8, 1_000));
+        assert!(b.hda.is_none());
+        let reason = b.run_request(&disk).unwrap_err();
+        assert!(reason.starts_with("stalled: the request is unfinished (bus Idle"), "{reason}");
+    }
+}

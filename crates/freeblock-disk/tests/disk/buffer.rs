@@ -225,8 +225,11 @@ fn discarding_read_data_sends_a_re_read_to_the_media() {
     assert!(again.access.media_end > again.access.media_start);
 }
 
-/// Fuzz finding: a defect remapped onto a spare leaves track 0 holding LBNs 0–11 and 45, so the
-/// track seemed to span [0, 46) and a write past LBN 11 waited on it for ever instead of seeking.
+/// Fuzz finding (crash-256f5d01): a defect remapped onto a sector of another track leaves that
+/// track holding LBNs that are not one run, so the track seemed to span every LBN between them and
+/// a write waited on it for ever instead of seeking. (The finding remapped LBN 45 into track 0's
+/// empty front, which the spec now refuses; here it goes to the zone's first spare, slot 98 on
+/// the last track, which then holds LBNs 80–92 and 45.)
 #[test]
 fn a_write_past_a_track_holding_a_remapped_lbn_moves_on() {
     let spec = DiskSpec::from_toml_str(
@@ -249,7 +252,7 @@ first_sector_offset = 0.0
 spares = 4
 empty_front_sectors = 5
 slips = [100]
-defects = [[50, 2]]
+defects = [[50, 98]]
 [seek]
 type = "hpl"
 boundary = 10.0
@@ -278,10 +281,13 @@ read_ahead_on_hit = true
     .unwrap();
     for op in [Op::Write, Op::Read] {
         let mut d = drive(spec.clone());
-        let s = d.serve(0, 1, 24, op).unwrap();
-        // The media pass covers 24 sectors (17 a revolution of 8.33 ms) and, with a seek, ends
-        // well within four revolutions; a run-away model ends at the start (release) or panics.
+        // LBNs 40–63: 40–44 on track 2, 45 on track 5, 46–63 on tracks 3 and 4. On track 5
+        // after LBN 45, LBN 46 lies between the track's first and last LBNs but on no sector
+        // of it; a model that waits there runs away (a model fault error).
+        let s = d.serve(0, 40, 24, op).unwrap();
+        // The media passes cover 24 sectors (17 a revolution of 8.33 ms) with three seeks, and
+        // end within six revolutions.
         let end = ms(s.access.end);
-        assert!(end > 24.0 / 17.0 * 8.33 && end < 4.0 * 8.34, "{op:?}: {end}");
+        assert!(end > 24.0 / 17.0 * 8.33 && end < 6.0 * 8.34, "{op:?}: {end}");
     }
 }

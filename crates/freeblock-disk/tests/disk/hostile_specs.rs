@@ -179,6 +179,35 @@ fn invalid_defects_are_refused() {
     assert_refused(&with("[[10, 333], [333, 667]]"), "zones[0].defects[1]", "also a defect's spare");
 }
 
+/// The fuzz finding crash-256f5d01's disk: 6 tracks of 17 sectors, spares at the zone's end, an
+/// empty front of 5 slots, and a defect at slot 50 (LBN 45) "remapped" to slot 2, in the empty
+/// front. That put LBN 45 in space the spec says is unused; it is refused, and the same defect
+/// remapped to a real spare maps LBN 45 there and leaves the front empty.
+#[test]
+fn a_defect_remapped_into_the_empty_front_is_refused() {
+    let disk = |defects: &str| {
+        format!(
+            "name = \"front\"\nrpm = 7200.0\nsurfaces = 1\nhead_switch_ms = 0.176\nwrite_settle_ms = 0.1\nread_settle_ms = 0.0\n\
+             mapping = \"serpentine\"\nsparing = {{ scheme = \"sectors_per_zone\" }}\n[[zones]]\nfirst_cylinder = 0\nlast_cylinder = 5\n\
+             sectors_per_track = 17\nspares = 4\nempty_front_sectors = 5\nslips = [100]\ndefects = {defects}\n\
+             [seek]\ntype = \"three_point\"\nsingle_ms = 1.0\naverage_ms = 5.0\nfull_ms = 11.0\n"
+        )
+    };
+    assert_refused(&disk("[[50, 2]]"), "zones[0].defects[0]", "spare 2 is in the zone's empty front (slots 0..5)");
+    // Slot 98 is the first spare (98, 99 and 101; 100 is slipped).
+    let ok = DiskSpec::from_toml_str(&disk("[[50, 98]]"), "ok.toml").and_then(Disk::new).unwrap();
+    let layout = ok.layout();
+    assert_eq!(layout.lbn_to_pbn(45).unwrap(), freeblock_disk::Pbn { cylinder: 5, surface: 0, sector: 98 - 85 });
+    for lbn in 0..layout.capacity() {
+        let pbn = layout.lbn_to_pbn(lbn).unwrap();
+        assert!(pbn.cylinder > 0 || pbn.sector >= 5, "LBN {lbn} is in the empty front: {pbn:?}");
+        assert_eq!(layout.pbn_to_lbn(pbn), Some(lbn), "LBN {lbn} at {pbn:?}");
+    }
+    for sector in 0..5 {
+        assert_eq!(layout.pbn_to_lbn(freeblock_disk::Pbn { cylinder: 0, surface: 0, sector }), None);
+    }
+}
+
 #[test]
 fn spares_and_empty_fronts_beyond_their_unit_are_refused() {
     assert_refused(&spared("sectors_per_track", "spares = 335"), "zones[0].spares", "334 sectors on a track");
