@@ -103,6 +103,7 @@ impl Server {
             Some(LayoutSpec::Rearrange(c)) => c.area.block_sectors,
             Some(LayoutSpec::RangeWrites(c)) => c.block_sectors,
             Some(LayoutSpec::Fs2(c)) => c.block_sectors,
+            Some(LayoutSpec::Lfs(_)) => freeblock::layout::lfs::config::BLOCK_SECTORS,
             None => 1,
         };
         // Whole blocks only, so that a request widened to blocks never passes the end.
