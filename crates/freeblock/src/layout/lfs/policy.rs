@@ -207,6 +207,12 @@ impl LfsPolicy {
         }
     }
 
+    /// Free segments kept for the foreground cleaner: free cleaning writes a segment of copies
+    /// only while at least this many are free.
+    fn reserve(&self) -> u32 {
+        self.log.config().min_free + 2
+    }
+
     /// Free cleaning runs while fewer segments than this are free: the configured threshold, but
     /// never more than half the dead space (in segments), so that it always gains space and stops
     /// once it has what can be had — on a nearly full log it could otherwise clean for ever.
@@ -226,8 +232,13 @@ impl LfsPolicy {
     /// for the summary (waiting starved freeblock: with 8 segments chosen the planner had only
     /// their 8 summary blocks to look for until one came in). The summary is still read, as the
     /// paper's cleaner would, and a segment counts as cleaned once all its reads are in.
+    ///
+    /// Nothing new starts while fewer than the copies' reserve (`min_free + 2`) segments are
+    /// free: the blocks read could not be moved, their segment would be chosen again at once,
+    /// and with idle-time reads that churned without end (the foreground cleaner runs there).
     fn start_free_cleaning(&mut self, ctx: &mut LayoutCtx<'_>) {
-        if !self.kind.cleans_free() || self.log.free_segments() >= self.free_target() {
+        let free = self.log.free_segments();
+        if !self.kind.cleans_free() || free >= self.free_target() || free < self.reserve() {
             return;
         }
         // A segment the foreground cleaner emptied meanwhile no longer counts, though its reads
@@ -295,7 +306,7 @@ impl LfsPolicy {
             return Ok(());
         }
         if self.log.open_full() {
-            if self.log.free_segments() < self.log.config().min_free + 2 {
+            if self.log.free_segments() < self.reserve() {
                 self.stats.free_blocks_left += 1;
                 return Ok(());
             }
