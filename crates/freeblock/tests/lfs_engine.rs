@@ -78,13 +78,13 @@ const LFS_EXPERIMENT: &str = r#"
     cache = false
     [workload]
     type = "random"
-    count = 12000
+    count = 30000
     size = { type = "fixed", sectors = 8 }
     alignment_sectors = 8
     read_fraction = 0.3
     [layout]
     type = "lfs"
-    partition_mb = 8
+    partition_mb = 32
     logical_share = 0.6
     cache_mb = 1
 "#;
@@ -96,8 +96,8 @@ fn an_experiment_file_runs_the_lfs_and_it_cleans_with_free_reads() {
     let layout = report.layout.expect("the run had a layout");
     assert!(layout.policy.contains("lfs (FREEBLOCK)"), "{}", layout.policy);
     let d = &layout.details;
-    // 8400 writes of 4 KB into a log of 16 segments: it must have cleaned, and freely.
-    assert!(d["segment_writes"].as_u64().unwrap() > 16, "{d}");
+    // 21 000 writes of 4 KB into a log of 64 segments: it must have cleaned, and freely.
+    assert!(d["segment_writes"].as_u64().unwrap() > 64, "{d}");
     assert!(d["free_segments"].as_u64().unwrap() > 0 && d["free_blocks_moved"].as_u64().unwrap() > 0, "{d}");
     assert_eq!(report.freeblock.as_ref().map_or(0, |f| f.delayed_foreground), 0, "free means free");
 }
@@ -111,7 +111,7 @@ fn the_lfs_example_file_parses_and_a_bad_share_names_its_field() {
     let e = freeblock::experiment::Experiment::from_toml_str(&bad, "lfs.toml", std::path::Path::new(".")).unwrap();
     let err = e.run(None).unwrap_err().to_string();
     assert!(err.contains("logical_share") && err.contains("1.5"), "{err}");
-    let far = LFS_EXPERIMENT.replace("partition_mb = 8", "partition_mb = 20000");
+    let far = LFS_EXPERIMENT.replace("partition_mb = 32", "partition_mb = 20000");
     let e = freeblock::experiment::Experiment::from_toml_str(&far, "lfs.toml", std::path::Path::new(".")).unwrap();
     let err = e.run(None).unwrap_err().to_string();
     assert!(err.contains("past the disk's"), "{err}");
@@ -126,5 +126,6 @@ fn ours_holds_blocks_until_their_segment_is_read_and_still_never_delays_the_fore
     // The paper's FREEBLOCK never delays the foreground; idle-time service may, and is counted.
     let (_, paper) = run_one(&cfg, &disk, 0.7, CleanerKind::Freeblock).unwrap();
     assert_eq!(paper.delayed_foreground, 0);
-    assert!((run.end_utilisation_pct - 70.0).abs() < 3.0 && (paper.end_utilisation_pct - 70.0).abs() < 3.0, "{} {}", run.end_utilisation_pct, paper.end_utilisation_pct);
+    // The pool is sized for the measured phase's mean; appends still raise it within the phase.
+    assert!((run.end_utilisation_pct - 70.0).abs() < 6.0 && (paper.end_utilisation_pct - 70.0).abs() < 6.0, "{} {}", run.end_utilisation_pct, paper.end_utilisation_pct);
 }
