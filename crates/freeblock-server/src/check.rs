@@ -175,7 +175,7 @@ fn check_map(store: &Path, meta: &StoreMeta, spec: &LayoutSpec, file: &Store, re
     let fits = match spec {
         LayoutSpec::Rearrange(c) => Rearrange::recover(&disk, *c, mem).map(drop),
         LayoutSpec::Fs2(c) => Fs2::recover(&disk, c.clone(), mem).map(drop),
-        LayoutSpec::RangeWrites(_) => Ok(()),
+        LayoutSpec::RangeWrites(_) | LayoutSpec::Lfs(_) => Ok(()),
     };
     if let Err(e) = fits {
         return r.problem(format!("the recovered map does not fit the layout: {e}"));

@@ -15,7 +15,7 @@
 //! [scrub]                      # verify every block's checksum with freeblock scheduling
 //! passes = 0                   # 0 = for ever
 //! [layout]                     # the model serves requests through a layout policy
-//! type = "rearrange"           # or "fs2", as in experiment files (range_writes: not yet)
+//! type = "rearrange"           # or "fs2", as in experiment files (range_writes, lfs: not yet)
 //! ```
 //!
 //! | field | default |
@@ -161,6 +161,9 @@ impl ServerConfig {
         if matches!(self.layout, Some(LayoutSpec::RangeWrites(_))) {
             return Err(ConfigError::Invalid { field: "layout.type", message: "range_writes places writes of one block each; NBD clients send writes of any length, which it would refuse (and a refused request stops the engine): not supported by the server yet; use rearrange".into() });
         }
+        if matches!(self.layout, Some(LayoutSpec::Lfs(_))) {
+            return Err(ConfigError::Invalid { field: "layout.type", message: "lfs is not served yet: its segment writes and cleaning moves do not carry bytes to the store; use rearrange or fs2".into() });
+        }
         if let Some(LayoutSpec::Rearrange(c)) = &self.layout {
             if c.moves == freeblock::layout::rearrange::policy::Moves::Instant {
                 return Err(ConfigError::Invalid { field: "layout.moves", message: "instant moves change the map without moving any data, and the server keeps real bytes where the map says: use foreground, idle, free or free_idle".into() });
@@ -201,6 +204,7 @@ mod tests {
         assert!(err("store = \"a\"\npace = \"none\"\n[freeblock]\nidle_after_ms = 5\n[scrub]\n").starts_with("scrub.passes:"));
         assert!(err("store = \"a\"\npace = \"fast\"").contains("pace"));
         assert!(err("store = \"a\"\n[layout]\ntype = \"range_writes\"").starts_with("layout.type:"));
+        assert!(err("store = \"a\"\n[layout]\ntype = \"lfs\"").starts_with("layout.type:"));
         assert!(err("store = \"a\"\n[layout]\ntype = \"rearrange\"\nmoves = \"instant\"").starts_with("layout.moves:"));
         assert!(err("store = \"a\"\nlisten_on = 1").contains("listen_on"));
     }

@@ -124,6 +124,7 @@ impl Server {
                     (Some(mem), LayoutSpec::Rearrange(c)) => Box::new(Rearrange::recover(&disk, *c, mem).map_err(freeblock::Error::Layout)?.0),
                     (Some(mem), LayoutSpec::Fs2(c)) => Box::new(Fs2::recover(&disk, c.clone(), mem).map_err(freeblock::Error::Layout)?.0),
                     (Some(_), LayoutSpec::RangeWrites(_)) => return Err(ConfigError::Invalid { field: "layout.type", message: "range_writes is not served".into() }.into()),
+                    (Some(_), LayoutSpec::Lfs(_)) => return Err(ConfigError::Invalid { field: "layout.type", message: "lfs is not served".into() }.into()),
                 };
                 let block_sectors = spec.block_sectors();
                 let counters = Arc::new(PlacementCounters::default());

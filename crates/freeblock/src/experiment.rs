@@ -131,6 +131,16 @@ fn default_seed() -> u64 {
 /// fill = 0.7                  # share of every region holding user data at the start
 /// watermarks = { high = 0.15, low = 0.10, critical = 0.05 }
 /// ```
+///
+/// ```toml
+/// [layout]
+/// type = "lfs"                # a log-structured layout with segment cleaning (paper 000 §5)
+/// partition_mb = 400          # every key optional; these are the defaults
+/// logical_share = 0.8         # logical space as a share of the log's data blocks
+/// cache_mb = 32
+/// cleaner = "freeblock"       # original | freeblock | freeblock_idle
+/// free = { below_free = 24, parallel = 8, idle_after_ms = 1.0 }
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum LayoutSpec {
@@ -140,6 +150,8 @@ pub enum LayoutSpec {
     RangeWrites(crate::layout::request_rangewrite::RangeWritesConfig),
     /// FS2 replication in free space ([`crate::layout::fs2`]).
     Fs2(crate::layout::fs2::Fs2Config),
+    /// A log-structured layout and its cleaners ([`crate::layout::lfs`]).
+    Lfs(crate::layout::lfs::LfsSpec),
 }
 
 impl LayoutSpec {
@@ -152,6 +164,7 @@ impl LayoutSpec {
             LayoutSpec::Rearrange(c) => Box::new(crate::layout::rearrange::policy::Rearrange::new(disk, *c)?),
             LayoutSpec::RangeWrites(c) => Box::new(crate::layout::request_rangewrite::RequestRangeWrites::new(disk, *c)?),
             LayoutSpec::Fs2(c) => Box::new(crate::layout::fs2::Fs2::new(disk, c.clone())?),
+            LayoutSpec::Lfs(c) => Box::new(crate::layout::lfs::LfsPolicy::from_spec(c, disk).map_err(crate::layout::LayoutError::from)?),
         })
     }
 
@@ -162,6 +175,7 @@ impl LayoutSpec {
             LayoutSpec::Rearrange(c) => c.area.block_sectors,
             LayoutSpec::RangeWrites(c) => c.block_sectors,
             LayoutSpec::Fs2(c) => c.block_sectors,
+            LayoutSpec::Lfs(_) => crate::layout::lfs::config::BLOCK_SECTORS,
         }
     }
 }

@@ -146,7 +146,9 @@ pub fn run_one(cfg: &LfsCleaningConfig, disk: &Arc<Disk>, utilisation: f64, clea
     let trims = TrimQueue::default();
     let warmup = spec.warmup_requests()?;
     let workload = spec.build(trims.clone())?;
-    let policy = LfsPolicy::new(lfs, cleaner, cfg.free, trims).map_err(crate::layout::LayoutError::from)?.measuring_after(warmup);
+    // Ours also holds a segment's blocks until all of them are read (see `FreeCleaning`).
+    let free = if cleaner == CleanerKind::FreeblockIdle { FreeCleaning { hold_until_read: true, ..cfg.free } } else { cfg.free };
+    let policy = LfsPolicy::new(lfs, cleaner, free, trims).map_err(crate::layout::LayoutError::from)?.measuring_after(warmup);
     let mut sim = Simulation::new(Arc::clone(disk), Box::new(workload), SimConfig::default()).with_layout(Box::new(policy));
     if cleaner == CleanerKind::FreeblockIdle {
         sim = sim.with_freeblock(Freeblock::new(Arc::clone(disk), FreeblockConfig { idle_after_ms: Some(cfg.free.idle_after_ms), stop_when_done: false, ..FreeblockConfig::default() })?);

@@ -19,6 +19,9 @@ enum Step {
     Read(u64),
     Sync,
     Clean,
+    /// Free cleaning's path: some of the live blocks of the cost-benefit victim, read "later"
+    /// and moved one by one into the segment being filled.
+    FreeClean(usize),
     Crash,
 }
 
@@ -38,6 +41,7 @@ fn step() -> impl Strategy<Value = Step> {
         3 => (0u64..40).prop_map(Step::Read),
         1 => Just(Step::Sync),
         1 => Just(Step::Clean),
+        2 => (1usize..8).prop_map(Step::FreeClean),
         1 => Just(Step::Crash),
     ]
 }
@@ -101,6 +105,16 @@ proptest! {
                     make_room(&mut log);
                     clean_foreground(&mut log, &mut Vec::new()).unwrap();
                     acknowledge(&log, &mut flushes, &latest, &mut acked);
+                }
+                Step::FreeClean(take) => {
+                    if let Some(&victim) = log.cost_benefit(1, &|_| false).first() {
+                        for (logical, lbn) in log.live_in(victim).into_iter().take(take) {
+                            make_room(&mut log);
+                            acknowledge(&log, &mut flushes, &latest, &mut acked);
+                            // A move never changes what a read returns.
+                            log.relocate(logical, lbn).unwrap();
+                        }
+                    }
                 }
                 Step::Crash => {
                     let (storage, media) = log.crash();

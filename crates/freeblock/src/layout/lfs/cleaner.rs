@@ -18,7 +18,9 @@ pub enum CleanerKind {
     /// segment being filled; the foreground cleaner stays as the fallback.
     Freeblock,
     /// Ours: FREEBLOCK whose reads are also served in idle time (the freeblock subsystem's
-    /// idle-time service), so the gaps between requests clean too.
+    /// idle-time service, which the engine's `[freeblock]` table turns on with
+    /// `idle_after_ms`), so the gaps between requests clean too. `repro lfs-cleaning` runs it
+    /// with [`FreeCleaning::hold_until_read`] as well.
     FreeblockIdle,
 }
 
@@ -45,7 +47,7 @@ impl CleanerKind {
 
 /// The background cleaner's settings (FREEBLOCK kinds).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct FreeCleaning {
     /// Start cleaning with free bandwidth when fewer segments than this are free. Default 24.
     pub below_free: u32,
@@ -53,11 +55,17 @@ pub struct FreeCleaning {
     pub parallel: u32,
     /// Idle time before idle-time service starts, ms (FREEBLOCK+IDLE only). Default 1.
     pub idle_after_ms: f64,
+    /// Keep the blocks read from a segment in memory until all its reads are in, then move
+    /// them together (ours), instead of moving each as it arrives (the paper's). Moving early
+    /// spends free segments on the copies before the segments they came from are free, which
+    /// bounds how many segments can be cleaned at once; holding them costs memory instead (up
+    /// to `parallel` segments). Default false.
+    pub hold_until_read: bool,
 }
 
 impl Default for FreeCleaning {
     fn default() -> Self {
-        Self { below_free: 24, parallel: 8, idle_after_ms: 1.0 }
+        Self { below_free: 24, parallel: 8, idle_after_ms: 1.0, hold_until_read: false }
     }
 }
 

@@ -7,6 +7,10 @@ use serde::{Deserialize, Serialize};
 use super::error::LfsError;
 use super::summary::encoded_len;
 
+/// Sectors per block of [`LfsConfig::new`] and of an experiment file's log: 4 KB of 512-byte
+/// sectors.
+pub const BLOCK_SECTORS: u64 = 8;
+
 /// A log-structured layout's configuration. Defaults are paper 000 §5's LLD: 4 KB blocks,
 /// segments of 128 blocks (127 data, one summary), foreground cleaning below two free segments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,8 +44,8 @@ impl LfsConfig {
     /// segment shape.
     #[must_use]
     pub fn new(first_lbn: u64, bytes: u64, logical_blocks: u64, cache_blocks: usize) -> Self {
-        let segment_bytes = 128 * 8 * 512;
-        Self { first_lbn, segments: u32::try_from(bytes / segment_bytes).unwrap_or(u32::MAX), segment_blocks: 128, block_sectors: 8, logical_blocks, cache_blocks, min_free: 2, clean_until: 6, checkpoint_every: 256 }
+        let segment_bytes = 128 * BLOCK_SECTORS * 512;
+        Self { first_lbn, segments: u32::try_from(bytes / segment_bytes).unwrap_or(u32::MAX), segment_blocks: 128, block_sectors: BLOCK_SECTORS, logical_blocks, cache_blocks, min_free: 2, clean_until: 6, checkpoint_every: 256 }
     }
 
     /// Data blocks per segment (all but the summary).
@@ -151,5 +155,58 @@ impl LfsConfig {
             return Err(LfsError::SegmentsDoNotFit { first_lbn: self.first_lbn, segments: self.segments, segment_blocks: self.segment_blocks, block_sectors: self.block_sectors, end, capacity: disk.capacity() });
         }
         self.validate()
+    }
+}
+
+/// The log-structured layout as the `[layout]` table of an experiment file names it
+/// (`type = "lfs"`): the partition in MB, the logical space as a share of the log's data blocks,
+/// the buffer cache in MB, the cleaner and its settings. Every key is optional; the defaults are
+/// paper 000 §5's setup (a 400 MB log, a 32 MB cache, the FREEBLOCK cleaner).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LfsSpec {
+    /// First sector of the partition (disk LBN, a multiple of the block). Default 0.
+    pub first_lbn: u64,
+    /// The partition, MB (rounded down to whole segments). Default 400.
+    pub partition_mb: u64,
+    /// Logical blocks offered, as a share of the log's data blocks, in (0, 1]: a workload that
+    /// writes all of them fills the log to this utilisation. Default 0.8.
+    pub logical_share: f64,
+    /// Buffer cache, MB. Default 32.
+    pub cache_mb: u64,
+    /// Foreground cleaning threshold, free segments. Default 2.
+    pub min_free: u32,
+    /// The foreground cleaner cleans until this many segments are free. Default 6.
+    pub clean_until: u32,
+    /// Which cleaner. Default `freeblock`.
+    pub cleaner: super::CleanerKind,
+    /// The free cleaner's settings (`freeblock` and `freeblock_idle`).
+    pub free: super::FreeCleaning,
+}
+
+impl Default for LfsSpec {
+    fn default() -> Self {
+        Self { first_lbn: 0, partition_mb: 400, logical_share: 0.8, cache_mb: 32, min_free: 2, clean_until: 6, cleaner: super::CleanerKind::Freeblock, free: super::FreeCleaning::default() }
+    }
+}
+
+impl LfsSpec {
+    /// The log's configuration on `disk`.
+    ///
+    /// # Errors
+    /// [`LfsError::Config`] naming the field (`logical_share` outside (0, 1], and whatever
+    /// [`LfsConfig::validate`] finds); [`LfsError::SegmentsDoNotFit`] for a partition past the
+    /// end of the disk.
+    pub fn config(&self, disk: &Disk) -> Result<LfsConfig, LfsError> {
+        if !(self.logical_share > 0.0 && self.logical_share <= 1.0) {
+            return Err(LfsError::Config { field: "logical_share", message: format!("must be in (0, 1], not {}", self.logical_share) });
+        }
+        let probe = LfsConfig { min_free: self.min_free, clean_until: self.clean_until, ..LfsConfig::new(self.first_lbn, self.partition_mb << 20, 1, 0) };
+        probe.validate_for(disk)?;
+        let logical_blocks = ((probe.capacity_blocks() as f64 * self.logical_share) as u64).max(1);
+        let cache_blocks = usize::try_from((self.cache_mb << 20) / (probe.block_sectors * 512)).unwrap_or(usize::MAX);
+        let cfg = LfsConfig { logical_blocks, cache_blocks, ..probe };
+        cfg.validate_for(disk)?;
+        Ok(cfg)
     }
 }

@@ -44,7 +44,7 @@ const TAG_WRITE: u64 = 2;
 const TAG_CLEAN_READ: u64 = 3;
 /// A free read of a segment's summary (low bits: the segment).
 const TAG_FREE_SUMMARY: u64 = 4;
-/// A free read of a run of live blocks (low bits: the run's id).
+/// A free read of a live block (low bits: the read's id).
 const TAG_FREE_RUN: u64 = 5;
 /// A segment write that free cleaning filled (low bits: cleaned blocks in it).
 const TAG_FREE_WRITE: u64 = 6;
@@ -76,6 +76,12 @@ pub struct LfsStats {
     pub free_blocks_dead: u64,
     /// Blocks free cleaning read but left (no room without the last free segments).
     pub free_blocks_left: u64,
+    /// Live blocks registered for free reads (what free cleaning asked freeblock for).
+    pub free_blocks_wanted: u64,
+    /// Free reads registered (summaries and runs of live blocks).
+    pub free_reads: u64,
+    /// Measured phase: blocks free cleaning read (moved, dead or left).
+    pub measured_free_blocks_read: u64,
     /// Measured phase: simulated ns from its first request to its last event.
     pub measured_ns: u64,
     /// Measured phase: disk time of foreground cleaning reads, ns.
@@ -104,8 +110,10 @@ pub struct LfsPolicy {
     trims: TrimQueue,
     /// Segments free cleaning is reading → reads outstanding.
     in_progress: BTreeMap<u32, u32>,
-    /// Free reads of live blocks under way: id → (segment, blocks as (logical, lbn)).
-    runs: HashMap<u64, (u32, Vec<(u64, u64)>)>,
+    /// Free reads of live blocks under way: id → (segment, logical block, its sector).
+    runs: HashMap<u64, (u32, u64, u64)>,
+    /// Blocks read and held until the rest of their segment is in: segment → (logical, lbn).
+    held: HashMap<u32, Vec<(u64, u64)>>,
     next_run: u64,
     /// Contents stamp of the next block written.
     next_value: u64,
@@ -132,6 +140,7 @@ impl LfsPolicy {
             trims,
             in_progress: BTreeMap::new(),
             runs: HashMap::new(),
+            held: HashMap::new(),
             next_run: 0,
             next_value: 1,
             measure_from: 0,
@@ -139,6 +148,15 @@ impl LfsPolicy {
             last_time: 0,
             stats: LfsStats::default(),
         })
+    }
+
+    /// A policy for an experiment file's `[layout] type = "lfs"` on `disk` (no deletes: a
+    /// plain block workload has none).
+    ///
+    /// # Errors
+    /// As [`LfsSpec::config`] and [`LfsPolicy::new`].
+    pub fn from_spec(spec: &super::LfsSpec, disk: &freeblock_disk::Disk) -> std::result::Result<Self, LfsError> {
+        Self::new(spec.config(disk)?, spec.cleaner, spec.free, TrimQueue::default())
     }
 
     /// Measures from the request after the first `requests` (a benchmark's warm-up).
@@ -189,6 +207,12 @@ impl LfsPolicy {
         }
     }
 
+    /// Free segments kept for the foreground cleaner: free cleaning writes a segment of copies
+    /// only while at least this many are free.
+    fn reserve(&self) -> u32 {
+        self.log.config().min_free + 2
+    }
+
     /// Free cleaning runs while fewer segments than this are free: the configured threshold, but
     /// never more than half the dead space (in segments), so that it always gains space and stops
     /// once it has what can be had — on a nearly full log it could otherwise clean for ever.
@@ -198,12 +222,29 @@ impl LfsPolicy {
         self.free.below_free.min(u32::try_from(dead / 2).unwrap_or(u32::MAX))
     }
 
-    /// Starts free cleaning of more segments when free segments are short.
+    /// Starts free cleaning of more segments when free segments are short: each chosen segment's
+    /// summary and live blocks are registered with freeblock at once, every block a free read
+    /// of its own, so the planner may take them in any order and a block is moved as soon as it
+    /// is in.
+    ///
+    /// The paper's cleaner reads a summary before it knows which blocks are live; ours knows from
+    /// the usage table and the block map, which are in memory, so the live blocks need not wait
+    /// for the summary (waiting starved freeblock: with 8 segments chosen the planner had only
+    /// their 8 summary blocks to look for until one came in). The summary is still read, as the
+    /// paper's cleaner would, and a segment counts as cleaned once all its reads are in.
+    ///
+    /// Nothing new starts while fewer than the copies' reserve (`min_free + 2`) segments are
+    /// free: the blocks read could not be moved, their segment would be chosen again at once,
+    /// and with idle-time reads that churned without end (the foreground cleaner runs there).
     fn start_free_cleaning(&mut self, ctx: &mut LayoutCtx<'_>) {
-        if !self.kind.cleans_free() || self.log.free_segments() >= self.free_target() {
+        let free = self.log.free_segments();
+        if !self.kind.cleans_free() || free >= self.free_target() || free < self.reserve() {
             return;
         }
-        let want = (self.free.parallel as usize).saturating_sub(self.in_progress.len());
+        // A segment the foreground cleaner emptied meanwhile no longer counts, though its reads
+        // are still registered (and it stays excluded until they are in).
+        let active = self.in_progress.keys().filter(|&&s| self.log.live(s) > 0).count();
+        let want = (self.free.parallel as usize).saturating_sub(active);
         if want == 0 {
             return;
         }
@@ -212,67 +253,71 @@ impl LfsPolicy {
         let cfg = *self.log.config();
         for s in victims {
             ctx.submit(PhysIo::at(Op::Read, cfg.summary_lbn(s), cfg.block_sectors, tag(TAG_FREE_SUMMARY, u64::from(s))), Service::Free);
-            self.in_progress.insert(s, 1);
             self.stats.free_segments += 1;
+            self.stats.free_reads += 1;
+            let live = self.log.live_in(s);
+            self.in_progress.insert(s, 1 + live.len() as u32);
+            for (logical, lbn) in live {
+                let id = self.next_run;
+                self.next_run += 1;
+                ctx.submit(PhysIo::at(Op::Read, lbn, cfg.block_sectors, tag(TAG_FREE_RUN, id)), Service::Free);
+                self.stats.free_reads += 1;
+                self.stats.free_blocks_wanted += 1;
+                self.runs.insert(id, (s, logical, lbn));
+            }
         }
     }
 
-    fn read_done(&mut self, segment: u32) {
+    /// One of `segment`'s free reads is in; when it was the last, the blocks held for it move.
+    fn read_done(&mut self, ctx: &mut LayoutCtx<'_>, segment: u32) -> std::result::Result<(), LfsError> {
         if let Some(n) = self.in_progress.get_mut(&segment) {
             *n -= 1;
             if *n == 0 {
                 self.in_progress.remove(&segment);
-            }
-        }
-    }
-
-    /// A segment's summary is in: read its live blocks, a run of neighbours per read.
-    fn summary_read(&mut self, ctx: &mut LayoutCtx<'_>, segment: u32) {
-        let bs = self.bs();
-        let live = self.log.live_in(segment);
-        let mut runs: Vec<Vec<(u64, u64)>> = Vec::new();
-        for b in live {
-            match runs.last_mut() {
-                Some(run) if run.last().is_some_and(|&(_, lbn)| lbn + bs == b.1) => run.push(b),
-                _ => runs.push(vec![b]),
-            }
-        }
-        for run in runs {
-            let id = self.next_run;
-            self.next_run += 1;
-            ctx.submit(PhysIo::at(Op::Read, run[0].1, run.len() as u64 * bs, tag(TAG_FREE_RUN, id)), Service::Free);
-            self.runs.insert(id, (segment, run));
-            *self.in_progress.entry(segment).or_insert(0) += 1;
-        }
-        self.read_done(segment);
-    }
-
-    /// Live blocks read with free bandwidth: append those still live to the segment being
-    /// filled. A full segment is written (a foreground write) only while that leaves the
-    /// foreground cleaner its reserve; otherwise the block stays for a later cleaning.
-    fn run_read(&mut self, ctx: &mut LayoutCtx<'_>, id: u64) -> std::result::Result<(), LfsError> {
-        let Some((segment, blocks)) = self.runs.remove(&id) else { return Ok(()) };
-        let reserve = self.log.config().min_free + 2;
-        for (logical, lbn) in blocks {
-            if !self.log.is_live_at(logical, lbn) {
-                self.stats.free_blocks_dead += 1;
-                continue;
-            }
-            if self.log.open_full() {
-                if self.log.free_segments() < reserve {
-                    self.stats.free_blocks_left += 1;
-                    continue;
-                }
-                if let Some(f) = self.log.flush()? {
-                    let io = self.phys(LogIo::Write(f), TAG_FREE_WRITE);
-                    ctx.submit(io, Service::Foreground);
+                for (logical, lbn) in self.held.remove(&segment).unwrap_or_default() {
+                    self.move_block(ctx, logical, lbn)?;
                 }
             }
-            if self.log.relocate(logical, lbn)? {
-                self.stats.free_blocks_moved += 1;
+        }
+        Ok(())
+    }
+
+    /// A live block read with free bandwidth: moved at once (the paper's), or held until the
+    /// rest of its segment is in ([`FreeCleaning::hold_until_read`]).
+    fn block_read(&mut self, ctx: &mut LayoutCtx<'_>, id: u64) -> std::result::Result<(), LfsError> {
+        let Some((segment, logical, lbn)) = self.runs.remove(&id) else { return Ok(()) };
+        if self.measure_start.is_some() {
+            self.stats.measured_free_blocks_read += 1;
+        }
+        if self.free.hold_until_read {
+            self.held.entry(segment).or_default().push((logical, lbn));
+        } else {
+            self.move_block(ctx, logical, lbn)?;
+        }
+        self.read_done(ctx, segment)
+    }
+
+    /// Appends a block free cleaning read to the segment being filled, if it is still live. A
+    /// full segment is written (a foreground write) only while that leaves the foreground
+    /// cleaner its reserve; otherwise the block stays for a later cleaning.
+    fn move_block(&mut self, ctx: &mut LayoutCtx<'_>, logical: u64, lbn: u64) -> std::result::Result<(), LfsError> {
+        if !self.log.is_live_at(logical, lbn) {
+            self.stats.free_blocks_dead += 1;
+            return Ok(());
+        }
+        if self.log.open_full() {
+            if self.log.free_segments() < self.reserve() {
+                self.stats.free_blocks_left += 1;
+                return Ok(());
+            }
+            if let Some(f) = self.log.flush()? {
+                let io = self.phys(LogIo::Write(f), TAG_FREE_WRITE);
+                ctx.submit(io, Service::Foreground);
             }
         }
-        self.read_done(segment);
+        if self.log.relocate(logical, lbn)? {
+            self.stats.free_blocks_moved += 1;
+        }
         Ok(())
     }
 
@@ -356,6 +401,7 @@ impl LayoutPolicy for LfsPolicy {
             self.stats.clean_read_ns = 0;
             self.stats.segment_write_ns = 0;
             self.stats.clean_write_ns = 0;
+            self.stats.measured_free_blocks_read = 0;
         }
         self.stats.requests += 1;
         self.seen(ctx.now);
@@ -373,8 +419,8 @@ impl LayoutPolicy for LfsPolicy {
                 self.stats.clean_write_ns += busy * low / u64::from(self.log.config().data_blocks());
             }
             TAG_CLEAN_READ if measuring => self.stats.clean_read_ns += busy,
-            TAG_FREE_SUMMARY => self.summary_read(ctx, low as u32),
-            TAG_FREE_RUN => self.run_read(ctx, low).map_err(LayoutError::from)?,
+            TAG_FREE_SUMMARY => self.read_done(ctx, low as u32).map_err(LayoutError::from)?,
+            TAG_FREE_RUN => self.block_read(ctx, low).map_err(LayoutError::from)?,
             _ => {}
         }
         self.start_free_cleaning(ctx);
