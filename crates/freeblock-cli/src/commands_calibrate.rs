@@ -43,6 +43,10 @@ pub struct CalibrateArgs {
     /// Fit the CDF of all requests together instead of reads and writes each to their own.
     #[arg(long)]
     pub pooled: bool,
+    /// Fit on the whole first half at once, without checking each change on its second quarter
+    /// (fits the first half closer, generalises worse on a drifting trace).
+    #[arg(long)]
+    pub no_check: bool,
     /// Write the calibrated spec as TOML here (needs --trace and --model: one drive).
     #[arg(long, requires = "trace")]
     pub out: Option<PathBuf>,
@@ -68,7 +72,7 @@ pub fn calibrate_cmd(a: &CalibrateArgs) -> CmdResult {
     if a.sweeps == 0 {
         return Err("--sweeps: must be at least 1".into());
     }
-    let options = CalibrateOptions { params: a.params.clone(), max_sweeps: a.sweeps, replays: a.replays, seed: a.seed, objective: if a.pooled { Objective::Pooled } else { Objective::PerOperation } };
+    let options = CalibrateOptions { params: a.params.clone(), max_sweeps: a.sweeps, replays: a.replays, seed: a.seed, objective: if a.pooled { Objective::Pooled } else { Objective::PerOperation }, validate: !a.no_check };
     let mut json = Vec::new();
     for (trace, model) in &pairs {
         // As `freeblock validate`: the bus comes from DiskSim's system configuration next to the
@@ -120,6 +124,9 @@ fn print_one(c: &Calibration, model: &str, disksim: Option<f64>, out: Option<&Pa
         t.row([p.name.to_string(), value(p.kind, p.original), format!("{}{mark}", value(p.kind, p.fitted))]);
     }
     out!("{}", t.render());
+    if !c.rejected.is_empty() {
+        outln!("left at the model's values (fitted on the first quarter, no help on the second): {}", c.rejected.join(", "));
+    }
     let mut s = Table::new(["requests scored", "", "measured mean", "simulated mean", "mean error", "mean |error|", "RMS demerit", "(exact samples)"]);
     let mut row = |what: &str, who: &str, x: &Score| {
         s.row([
