@@ -112,9 +112,12 @@ pub fn disk_import(path: &Path) -> CmdResult {
     Ok(())
 }
 
+/// A measured trace and the model to replay it on, or every pair of the shared validation data.
+/// `freeblock validate` and `freeblock calibrate` take the same three options.
 #[derive(Debug, Args)]
-pub struct ValidateArgs {
-    /// A DiskSim "validate" trace. Default: every trace in ../shared/disksim-validation.
+pub struct MeasuredTraceArgs {
+    /// A DiskSim "validate" trace of measured service times. Default: every trace in
+    /// ../shared/disksim-validation, each on its DiskSim model.
     #[arg(long, requires = "model")]
     pub trace: Option<PathBuf>,
     /// The disk to replay it on: a DiskSim `.diskspecs`, a TOML spec or a built-in name.
@@ -123,6 +126,31 @@ pub struct ValidateArgs {
     /// Folder of the shared validation data (default: ../shared next to the project).
     #[arg(long)]
     pub shared: Option<PathBuf>,
+}
+
+impl MeasuredTraceArgs {
+    /// The (trace, model) pairs to run: the one given, or every shared one.
+    pub(crate) fn pairs(&self) -> Vec<(PathBuf, String)> {
+        if let (Some(t), Some(m)) = (&self.trace, &self.model) {
+            return vec![(t.clone(), m.clone())];
+        }
+        let shared = shared_dir(self.shared.as_ref());
+        DISKSIM_RESULTS
+            .iter()
+            .map(|(stem, ..)| {
+                (
+                    shared.join("disksim-validation").join(format!("{stem}.trace")),
+                    shared.join("disksim-models").join(format!("{stem}.diskspecs")).display().to_string(),
+                )
+            })
+            .collect()
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    #[command(flatten)]
+    pub measured: MeasuredTraceArgs,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -132,7 +160,7 @@ pub struct ValidateArgs {
 /// mean ms, DiskSim RMS demerit ms).
 pub(crate) const DISKSIM_RESULTS: [(&str, f64, f64, f64); 2] = [("atlas10k", 3.893, 3.971, 0.268), ("hp_c2247a", 15.298, 15.315, 0.090)];
 
-pub(crate) fn shared_dir(arg: Option<&PathBuf>) -> PathBuf {
+fn shared_dir(arg: Option<&PathBuf>) -> PathBuf {
     if let Some(p) = arg {
         return p.clone();
     }
@@ -146,18 +174,7 @@ pub(crate) fn shared_dir(arg: Option<&PathBuf>) -> PathBuf {
 }
 
 pub fn validate(a: &ValidateArgs) -> CmdResult {
-    let mut pairs: Vec<(PathBuf, String)> = Vec::new();
-    if let (Some(t), Some(m)) = (&a.trace, &a.model) {
-        pairs.push((t.clone(), m.clone()));
-    } else {
-        let shared = shared_dir(a.shared.as_ref());
-        for (stem, ..) in DISKSIM_RESULTS {
-            pairs.push((
-                shared.join("disksim-validation").join(format!("{stem}.trace")),
-                shared.join("disksim-models").join(format!("{stem}.diskspecs")).display().to_string(),
-            ));
-        }
-    }
+    let pairs = a.measured.pairs();
     let mut results = Vec::new();
     for (trace, model) in &pairs {
         // The disk's bus is part of DiskSim's system configuration, the `.parv` next to the trace.

@@ -9,23 +9,15 @@ use clap::Args;
 use freeblock::calibrate::{calibrate, CalibrateOptions, Calibration, MeasuredTrace, Objective, ParamKind, Score, DEFAULT_MAX_SWEEPS, DEFAULT_REPLAYS};
 use freeblock_disk::{library, Disk};
 
-use crate::commands::{shared_dir, DISKSIM_RESULTS};
+use crate::commands::{MeasuredTraceArgs, DISKSIM_RESULTS};
 use crate::table::Table;
 use crate::CmdResult;
 
 /// Arguments of `freeblock calibrate`.
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
-    /// A trace of measured service times (DiskSim "validate" format). Default: every trace in
-    /// ../shared/disksim-validation, each on its DiskSim model.
-    #[arg(long, requires = "model")]
-    pub trace: Option<PathBuf>,
-    /// The model to calibrate: a built-in name, a TOML spec or a DiskSim `.diskspecs`.
-    #[arg(long, requires = "trace")]
-    pub model: Option<String>,
-    /// Folder of the shared validation data (default: ../shared next to the project).
-    #[arg(long)]
-    pub shared: Option<PathBuf>,
+    #[command(flatten)]
+    pub measured: MeasuredTraceArgs,
     /// Parameters to fit, comma-separated (default: every one the model has; see
     /// docs/calibrate.md).
     #[arg(long, value_delimiter = ',')]
@@ -57,18 +49,7 @@ pub struct CalibrateArgs {
 
 /// Runs `freeblock calibrate`.
 pub fn calibrate_cmd(a: &CalibrateArgs) -> CmdResult {
-    let mut pairs: Vec<(PathBuf, String)> = Vec::new();
-    if let (Some(t), Some(m)) = (&a.trace, &a.model) {
-        pairs.push((t.clone(), m.clone()));
-    } else {
-        let shared = shared_dir(a.shared.as_ref());
-        for (stem, ..) in DISKSIM_RESULTS {
-            pairs.push((
-                shared.join("disksim-validation").join(format!("{stem}.trace")),
-                shared.join("disksim-models").join(format!("{stem}.diskspecs")).display().to_string(),
-            ));
-        }
-    }
+    let pairs = a.measured.pairs();
     if a.sweeps == 0 {
         return Err("--sweeps: must be at least 1".into());
     }
