@@ -23,9 +23,7 @@ use std::io::Read as _;
 use std::path::Path;
 
 use freeblock::experiment::LayoutSpec;
-use freeblock::layout::fs2::Fs2;
 use freeblock::layout::journal::{DirStorage, DirtyRule, Journal, MapOp, Storage, StoreFile};
-use freeblock::layout::rearrange::policy::Rearrange;
 use freeblock::layout::BlockMap;
 
 use crate::scrub::{read_block, Checksums, SumEntry, SCRUB_BLOCK};
@@ -172,12 +170,7 @@ fn check_map(store: &Path, meta: &StoreMeta, spec: &LayoutSpec, file: &Store, re
         Ok(None) => return,
         Err(e) => return r.problem(e.to_string()),
     };
-    let fits = match spec {
-        LayoutSpec::Rearrange(c) => Rearrange::recover(&disk, *c, mem).map(drop),
-        LayoutSpec::Fs2(c) => Fs2::recover(&disk, c.clone(), mem).map(drop),
-        LayoutSpec::RangeWrites(_) | LayoutSpec::Lfs(_) => Ok(()),
-    };
-    if let Err(e) = fits {
+    if let Some(Err(e)) = crate::placement::recover_policy(&disk, spec, mem) {
         return r.problem(format!("the recovered map does not fit the layout: {e}"));
     }
     let s = map.stats();

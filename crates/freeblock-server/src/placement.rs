@@ -37,6 +37,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use freeblock::experiment::LayoutSpec;
 use freeblock::layout::fs2::Fs2;
 use freeblock::layout::journal::{DirStorage, MemStorage, Storage, StoreFile, JOURNAL_HEADER_BYTES};
 use freeblock::layout::rearrange::policy::Rearrange;
@@ -383,4 +384,15 @@ pub fn read_journal(files: &DirStorage) -> Result<Option<MemStorage>, LayoutErro
     let snapshot = files.read(StoreFile::Snapshot)?;
     let journal = files.read(StoreFile::Journal)?;
     Ok(snapshot.map(|s| MemStorage { snapshot: Some(s), journal }))
+}
+
+/// The layout policy rebuilt from its recovered journal by the policy's own recovery (which
+/// checks that the map fits the layout: area, block size, FS2's rules). `None` for a layout the
+/// server does not place bytes for.
+pub fn recover_policy(disk: &freeblock_disk::Disk, spec: &LayoutSpec, journal: MemStorage) -> Option<Result<Box<dyn LayoutPolicy>, LayoutError>> {
+    match spec {
+        LayoutSpec::Rearrange(c) => Some(Rearrange::recover(disk, *c, journal).map(|(p, _)| Box::new(p) as Box<dyn LayoutPolicy>)),
+        LayoutSpec::Fs2(c) => Some(Fs2::recover(disk, c.clone(), journal).map(|(p, _)| Box::new(p) as Box<dyn LayoutPolicy>)),
+        LayoutSpec::RangeWrites(_) | LayoutSpec::Lfs(_) => None,
+    }
 }

@@ -27,10 +27,7 @@ use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use freeblock::experiment::LayoutSpec;
-use freeblock::layout::fs2::Fs2;
 use freeblock::layout::journal::DirStorage;
-use freeblock::layout::rearrange::policy::Rearrange;
 use freeblock::layout::LayoutPolicy;
 
 use crate::config::{ConfigError, ServerConfig};
@@ -119,12 +116,12 @@ impl Server {
         let (layout, block_sectors, placement) = match &config.layout {
             Some(spec) => {
                 let files = DirStorage::beside(&config.store).map_err(freeblock::Error::Layout)?;
-                let policy: Box<dyn LayoutPolicy> = match (crate::placement::read_journal(&files).map_err(freeblock::Error::Layout)?, spec) {
-                    (None, spec) => spec.build(&disk)?,
-                    (Some(mem), LayoutSpec::Rearrange(c)) => Box::new(Rearrange::recover(&disk, *c, mem).map_err(freeblock::Error::Layout)?.0),
-                    (Some(mem), LayoutSpec::Fs2(c)) => Box::new(Fs2::recover(&disk, c.clone(), mem).map_err(freeblock::Error::Layout)?.0),
-                    (Some(_), LayoutSpec::RangeWrites(_)) => return Err(ConfigError::Invalid { field: "layout.type", message: "range_writes is not served".into() }.into()),
-                    (Some(_), LayoutSpec::Lfs(_)) => return Err(ConfigError::Invalid { field: "layout.type", message: "lfs is not served".into() }.into()),
+                let policy: Box<dyn LayoutPolicy> = match crate::placement::read_journal(&files).map_err(freeblock::Error::Layout)? {
+                    None => spec.build(&disk)?,
+                    Some(mem) => match crate::placement::recover_policy(&disk, spec, mem) {
+                        Some(recovered) => recovered.map_err(freeblock::Error::Layout)?,
+                        None => return Err(ConfigError::Invalid { field: "layout.type", message: "only rearrange and fs2 are served".into() }.into()),
+                    },
                 };
                 let block_sectors = spec.block_sectors();
                 let counters = Arc::new(PlacementCounters::default());
