@@ -425,6 +425,120 @@ impl Req {
             media_end: None,
         }
     }
+
+    /// The chunk the bus is moving, at `bt` ps a sector.
+    fn chunk_under_way(&self, bt: u64) -> Option<Chunk> {
+        match self.bus {
+            Bus::Xfer { start, count, .. } => Some(Chunk { start, count, bt }),
+            _ => None,
+        }
+    }
+}
+
+/// A chunk of sectors moving over the bus, one every `bt` ps from `start`.
+#[derive(Debug, Clone, Copy)]
+struct Chunk {
+    start: u64,
+    count: u64,
+    bt: u64,
+}
+
+impl Chunk {
+    /// Sectors moved by `t`.
+    fn moved(self, t: u64) -> u64 {
+        t.saturating_sub(self.start).checked_div(self.bt).map_or(self.count, |k| k.min(self.count))
+    }
+
+    /// The first instant by which `n` sectors have moved; None if the chunk is smaller.
+    fn time_moved(self, n: u64) -> Option<u64> {
+        (n <= self.count).then(|| self.start.saturating_add(n.saturating_mul(self.bt)))
+    }
+}
+
+/// Sector boundaries that may be taken at once: from boundary `i` (at `base + ⌊i·rev/spt⌋`,
+/// ending sector `s` of a track of `spt`), at most `by_time` of them (the next event elsewhere),
+/// while the bus moves `chunk` (if any).
+#[derive(Debug, Clone, Copy)]
+struct IdleRun {
+    base: u64,
+    i: u64,
+    s: u32,
+    spt: u64,
+    rev: u64,
+    by_time: u64,
+    chunk: Option<Chunk>,
+}
+
+/// How many boundaries of `run` pass sectors that change nothing, before the first sector the
+/// head acts on. `needed(x)` says when sector `x` would be acted on: None never (while the run
+/// lasts), `Some(n)` once the bus has moved `n` sectors of the chunk (0: now). A sector is judged
+/// at the boundary where it starts, as `Buffer::boundary` judges it. The boundaries are walked in
+/// time order; after a revolution with nothing to act on, the walk jumps to the instant the bus
+/// has moved what the least demanding sector needs, and that sector comes round within the next
+/// revolution. So a head waiting many revolutions for a slow bus costs at most two revolutions of
+/// this walk instead of a step per sector passed. With nothing to act on at all, at most a
+/// revolution is taken. None when fewer than two boundaries would be taken.
+fn idle_run(run: IdleRun, needed: impl Fn(u32) -> Option<u64>) -> Option<u64> {
+    let IdleRun { base, i, s, spt, rev, by_time, chunk } = run;
+    let span = |m: u64| (m >= 2).then_some(m);
+    // Boundary j = i + k − 1 starts sector s + k, at base + q, q = ⌊j·rev/spt⌋ (remainder r).
+    let at_boundary = |j: u64| {
+        let p = u128::from(j) * u128::from(rev);
+        ((p / u128::from(spt)) as u64, (p % u128::from(spt)) as u64)
+    };
+    let (step_q, step_r) = (rev / spt, rev % spt);
+    let mut k = 1u64;
+    let (mut q, mut r) = at_boundary(i);
+    let mut x = (u64::from(s) + 1) % spt;
+    let mut moved = 0;
+    let mut next_move = chunk.and_then(|c| c.time_moved(1));
+    let mut least_need = u64::MAX;
+    let mut jumped = false;
+    let mut walked = 0u64;
+    loop {
+        if k > by_time {
+            return span(by_time);
+        }
+        let t = base + q;
+        if let (Some(c), Some(at)) = (chunk, next_move) {
+            if t >= at {
+                moved = c.moved(t);
+                next_move = c.time_moved(moved + 1);
+            }
+        }
+        if let Some(n) = needed(x as u32) {
+            if n <= moved {
+                return span(k);
+            }
+            least_need = least_need.min(n);
+        }
+        walked += 1;
+        if walked == spt {
+            // A revolution with nothing to act on: nothing will be until the bus has moved
+            // `least_need` sectors, and then that sector comes round within a revolution.
+            let Some(at) = chunk.and_then(|c| c.time_moved(least_need)).filter(|_| !jumped) else {
+                return span(k.min(by_time));
+            };
+            jumped = true;
+            walked = 0;
+            let j_now = i + k - 1;
+            // ⌊j·rev/spt⌋ ≥ at − base ⟺ j ≥ ⌈(at − base)·spt/rev⌉.
+            let j_at = (u128::from(at.saturating_sub(base)) * u128::from(spt)).div_ceil(u128::from(rev));
+            let j = u128::from(j_now + 1).max(j_at).min(u128::from(i.saturating_add(by_time))) as u64;
+            k = j - i + 1;
+            (q, r) = at_boundary(j);
+            x = (u64::from(s) + k) % spt;
+            continue;
+        }
+        k += 1;
+        q += step_q;
+        r += step_r;
+        if r >= spt {
+            r -= spt;
+            q += 1;
+        }
+        x = if x + 1 == spt { 0 } else { x + 1 };
+    }
 }
 
 /// What serving one request did, for the drive's report.
@@ -460,6 +574,9 @@ pub(crate) struct Buffer {
     /// The last "dec" read-ahead lookup, `(end, first, next)`: the LBN span of the track holding
     /// LBN `end`. A read asks for it twice (segment taken, access started).
     dec_track: Option<(u64, u64, u64)>,
+    /// Take runs of sector boundaries at once (`fast_forward`); tests turn it off to check that
+    /// doing so changes no result.
+    fast_forward: bool,
 }
 
 impl Buffer {
@@ -479,7 +596,7 @@ impl Buffer {
                 appended: Vec::new(),
             })
             .collect();
-        Self { p, segs, lru: (0..n).collect(), numdirty: 0, last_read: false, seek_stop: 0, head: HeadState::default(), hda: None, req: None, last_track: Track::default(), event_limit: EVENT_LIMIT, dec_track: None }
+        Self { p, segs, lru: (0..n).collect(), numdirty: 0, last_read: false, seek_stop: 0, head: HeadState::default(), hda: None, req: None, last_track: Track::default(), event_limit: EVENT_LIMIT, dec_track: None, fast_forward: true }
     }
 
     pub(crate) fn head(&self) -> HeadState {
@@ -1130,7 +1247,9 @@ impl Buffer {
             Phase::Seek { at, target, pbn } => self.seek_done(disk, at, target, pbn),
             Phase::Rot { base, i, prev, next } => {
                 self.boundary(disk, base, i, prev, next);
-                self.fast_forward(limit);
+                if self.fast_forward {
+                    self.fast_forward(limit);
+                }
             }
             Phase::Idle => {}
         }
@@ -1145,9 +1264,7 @@ impl Buffer {
         let Some(h) = self.hda.as_ref() else { return };
         if !h.read {
             self.fast_forward_write_back(limit);
-            return;
-        }
-        if !h.track.lbns.is_empty() {
+            self.skip_unwritable_sectors(limit);
             return;
         }
         let Phase::Rot { base, i, prev: Some((s, valid)), .. } = h.phase else { return };
@@ -1177,8 +1294,8 @@ impl Buffer {
         let size = self.p.seg_size;
         let seg = &self.segs[h.seg];
         let tr = &h.track;
-        let l0 = tr.base + u64::from(s);
-        if valid && l0 == seg.end {
+        let l0 = tr.lbn(s);
+        if valid && l0 == seg.end && tr.lbns.is_empty() {
             // (a) A contiguous run: boundary i + k leaves the segment ending at l0 + k + 1.
             let mut emax = tr.next - 1;
             if h.immedstart > l0 {
@@ -1211,23 +1328,27 @@ impl Buffer {
             h.phase = Phase::Rot { base, i: i + m, prev: Some((x, true)), next: (x + 1) % h.track.spt };
             return;
         }
-        // (b) Sectors that pass without effect. A sector refused for want of room might be taken
-        // once the bus has moved data out, so that case is left to the step-by-step path.
-        if moving && size_limited {
-            return;
-        }
+        // (b) Sectors that pass without effect, up to the first that the read would keep. While
+        // the bus empties the segment, a sector refused for want of room is kept once the bus has
+        // moved enough of the chunk out, so its first pass after that instant is found instead.
         let first = seg.end;
         let goal = if h.bg { seg.max_ra } else { h.req_end };
         let last = goal.min(tr.next);
         let p_any = self.p.ra_mode != ReadAhead::None;
         let any_free = self.p.read_any_free;
-        let available = |cur: u64| {
-            !(cur < seg.end && cur >= seg.start)
-                && !(cur < seg.start && (!any_free || seg.end != seg.start))
-                && !(size_limited && cur >= outblkno + size)
+        // `block_available` without the bus: None if the sector is refused whatever the bus does,
+        // else how many sectors of the chunk under way must have left the segment first.
+        let room_needed = |cur: u64| {
+            if cur == NONE || (cur < seg.end && cur >= seg.start) || (cur < seg.start && (!any_free || seg.end != seg.start)) {
+                None
+            } else if size_limited && cur >= outblkno + size {
+                Some(cur - (outblkno + size) + 1)
+            } else {
+                Some(0)
+            }
         };
         let idle = |x: u32, valid: bool| {
-            let cur = tr.base + u64::from(x);
+            let cur = tr.lbn(x);
             if !valid {
                 return true;
             }
@@ -1242,20 +1363,90 @@ impl Buffer {
         if !idle(s, valid) {
             return;
         }
-        let spt32 = h.track.spt;
-        let mut m = 1u64;
-        let mut x = (s + 1) % spt32;
-        let mut v = available(tr.base + u64::from(x));
-        while m < by_time && m < spt && idle(x, v) {
-            m += 1;
-            x = (x + 1) % spt32;
-            v = available(tr.base + u64::from(x));
-        }
-        if m < 2 {
+        let chunk = self.req.as_ref().and_then(|r| r.chunk_under_way(self.p.bt_read)).filter(|_| moving);
+        let kept_after = |x: u32| room_needed(tr.lbn(x)).filter(|_| !idle(x, true));
+        let Some(m) = idle_run(IdleRun { base, i, s, spt, rev, by_time, chunk }, kept_after) else { return };
+        let x = ((u64::from(s) + m) % spt) as u32;
+        let moved = chunk.map_or(0, |c| c.moved(base + (i + m - 1) * rev / spt));
+        let v = room_needed(tr.lbn(x)).is_some_and(|need| need <= moved);
+        let h = self.hda.as_mut().expect("access");
+        h.phase = Phase::Rot { base, i: i + m, prev: Some((x, v)), next: ((u64::from(x) + 1) % spt) as u32 };
+    }
+
+    /// Takes at once the coming sector boundaries of a write (the request's own, or a
+    /// write-back) at which the head passes sectors it may not write: the sector to write next
+    /// comes round once a revolution, and on a slow bus its data arrives a sector at a time. The
+    /// boundaries taken each change nothing but, when the request's data is arriving into the
+    /// segment, how much of it is there, which is brought up to date at the last of them.
+    fn skip_unwritable_sectors(&mut self, limit: u64) {
+        let Some(h) = self.hda.as_ref() else { return };
+        if h.read {
             return;
         }
+        let Phase::Rot { base, i, prev: Some((s, false)), .. } = h.phase else { return };
+        // Data arriving into this segment over the bus (`update_outbuffer`).
+        let (limit, arriving) = match self.req.as_ref() {
+            None => (limit, None),
+            Some(r) => {
+                let feeds = !r.read && (r.hda || (r.hit == Hit::Append && r.seg == Some(h.seg)));
+                match r.bus {
+                    Bus::Outwait => return,
+                    Bus::Xfer { end, .. } if feeds => (limit.min(end), r.chunk_under_way(self.p.bt_write).map(|c| (c, r.outblkno))),
+                    Bus::Msg { at, .. } => (limit.min(at), None),
+                    Bus::Xfer { .. } | Bus::Idle => (limit, None),
+                }
+            }
+        };
+        let seg = &self.segs[h.seg];
+        // DiskSim's extra write disconnect asks for a fill level of the segment, whose start moves
+        // with its end: left to the step-by-step path while data arrives.
+        let fill_rule = h.owner == Owner::Req && self.p.extra.is_some();
+        if fill_rule && arriving.is_some() {
+            return;
+        }
+        let fill_ok = !fill_rule || {
+            let have = seg.end - seg.start;
+            if h.req_len < 45 {
+                have >= h.req_len.min(10)
+            } else {
+                have >= 15
+            }
+        };
+        let rev = self.p.rev;
+        let tr = &h.track;
+        let spt = u64::from(tr.spt);
+        if base + i * rev / spt >= limit {
+            return;
+        }
+        let d = u128::from(limit - base);
+        let last_j = ((d * u128::from(spt)).div_ceil(u128::from(rev)) - 1).min(u128::from(u64::MAX)) as u64;
+        let by_time = (last_j - i).saturating_add(1);
+        let inblkno = h.inblkno;
+        // `block_available` for a write: None if the sector is never writable meanwhile, else how
+        // many sectors of the chunk under way must have arrived first.
+        let arrival_needed = |x: u32| {
+            let cur = tr.lbn(x);
+            if !fill_ok || cur == NONE || cur < inblkno {
+                None
+            } else if cur < seg.end {
+                Some(0)
+            } else {
+                arriving.map(|(_, outblkno)| (cur + 1).saturating_sub(outblkno))
+            }
+        };
+        let chunk = arriving.map(|(c, _)| c);
+        let Some(m) = idle_run(IdleRun { base, i, s, spt, rev, by_time, chunk }, arrival_needed) else { return };
+        let t_last = base + (i + m - 1) * rev / spt;
+        let x = ((u64::from(s) + m) % spt) as u32;
+        let cur = tr.lbn(x);
+        let seg_id = h.seg;
+        self.update_outbuffer(t_last);
+        let size = self.p.seg_size;
+        let seg = &mut self.segs[seg_id];
+        seg.start = seg.start.max(seg.end.saturating_sub(size));
+        let v = fill_ok && cur != NONE && cur >= inblkno && cur < seg.end;
         let h = self.hda.as_mut().expect("access");
-        h.phase = Phase::Rot { base, i: i + m, prev: Some((x, v)), next: (x + 1) % spt32 };
+        h.phase = Phase::Rot { base, i: i + m, prev: Some((x, v)), next: ((u64::from(x) + 1) % spt) as u32 };
     }
 
     /// Takes the coming sector boundaries of a write-back at once while each of them only writes
@@ -1454,13 +1645,9 @@ impl Buffer {
 
     /// Sectors moved over the bus so far in the chunk under way.
     fn moved(&self, t: u64) -> u64 {
-        match self.req.as_ref().map(|r| (r.bus, r.read)) {
-            Some((Bus::Xfer { start, count, .. }, read)) => {
-                let bt = if read { self.p.bt_read } else { self.p.bt_write };
-                (t - start).checked_div(bt).map_or(count, |k| k.min(count))
-            }
-            _ => 0,
-        }
+        let Some(r) = self.req.as_ref() else { return 0 };
+        let bt = if r.read { self.p.bt_read } else { self.p.bt_write };
+        r.chunk_under_way(bt).map_or(0, |c| c.moved(t))
     }
 
     /// DiskSim `disk_buffer_update_outbuffer`: written data that has arrived is in the segment.
@@ -1989,5 +2176,122 @@ mod tests {
         assert!(b.hda.is_none());
         let reason = b.run_request(&disk).unwrap_err();
         assert!(reason.starts_with("stalled: the request is unfinished (bus Idle"), "{reason}");
+    }
+
+    /// A small drive with the buffer settings that make the head wait on the bus: two 8-sector
+    /// segments, a bus five times slower than the media, zero-latency access, a slipped sector
+    /// and spares (tracks whose LBNs are not one run). The fuzz finding `timeout-ece24bcf…`.
+    const SLOW_BUS_DISK: &str = r#"
+name = "slow-bus"
+rpm = 10025.0
+surfaces = 4
+head_switch_ms = 0.176
+write_settle_ms = 0.1
+sparing = { scheme = "sectors_per_cylinder" }
+[[zones]]
+first_cylinder = 0
+last_cylinder = 31
+sectors_per_track = 64
+cylinder_skew = 20.0
+slips = [3]
+[[zones]]
+first_cylinder = 32
+last_cylinder = 65
+sectors_per_track = 17
+track_skew = 10.0
+cylinder_skew = 20.0
+empty_front_sectors = 64
+[[zones]]
+first_cylinder = 66
+last_cylinder = 97
+sectors_per_track = 333
+track_skew = 63.5
+cylinder_skew = 113.0
+spares = 4
+[seek]
+type = "table"
+points = [[1.0, 0.8], [4.0, 1.3], [40.0, 2.3]]
+[controller]
+read_miss_ms = 0.1
+write_miss_ms = 0.3
+bus_sector_ms = 0.1
+write_back = false
+[cache]
+enabled = true
+segments = 2
+segment_sectors = 8
+read_ahead_sectors = 64
+read_ahead = "dec"
+zero_latency_reads = true
+zero_latency_writes = true
+separate_write_segment = true
+read_ahead_on_hit = true
+"#;
+
+    /// Serves the same pseudo-random request stream (random and sequential, small and large,
+    /// reads and writes, back to back and spaced out) with the fast-forwards on and off, and
+    /// requires the same outcome for every request.
+    fn fast_forward_changes_nothing(disk: &Disk, requests: usize, max_sectors: u64, seed: u64) {
+        let mut fast = Buffer::new(disk);
+        let mut slow = Buffer::new(disk);
+        slow.fast_forward = false;
+        let mut state = seed;
+        let mut next = move || {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            state >> 33
+        };
+        let capacity = disk.capacity();
+        let (mut t, mut lbn) = (0u64, 0u64);
+        for k in 0..requests {
+            let n = if next() % 8 == 0 { 1 + next() % max_sectors } else { 1 + next() % 16 };
+            if next() % 3 != 0 {
+                lbn = next() % capacity;
+            }
+            let n = n.min(capacity - lbn).max(1);
+            let lbn_now = lbn.min(capacity - n);
+            let op = if next() % 2 == 0 { Op::Read } else { Op::Write };
+            let a = fast.serve(disk, t, lbn_now, n, op).unwrap();
+            let b = slow.serve(disk, t, lbn_now, n, op).unwrap();
+            let key = |o: &Outcome| (o.end_ps, o.overhead_ps, o.seek_ps, o.latency_ps, o.media, o.hit);
+            assert_eq!(key(&a), key(&b), "{}: request {k} ({op:?} LBN {lbn_now} + {n} at {t} ps)", disk.spec().name);
+            lbn = lbn_now + n;
+            if lbn >= capacity {
+                lbn = 0;
+            }
+            t = a.end_ps + [0, 0, 50_000, 1_000_000_000, 20_000_000_000][(next() % 5) as usize];
+        }
+    }
+
+    #[test]
+    fn fast_forward_matches_sector_by_sector_on_a_slow_bus() {
+        let base = crate::DiskSpec::from_toml_str(SLOW_BUS_DISK, "slow-bus.toml").unwrap();
+        let mut variants = vec![base.clone()];
+        let mut v = base.clone();
+        v.controller.write_back = true;
+        variants.push(v);
+        let mut v = base.clone();
+        v.controller.hold_bus_read = true;
+        v.controller.hold_bus_write = true;
+        v.cache.zero_latency_reads = false;
+        v.cache.zero_latency_writes = false;
+        variants.push(v);
+        let mut v = base.clone();
+        v.controller.bus_sector_ms = 0.004;
+        v.cache.segment_sectors = 32;
+        variants.push(v);
+        for (k, spec) in variants.into_iter().enumerate() {
+            let disk = Disk::new(spec).unwrap();
+            for seed in 0..4 {
+                fast_forward_changes_nothing(&disk, 200, 400, 17 + 4 * k as u64 + seed);
+            }
+        }
+    }
+
+    #[test]
+    fn fast_forward_matches_sector_by_sector_on_the_built_in_drives() {
+        for name in library::names() {
+            let disk = cached(name);
+            fast_forward_changes_nothing(&disk, 300, 600, 5);
+        }
     }
 }
