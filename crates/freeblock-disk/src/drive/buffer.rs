@@ -541,6 +541,62 @@ fn idle_run(run: IdleRun, needed: impl Fn(u32) -> Option<u64>) -> Option<u64> {
     }
 }
 
+/// [`idle_run`] for a write on a track whose sector `x` holds LBN `first_lbn + x`, in closed
+/// form: the head may write now the LBNs `writable` (from the next to write to the segment's
+/// data end), one run of sectors; the sectors past it become writable as the request's data
+/// arrives over the bus (`outblkno`: the LBN the chunk under way starts at). When the bus is no
+/// faster than the media (a sector's data takes at least a sector's time), a sector of that second
+/// run that is not writable when the head reaches it has every later one of the run unwritable
+/// too on that revolution, so only the run's first sector need be checked, once on the first
+/// revolution and then at its first pass after its data is in. None (walk instead) when the bus
+/// is faster.
+#[allow(clippy::option_option)]
+fn contiguous_write_wait(run: IdleRun, first_lbn: u64, writable: (u64, u64), outblkno: Option<u64>) -> Option<Option<u64>> {
+    let IdleRun { base, i, s, spt, rev, by_time, chunk } = run;
+    let x1 = (u64::from(s) + 1) % spt;
+    // k of the first boundary that starts sector x (the walk's k).
+    let first_visit = |x: u64| (x + spt - x1) % spt + 1;
+    let sector = |lbn: u64| lbn.saturating_sub(first_lbn).min(spt);
+    let (lo, hi) = writable;
+    let (xa, xb) = (sector(lo), sector(hi.max(lo)));
+    let mut best = (xa < xb).then(|| if (xa..xb).contains(&x1) { 1 } else { first_visit(xa) });
+    if let (Some(c), Some(outblkno)) = (chunk, outblkno) {
+        if rev.div_ceil(spt) > c.bt {
+            return None;
+        }
+        if xb < spt {
+            let need = |x: u64| (first_lbn + x + 1).saturating_sub(outblkno);
+            let y = x1.max(xb);
+            let ky = first_visit(y);
+            let t_y = base + (i + ky - 1) * rev / spt;
+            let k = if c.moved(t_y) >= need(y) {
+                Some(ky)
+            } else {
+                let j0 = if y == xb { i + ky - 1 + spt } else { i + first_visit(xb) - 1 };
+                c.time_moved(need(xb)).map(|at| first_pass(base, rev, spt, j0, at).saturating_sub(i).saturating_add(1))
+            };
+            if let Some(k) = k {
+                best = Some(best.map_or(k, |b| b.min(k)));
+            }
+        }
+    }
+    let m = best.unwrap_or(spt).min(by_time);
+    Some((m >= 2).then_some(m))
+}
+
+/// The first boundary `j ≥ j0` with `j ≡ j0 (mod spt)` (the same sector on a later revolution)
+/// at or after `at`, boundary `j` being at `base + ⌊j·rev/spt⌋`.
+fn first_pass(base: u64, rev: u64, spt: u64, j0: u64, at: u64) -> u64 {
+    if at <= base {
+        return j0;
+    }
+    // ⌊j·rev/spt⌋ ≥ at − base ⟺ j ≥ ⌈(at − base)·spt/rev⌉.
+    let j_min = (u128::from(at - base) * u128::from(spt)).div_ceil(u128::from(rev));
+    let j0 = u128::from(j0);
+    let j = if j_min <= j0 { j0 } else { j0 + (j_min - j0).div_ceil(u128::from(spt)) * u128::from(spt) };
+    j.min(u128::from(u64::MAX)) as u64
+}
+
 /// What serving one request did, for the drive's report.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Outcome {
@@ -1434,8 +1490,14 @@ impl Buffer {
                 arriving.map(|(_, outblkno)| (cur + 1).saturating_sub(outblkno))
             }
         };
-        let chunk = arriving.map(|(c, _)| c);
-        let Some(m) = idle_run(IdleRun { base, i, s, spt, rev, by_time, chunk }, arrival_needed) else { return };
+        let run = IdleRun { base, i, s, spt, rev, by_time, chunk: arriving.map(|(c, _)| c) };
+        let closed_form = if tr.lbns.is_empty() {
+            let writable = if fill_ok { (inblkno, seg.end) } else { (0, 0) };
+            contiguous_write_wait(run, tr.base, writable, arriving.filter(|_| fill_ok).map(|(_, outblkno)| outblkno))
+        } else {
+            None
+        };
+        let Some(m) = closed_form.unwrap_or_else(|| idle_run(run, arrival_needed)) else { return };
         let t_last = base + (i + m - 1) * rev / spt;
         let x = ((u64::from(s) + m) % spt) as u32;
         let cur = tr.lbn(x);
@@ -2274,6 +2336,10 @@ read_ahead_on_hit = true
         v.controller.hold_bus_write = true;
         v.cache.zero_latency_reads = false;
         v.cache.zero_latency_writes = false;
+        variants.push(v);
+        // Chunks longer than a revolution: the head meets a sector again while its data arrives.
+        let mut v = base.clone();
+        v.cache.segment_sectors = 200;
         variants.push(v);
         let mut v = base.clone();
         v.controller.bus_sector_ms = 0.004;
