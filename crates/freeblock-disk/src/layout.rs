@@ -354,6 +354,36 @@ impl Layout {
         (lbn < self.capacity).then_some(lbn)
     }
 
+    /// The LBN of sector 0 of track `(cylinder, surface)` when the track's sectors hold
+    /// consecutive LBNs, sector `k` holding that LBN + `k`: no spare, slipped, empty or remapped
+    /// sector on it. `None` otherwise (then ask [`Layout::pbn_to_lbn`] sector by sector). One zone
+    /// lookup, where checking the first and last sectors takes two.
+    #[must_use]
+    pub fn track_first_lbn(&self, cylinder: u32, surface: u32) -> Option<u64> {
+        let z = &self.zones[self.zone_of_cylinder(cylinder)?];
+        if surface >= self.surfaces {
+            return None;
+        }
+        let spt = u64::from(z.spt);
+        let first_slot = self.track_in_zone(z, cylinder, surface) * spt;
+        let end_slot = first_slot + spt;
+        if z.reserved_below(end_slot) != z.reserved_below(first_slot) {
+            return None;
+        }
+        if !z.remap.is_empty() {
+            let units = first_slot / z.remap_unit..=(end_slot - 1) / z.remap_unit;
+            let touches = |list: &[(u64, u64)]| {
+                let i = list.partition_point(|r| r.0 < *units.start());
+                i < list.len() && list[i].0 <= *units.end()
+            };
+            if touches(&z.remap) || touches(&z.remap_by_spare) {
+                return None;
+            }
+        }
+        let lbn = z.first_lbn + first_slot - z.reserved_below(first_slot);
+        (lbn + spt <= self.capacity).then_some(lbn)
+    }
+
     /// Angular offset of physical sector 0 of a track, in sectors (fractional, `0..spt`).
     fn track_offset_sectors(&self, z: &ZoneMap, cylinder: u32, surface: u32) -> f64 {
         let c = f64::from(cylinder - z.first_cylinder);

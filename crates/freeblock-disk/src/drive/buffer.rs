@@ -264,6 +264,12 @@ impl Track {
         self.valid = true;
         self.pos0 = layout.sector_start(cyl, surf, 0);
         self.lbns.clear();
+        if let Some(a) = layout.track_first_lbn(cyl, surf) {
+            self.base = a;
+            self.first = a;
+            self.next = a + u64::from(spt);
+            return;
+        }
         let at = |s: u32| layout.pbn_to_lbn(Pbn { cylinder: cyl, surface: surf, sector: s });
         if let (Some(a), Some(b)) = (at(0), at(spt - 1)) {
             if b >= a && b - a == u64::from(spt - 1) {
@@ -582,6 +588,32 @@ fn contiguous_write_wait(run: IdleRun, first_lbn: u64, writable: (u64, u64), out
     }
     let m = best.unwrap_or(spt).min(by_time);
     Some((m >= 2).then_some(m))
+}
+
+/// [`idle_run`] with no bus to wait for, on a track whose sector `x` holds LBN `first_lbn + x`,
+/// when whether the head acts on a sector (`acts(x)`) changes only at the LBNs `thresholds`
+/// (each rule compares the LBN with one of them): the track falls into runs of sectors between
+/// thresholds, `acts` is asked once per run, and the first sector of an acting run to come under
+/// the head ends the wait.
+fn first_kept_piece<const N: usize>(run: IdleRun, first_lbn: u64, thresholds: [u64; N], acts: impl Fn(u32) -> bool) -> Option<u64> {
+    let IdleRun { s, spt, by_time, .. } = run;
+    let x1 = (u64::from(s) + 1) % spt;
+    let mut cuts = [0u64; N];
+    for (cut, lbn) in cuts.iter_mut().zip(thresholds) {
+        *cut = lbn.saturating_sub(first_lbn).min(spt);
+    }
+    cuts.sort_unstable();
+    let mut best: Option<u64> = None;
+    let mut from = 0;
+    for to in cuts.into_iter().chain([spt]) {
+        if to > from && acts(from as u32) {
+            let k = if (from..to).contains(&x1) { 1 } else { (from + spt - x1) % spt + 1 };
+            best = Some(best.map_or(k, |b| b.min(k)));
+        }
+        from = from.max(to);
+    }
+    let m = best.unwrap_or(spt).min(by_time);
+    (m >= 2).then_some(m)
 }
 
 /// The first boundary `j ≥ j0` with `j ≡ j0 (mod spt)` (the same sector on a later revolution)
@@ -1421,7 +1453,21 @@ impl Buffer {
         }
         let chunk = self.req.as_ref().and_then(|r| r.chunk_under_way(self.p.bt_read)).filter(|_| moving);
         let kept_after = |x: u32| room_needed(tr.lbn(x)).filter(|_| !idle(x, true));
-        let Some(m) = idle_run(IdleRun { base, i, s, spt, rev, by_time, chunk }, kept_after) else { return };
+        let run = IdleRun { base, i, s, spt, rev, by_time, chunk };
+        let m = if chunk.is_none() && tr.lbns.is_empty() {
+            // Every rule above compares the sector's LBN with one of these.
+            let size_end = if size_limited { outblkno + size } else { seg.start };
+            let (e, ie) = (seg.end, h.immedend);
+            let thresholds = [seg.start, e, e.saturating_add(1), size_end, last, h.req_start, ie, ie.saturating_add(1)];
+            let m = first_kept_piece(run, tr.base, thresholds, |x| kept_after(x) == Some(0));
+            // Tests check the closed form against the walk it replaces.
+            #[cfg(test)]
+            assert_eq!(m, idle_run(run, kept_after), "read wait: closed form and walk differ");
+            m
+        } else {
+            idle_run(run, kept_after)
+        };
+        let Some(m) = m else { return };
         let x = ((u64::from(s) + m) % spt) as u32;
         let moved = chunk.map_or(0, |c| c.moved(base + (i + m - 1) * rev / spt));
         let v = room_needed(tr.lbn(x)).is_some_and(|need| need <= moved);
@@ -1497,6 +1543,11 @@ impl Buffer {
         } else {
             None
         };
+        // Tests check the closed form against the walk it replaces.
+        #[cfg(test)]
+        if let Some(m) = closed_form {
+            assert_eq!(m, idle_run(run, arrival_needed), "write wait: closed form and walk differ");
+        }
         let Some(m) = closed_form.unwrap_or_else(|| idle_run(run, arrival_needed)) else { return };
         let t_last = base + (i + m - 1) * rev / spt;
         let x = ((u64::from(s) + m) % spt) as u32;

@@ -167,3 +167,37 @@ fn remapped_lbns_are_reported_on_their_spare_track() {
     }
     assert!(checked >= 3, "the defective disks' remapped LBNs were not all reported ({checked})");
 }
+
+/// `track_first_lbn` (the buffer model's one-lookup test of a track) says a track holds one run
+/// of LBNs exactly when sector by sector it does: on every surface of every 101st cylinder, the
+/// zones' first and last cylinders, and every cylinder where a defect's sector or its spare
+/// lies, of every built-in disk. Both kinds of track occur.
+#[test]
+fn track_first_lbn_agrees_with_sector_by_sector() {
+    let (mut runs, mut others) = (0, 0);
+    for (name, disk) in disks() {
+        let layout = disk.layout();
+        let mut cylinders: Vec<u32> = (0..layout.cylinders()).step_by(101).collect();
+        for (first, last, ..) in layout.zone_table() {
+            cylinders.extend([first, last]);
+        }
+        let mut remapped = Vec::new();
+        layout.for_each_remapped_lbn(0, disk.capacity(), |_, counted, actual| remapped.extend([counted.0, actual.0]));
+        cylinders.extend(remapped);
+        for &cylinder in &cylinders {
+            let spt = layout.sectors_per_track(cylinder);
+            for surface in 0..layout.surfaces() {
+                let at = |sector| layout.pbn_to_lbn(Pbn { cylinder, surface, sector });
+                let one_run = at(0).is_some_and(|a| (0..spt).all(|k| at(k) == Some(a + u64::from(k))));
+                let got = layout.track_first_lbn(cylinder, surface);
+                assert_eq!(got, if one_run { at(0) } else { None }, "{name}: cylinder {cylinder} surface {surface}");
+                if one_run {
+                    runs += 1;
+                } else {
+                    others += 1;
+                }
+            }
+        }
+    }
+    assert!(runs > 0 && others > 0, "{runs} tracks of one run, {others} others");
+}
