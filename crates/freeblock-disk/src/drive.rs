@@ -83,10 +83,10 @@ impl Drive {
     /// the buffer model cannot finish it.
     pub fn predict(&self, start: SimTime, lbn: u64, sectors: u64, op: Op) -> Result<Service, AccessError> {
         if let Some(b) = &self.buffer {
-            self.check(lbn, sectors)?;
+            Self::check(&self.disk, lbn, sectors)?;
             self.disk.check_time_limit(lbn, start, sectors)?;
             let mut b = b.clone();
-            return self.buffered(&mut b, start, lbn, sectors, op);
+            return Self::buffered(&self.disk, &mut b, start, lbn, sectors, op);
         }
         let mut runs = Vec::with_capacity(4);
         let access = self.disk.access(self.head, start, lbn, sectors, op, &mut runs)?;
@@ -101,18 +101,19 @@ impl Drive {
     /// left as the fault found it (a bug in the model: the drive's answers are not to be trusted
     /// after it).
     pub fn serve(&mut self, start: SimTime, lbn: u64, sectors: u64, op: Op) -> Result<Service, AccessError> {
-        if let Some(mut b) = self.buffer.take() {
-            let r = self.check(lbn, sectors).and_then(|()| self.disk.check_time_limit(lbn, start, sectors)).and_then(|()| self.buffered(&mut b, start, lbn, sectors, op));
-            self.buffer = Some(b);
-            return r;
+        if let Some(b) = &mut self.buffer {
+            Self::check(&self.disk, lbn, sectors)?;
+            self.disk.check_time_limit(lbn, start, sectors)?;
+            // The buffer is served in place: moving it out and back costs more than a cache hit.
+            return Self::buffered(&self.disk, b, start, lbn, sectors, op);
         }
         let access = self.disk.access(self.head, start, lbn, sectors, op, &mut self.scratch)?;
         self.head = access.end_head;
         Ok(Service { access, cache_hit: false })
     }
 
-    fn check(&self, lbn: u64, sectors: u64) -> Result<(), AccessError> {
-        let capacity = self.disk.capacity();
+    fn check(disk: &Disk, lbn: u64, sectors: u64) -> Result<(), AccessError> {
+        let capacity = disk.capacity();
         if sectors == 0 {
             return Err(AccessError::Empty { lbn });
         }
@@ -123,8 +124,8 @@ impl Drive {
     }
 
     /// Serves a request through the buffer model and reports it like a media access.
-    fn buffered(&self, b: &mut buffer::Buffer, start: SimTime, lbn: u64, sectors: u64, op: Op) -> Result<Service, AccessError> {
-        let o = b.serve(&self.disk, start * 1000, lbn, sectors, op)?;
+    fn buffered(disk: &Disk, b: &mut buffer::Buffer, start: SimTime, lbn: u64, sectors: u64, op: Op) -> Result<Service, AccessError> {
+        let o = b.serve(disk, start * 1000, lbn, sectors, op)?;
         let ns = |ps: u64| ps.div_ceil(1000);
         let end = ns(o.end_ps).max(start);
         let total = end - start;

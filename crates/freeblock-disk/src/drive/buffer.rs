@@ -223,6 +223,9 @@ struct Track {
     /// Rotational position of sector 0's start, ps.
     pos0: u64,
     valid: bool,
+    /// Sector `s` holds LBN `base + s` for every sector (checked with
+    /// `Layout::track_first_lbn`), so an LBN in `first..next` is found without a lookup.
+    one_run: bool,
 }
 
 impl Track {
@@ -262,9 +265,11 @@ impl Track {
         self.surf = surf;
         self.spt = spt;
         self.valid = true;
+        self.one_run = false;
         self.pos0 = layout.sector_start(cyl, surf, 0);
         self.lbns.clear();
         if let Some(a) = layout.track_first_lbn(cyl, surf) {
+            self.one_run = true;
             self.base = a;
             self.first = a;
             self.next = a + u64::from(spt);
@@ -1305,7 +1310,13 @@ impl Buffer {
         if target >= self.p.capacity {
             return false;
         }
-        let pbn = disk.layout().lbn_to_pbn(target).expect("in range");
+        let known = &self.last_track;
+        let pbn = if known.valid && known.one_run && (known.first..known.next).contains(&target) {
+            // Usually the track a read's read-ahead limit was just looked up on.
+            Pbn { cylinder: known.cyl, surface: known.surf, sector: (target - known.base) as u32 }
+        } else {
+            disk.layout().lbn_to_pbn(target).expect("in range")
+        };
         let h = self.hda.as_mut().expect("access");
         let op = if h.read { Op::Read } else { Op::Write };
         let seek = disk.move_ns(self.head, pbn.cylinder, pbn.surface, op) * 1000;
