@@ -584,7 +584,7 @@ impl Planner {
                 let mut pick: Option<(SimTime, u32, usize)> = None;
                 for (i, h) in heads.iter().enumerate().take(cursors.len()) {
                     if let Some((c, e)) = *h {
-                        if pick.map_or(true, |p| (e, c, i) < p) {
+                        if pick.is_none_or(|p| (e, c, i) < p) {
                             pick = Some((e, c, i));
                         }
                     }
