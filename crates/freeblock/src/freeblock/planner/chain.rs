@@ -106,6 +106,20 @@ impl ChainScratch {
     }
 }
 
+/// The first `i` in `lo..hi` for which `before(i)` is false (`hi` if none), when it is true for
+/// the indices below some point and false from there on: a binary search.
+fn first_not(mut lo: u32, mut hi: u32, before: impl Fn(u32) -> bool) -> u32 {
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if before(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 impl Lane {
     /// When pass sector `i` starts.
     #[inline]
@@ -248,10 +262,9 @@ impl Planner {
                     if arrive > last_start {
                         break;
                     }
-                    let mut i = n.lo;
-                    while lane.at(disk, i) < arrive {
-                        i += 1;
-                    }
+                    // The first sector of the run to start after arriving (sector starts only
+                    // grow along a pass, and the run's last one starts after `arrive`).
+                    let i = first_not(n.lo, n.hi, |i| lane.at(disk, i) < arrive);
                     let got = m.value + u64::from(sc.prefix[lane.base + n.hi as usize] - sc.prefix[lane.base + i as usize]);
                     if got > best.0 {
                         best = (got, (other.first_node + j) as u32, i, false);
@@ -293,5 +306,24 @@ impl Planner {
             return None;
         }
         Some(Plan { segments, wanted: value, examined: 0 })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_not;
+
+    /// The binary search finds what a walk from the start finds, for every split point.
+    #[test]
+    fn first_not_matches_a_linear_walk() {
+        for lo in 0..5u32 {
+            for hi in lo..12 {
+                for point in 0..14u32 {
+                    let before = |i: u32| i < point;
+                    let walked = (lo..hi).find(|&i| !before(i)).unwrap_or(hi);
+                    assert_eq!(first_not(lo, hi, before), walked, "lo {lo}, hi {hi}, point {point}");
+                }
+            }
+        }
     }
 }
