@@ -361,7 +361,7 @@ pub fn external(c: &ExternalReproConfig, progress: &(dyn Fn(usize, usize) + Sync
     let jobs: Vec<Option<RunKey>> = [None, None].into_iter().chain(keys.iter().copied().map(Some)).collect();
     enum Out {
         Pdf(ErrorPdf),
-        Row(RunRow),
+        Row(Box<RunRow>),
     }
     let results = crate::parallel::map_in_order(
         &(0..jobs.len()).collect::<Vec<_>>(),
@@ -369,7 +369,7 @@ pub fn external(c: &ExternalReproConfig, progress: &(dyn Fn(usize, usize) + Sync
         |&i| -> Result<Out> {
             match jobs[i] {
                 None => prediction_errors(&truth, &model, c, if i == 0 { 4 } else { 40 }).map(Out::Pdf),
-                Some(key) => run_one(&truth, &model, c, key).map(Out::Row),
+                Some(key) => run_one(&truth, &model, c, key).map(|r| Out::Row(Box::new(r))),
             }
         },
         |n| progress(n, total),
@@ -379,7 +379,7 @@ pub fn external(c: &ExternalReproConfig, progress: &(dyn Fn(usize, usize) + Sync
     for r in results {
         match r? {
             Out::Pdf(p) => errors.push(p),
-            Out::Row(r) => runs.push(r),
+            Out::Row(r) => runs.push(*r),
         }
     }
     let media_mb_s = crate::free_mining::media_mb_s(&truth);
