@@ -106,7 +106,7 @@ fn print_one(c: &Calibration, model: &str, disksim: Option<f64>, out: Option<&Pa
     }
     out!("{}", t.render());
     if !c.rejected.is_empty() {
-        outln!("left at the model's values (fitted on the first quarter, no help on the second): {}", c.rejected.join(", "));
+        outln!("left at the model's values (moved by a fit, refused by the two-fold check or by the first half's own replay): {}", c.rejected.join(", "));
     }
     let mut s = Table::new(["requests scored", "", "measured mean", "simulated mean", "mean error", "mean |error|", "RMS demerit", "(exact samples)"]);
     let mut row = |what: &str, who: &str, x: &Score| {

@@ -136,14 +136,16 @@ pub fn repro_external(a: &crate::commands::ReproArgs) -> CmdResult {
     pb.finish();
 
     std::fs::create_dir_all(&a.out)?;
-    let mut runs_csv = String::from("scheduler,mode,conservatism_ms,max_outstanding,free_mb_s,piggyback_mb_s,response_ms,fg_cost,requests,late_by_a_turn,merged,free_commands,read_ahead_penalties,reorders\n");
+    let mut runs_csv = String::from("scheduler,mode,conservatism_ms,max_outstanding,free_mb_s,piggyback_mb_s,response_ms,fg_cost,requests,late_by_a_turn,merged,free_commands,read_ahead_penalties,reorders,fg_alone_late_turns,fg_prepended,fg_prepended_late,fg_prepended_late_turns,fg_behind_free,fg_behind_free_late,fg_behind_free_late_turns,free_cmds_late\n");
     for r in &report.runs {
         let cost = fg_cost(&report.runs, r).map_or(String::new(), |x| format!("{x:.6}"));
         let mode = serde_json::to_value(r.key.mode)?.as_str().unwrap_or("").to_string();
         writeln!(
             runs_csv,
-            "{},{mode},{},{},{:.6},{:.6},{:.6},{cost},{},{},{},{},{},{}",
-            r.key.scheduler, r.key.conservatism_ms, r.key.max_outstanding, r.free_mb_s, r.piggyback_mb_s, r.response_ms, r.requests, r.late_by_a_turn, r.merged, r.free_commands, r.read_ahead_penalties, r.reorders
+            "{},{mode},{},{},{:.6},{:.6},{:.6},{cost},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            r.key.scheduler, r.key.conservatism_ms, r.key.max_outstanding, r.free_mb_s, r.piggyback_mb_s, r.response_ms, r.requests, r.late_by_a_turn, r.merged, r.free_commands, r.read_ahead_penalties, r.reorders,
+            r.by_ahead.alone.late_by_a_turn, r.by_ahead.prepended.commands, r.by_ahead.prepended.late, r.by_ahead.prepended.late_by_a_turn,
+            r.by_ahead.behind_free.commands, r.by_ahead.behind_free.late, r.by_ahead.behind_free.late_by_a_turn, r.free_late
         )?;
     }
     let runs_path = a.out.join("external-runs.csv");

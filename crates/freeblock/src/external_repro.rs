@@ -26,7 +26,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::external::scheduler::{host_model, ExternalConfig, ExternalHost, HostModel, HostStats};
-use crate::external::{BlackBox, Effects};
+use crate::external::{AheadBreakdown, BlackBox, Effects};
 use crate::freeblock::{Freeblock, FreeblockConfig, PlannerKind, TaskSpec};
 use crate::repro::PaperCheck;
 use crate::sched::SchedulerSpec;
@@ -165,6 +165,14 @@ pub struct RunRow {
     pub read_ahead_penalties: u64,
     /// Times the drive reordered its queue.
     pub reorders: u64,
+    /// Foreground completions by what the host sent ahead of them, and how late they came:
+    /// the breakdown of the foreground cost.
+    pub by_ahead: AheadBreakdown,
+    /// Free commands of their own that completed late (each delays the foreground behind it).
+    pub free_late: u64,
+    /// Plans predicted to make their foreground complete later than alone, and by how much in
+    /// all, ns.
+    pub planned_later: (u64, u64),
 }
 
 /// A prediction-error distribution (Fig. 7).
@@ -284,6 +292,9 @@ pub fn run_one(truth: &Arc<Disk>, model: &Arc<Disk>, c: &ExternalReproConfig, ke
         free_commands: stats.free_commands,
         read_ahead_penalties: stats.firmware.read_ahead_penalties,
         reorders: stats.firmware.reorders,
+        by_ahead: stats.by_ahead,
+        free_late: stats.free_late,
+        planned_later: stats.planned_later,
     })
 }
 
@@ -350,7 +361,7 @@ pub fn external(c: &ExternalReproConfig, progress: &(dyn Fn(usize, usize) + Sync
     let jobs: Vec<Option<RunKey>> = [None, None].into_iter().chain(keys.iter().copied().map(Some)).collect();
     enum Out {
         Pdf(ErrorPdf),
-        Row(RunRow),
+        Row(Box<RunRow>),
     }
     let results = crate::parallel::map_in_order(
         &(0..jobs.len()).collect::<Vec<_>>(),
@@ -358,7 +369,7 @@ pub fn external(c: &ExternalReproConfig, progress: &(dyn Fn(usize, usize) + Sync
         |&i| -> Result<Out> {
             match jobs[i] {
                 None => prediction_errors(&truth, &model, c, if i == 0 { 4 } else { 40 }).map(Out::Pdf),
-                Some(key) => run_one(&truth, &model, c, key).map(Out::Row),
+                Some(key) => run_one(&truth, &model, c, key).map(|r| Out::Row(Box::new(r))),
             }
         },
         |n| progress(n, total),
@@ -368,7 +379,7 @@ pub fn external(c: &ExternalReproConfig, progress: &(dyn Fn(usize, usize) + Sync
     for r in results {
         match r? {
             Out::Pdf(p) => errors.push(p),
-            Out::Row(r) => runs.push(r),
+            Out::Row(r) => runs.push(*r),
         }
     }
     let media_mb_s = crate::free_mining::media_mb_s(&truth);

@@ -319,10 +319,13 @@ impl BlackBox {
 
     /// Picks the next command to serve: the oldest arrived by the time the mechanism is free, or
     /// with reordering on and two or more waiting then, the one with the least positioning.
+    /// A command arriving at the very instant the mechanism frees was not there when the
+    /// firmware chose (a host answering the completion it reports then cannot be faster), so it
+    /// competes only when it is the oldest.
     fn pick(&mut self) -> usize {
         let earliest = self.waiting.iter().map(|q| q.arrival).min().unwrap_or(0);
         let decide_at = self.mech_free.max(earliest);
-        let eligible: Vec<usize> = (0..self.waiting.len()).filter(|&i| self.waiting[i].arrival <= decide_at).collect();
+        let eligible: Vec<usize> = (0..self.waiting.len()).filter(|&i| self.waiting[i].arrival < decide_at || self.waiting[i].arrival == earliest).collect();
         let oldest = *eligible.iter().min_by_key(|&&i| (self.waiting[i].arrival, self.waiting[i].tag)).unwrap_or(&0);
         if !self.effects.reorder_queue || eligible.len() < 2 {
             return oldest;
@@ -501,6 +504,23 @@ mod tests {
         let mut one = BlackBox::new(atlas(), effects, 1);
         one.submit(0, read(17_000_000, 8)).unwrap();
         assert_eq!(one.next_completion().unwrap().tag, 0);
+    }
+
+    #[test]
+    fn a_command_sent_at_the_completion_instant_does_not_jump_the_queue() {
+        let effects = Effects { reorder_queue: true, ..Effects::none() };
+        let mut bb = BlackBox::new(atlas(), effects, 1);
+        // A write in service, a far read queued behind it.
+        bb.submit(0, Command { lbn: 9_000_000, sectors: 8, op: Op::Write }).unwrap();
+        bb.submit(1, read(17_000_000, 8)).unwrap();
+        let first = bb.next_completion().unwrap();
+        assert_eq!(first.tag, 0);
+        // A write's completion comes as its media work ends: the case at issue.
+        assert_eq!(first.time, bb.mech_free, "the test needs a completion at the instant the mechanism frees");
+        // The host answers that completion with a near read, at the same instant.
+        bb.submit(first.time, read(9_000_100, 8)).unwrap();
+        assert_eq!(bb.next_completion().unwrap().tag, 1, "the firmware chose before the near read arrived");
+        assert_eq!(bb.firmware_log().reorders, 0);
     }
 
     #[test]

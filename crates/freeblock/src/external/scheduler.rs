@@ -152,8 +152,9 @@ impl ExternalConfig {
 enum Purpose {
     /// A free read of its own.
     Free,
-    /// Foreground request `id`, with free sectors prepended (`prepended` LBNs before its own).
-    Foreground { id: u64, prepended: Range<u64>, own: Range<u64> },
+    /// Foreground request `id`, with free sectors prepended (`prepended` LBNs before its own);
+    /// `behind_free`: a free command of its own was queued just ahead of it.
+    Foreground { id: u64, prepended: Range<u64>, own: Range<u64>, behind_free: bool },
 }
 
 /// One command as the host tracks it.
@@ -188,6 +189,15 @@ pub struct HostStats {
     pub planned_sectors: u64,
     /// Foreground completions more than half a revolution later than predicted.
     pub late_by_a_turn: u64,
+    /// The foreground completions by what the host sent ahead of them: where the foreground
+    /// cost of free reads comes from.
+    pub by_ahead: AheadBreakdown,
+    /// Free commands of their own that completed more than `LATE_NS` later than predicted
+    /// (each one delays the foreground command queued behind it).
+    pub free_late: u64,
+    /// Plans whose foreground command was predicted, with its free reads, to complete later
+    /// than alone (by more than a microsecond), and by how much in all, ns.
+    pub planned_later: (u64, u64),
     /// Prediction errors of foreground completions (actual − predicted, ns), when kept.
     #[serde(skip)]
     pub errors_ns: Vec<i64>,
@@ -196,6 +206,59 @@ pub struct HostStats {
     pub abs_error: Histogram,
     /// What the firmware did behind the host's back (for the report; the host never reads it).
     pub firmware: FirmwareLog,
+}
+
+/// Lateness beyond which a completion counts as late in [`AheadClass::late`]: more than the
+/// bus-overlap and overhead jitter a drive adds to a 40 KB read (paper 001 Fig. 7: 75% within
+/// 150 µs).
+pub const LATE_NS: SimTime = 150_000;
+
+/// Foreground completions of one kind and how late they came.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct AheadClass {
+    /// Completions.
+    pub commands: u64,
+    /// Of which later than predicted by more than [`LATE_NS`].
+    pub late: u64,
+    /// Of which later by more than half a revolution.
+    pub late_by_a_turn: u64,
+    /// Their lateness beyond prediction, summed over the late ones, ns.
+    pub late_ns: u64,
+    /// Of which earlier than predicted by more than [`LATE_NS`] (an over-estimate, Fig. 3a).
+    pub early: u64,
+    /// Their earliness, summed, ns.
+    pub early_ns: u64,
+    /// Actual − predicted completion, summed over all of them, ns.
+    pub error_sum_ns: i64,
+}
+
+impl AheadClass {
+    fn record(&mut self, error_ns: i64, revolution_ns: SimTime) {
+        self.commands += 1;
+        self.error_sum_ns += error_ns;
+        if error_ns > LATE_NS as i64 {
+            self.late += 1;
+            self.late_ns += error_ns as u64;
+        }
+        if error_ns > (revolution_ns / 2) as i64 {
+            self.late_by_a_turn += 1;
+        }
+        if error_ns < -(LATE_NS as i64) {
+            self.early += 1;
+            self.early_ns += error_ns.unsigned_abs();
+        }
+    }
+}
+
+/// [`HostStats::by_ahead`]: each foreground completion by what went ahead of it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct AheadBreakdown {
+    /// Nothing of the background's: the command was the foreground request alone.
+    pub alone: AheadClass,
+    /// Free sectors prepended to it (one merged command).
+    pub prepended: AheadClass,
+    /// A free command of its own queued just ahead of it (with or without a prepend).
+    pub behind_free: AheadClass,
 }
 
 /// A free read the planner chose.
@@ -222,7 +285,8 @@ pub struct ExternalHost {
     /// Where the heads were, and when the mechanism was free, at the last completion seen.
     base_head: HeadState,
     base_free: SimTime,
-    /// When the last command was sent or completed (a command cannot start before).
+    /// Just after the last command sent, or the last completion seen: no command can arrive
+    /// before.
     last_seen: SimTime,
     /// When the free read sent ahead of the next foreground command went out.
     group_start: Option<SimTime>,
@@ -383,7 +447,10 @@ impl ExternalHost {
 
     /// Sends commands from the FIFO while the drive has room.
     fn send(&mut self, now: SimTime) -> Result<()> {
-        let mut at = now.max(self.drive.now());
+        // Never at the instant of an earlier command, even one sent by an earlier call: two
+        // commands arriving together at an idle drive are both waiting when it chooses, and its
+        // own scheduler would reorder them (§4.1: one in service, one queued, in the host's order).
+        let mut at = now.max(self.drive.now()).max(self.last_seen);
         while self.at_drive.len() < self.config.max_outstanding as usize {
             let Some(mut c) = self.fifo.pop_front() else { break };
             c.tag = Some(self.drive.submit(at, c.command).map_err(drive_error)?);
@@ -395,6 +462,7 @@ impl ExternalHost {
             self.at_drive.push_back(c);
             // One nanosecond apart: the drive sees them in this order.
             at += 1;
+            self.last_seen = self.last_seen.max(at);
             self.peeked = None;
         }
         self.last_seen = self.last_seen.max(at);
@@ -454,9 +522,17 @@ impl ExternalHost {
             None => (p.lbn, p.lbn..p.lbn),
         };
         let command = Command { lbn, sectors: own.end - lbn, op: p.op };
-        self.fifo.push_back(HostCommand { command, purpose: Purpose::Foreground { id: p.id, prepended, own }, tag: None, sent: None, group_sent: 0, predicted: alone });
+        let behind_free = plan.separate.is_some();
+        self.fifo.push_back(HostCommand { command, purpose: Purpose::Foreground { id: p.id, prepended, own, behind_free }, tag: None, sent: None, group_sent: 0, predicted: alone });
         self.send(now)?;
         self.repredict(drive);
+        if let Some(c) = self.fifo.back().or(self.at_drive.back()) {
+            let later = c.predicted.end.saturating_sub(alone.end);
+            if later > 1_000 {
+                self.stats.planned_later.0 += 1;
+                self.stats.planned_later.1 += later;
+            }
+        }
         Ok(())
     }
 
@@ -490,11 +566,14 @@ impl ExternalHost {
         let mut result = None;
         match &c.purpose {
             Purpose::Free => {
+                if done.time > c.predicted.end + LATE_NS {
+                    self.stats.free_late += 1;
+                }
                 if let Some(fb) = freeblock {
                     fb.transferred_outside(c.command.lbn..c.command.lbn + c.command.sectors, done.time, Route::Free)?;
                 }
             }
-            Purpose::Foreground { id, prepended, own } => {
+            Purpose::Foreground { id, prepended, own, behind_free } => {
                 if let Some(fb) = freeblock {
                     if !prepended.is_empty() {
                         fb.transferred_outside(prepended.clone(), done.time, Route::Free)?;
@@ -509,6 +588,12 @@ impl ExternalHost {
                 if error > (self.model.revolution_ns() / 2) as i64 {
                     self.stats.late_by_a_turn += 1;
                 }
+                let class = match (*behind_free, prepended.is_empty()) {
+                    (true, _) => &mut self.stats.by_ahead.behind_free,
+                    (false, false) => &mut self.stats.by_ahead.prepended,
+                    (false, true) => &mut self.stats.by_ahead.alone,
+                };
+                class.record(error, self.model.revolution_ns());
                 self.stats.abs_error.record(error.unsigned_abs());
                 if self.keep_errors {
                     self.stats.errors_ns.push(error);
