@@ -10,7 +10,7 @@ use freeblock_disk::{Op, SimTime};
 use serde::Serialize;
 
 use super::cache::BufferCache;
-use super::cleaner::{clean_foreground, CleanerKind, FreeCleaning, LogIo};
+use super::cleaner::{clean_foreground_avoiding, CleanerKind, FreeCleaning, LogIo};
 use super::error::LfsError;
 use super::log::{Found, Log};
 use super::LfsConfig;
@@ -330,7 +330,8 @@ impl LfsPolicy {
         }
         if self.log.free_segments() <= self.log.config().min_free {
             let mut ios = Vec::new();
-            let segments = clean_foreground(&mut self.log, &mut ios)?;
+            let busy = &self.in_progress;
+            let segments = clean_foreground_avoiding(&mut self.log, &mut ios, &|s| busy.contains_key(&s))?;
             self.stats.foreground_cleanings += 1;
             self.stats.foreground_segments += u64::from(segments);
             for x in ios {
