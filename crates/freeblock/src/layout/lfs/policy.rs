@@ -84,6 +84,13 @@ pub struct LfsStats {
     pub measured_free_blocks_read: u64,
     /// Measured phase: simulated ns from its first request to its last event.
     pub measured_ns: u64,
+    /// Measured phase: simulated ns during which free cleaning had reads registered (free
+    /// bandwidth can only be delivered then; blocks read over this is what it delivered while
+    /// it asked).
+    pub free_active_ns: u64,
+    /// Measured phase: free reads of live blocks outstanding, integrated over time (block·ns);
+    /// over `measured_ns`, how many blocks freeblock had to look for on average.
+    pub free_wanted_block_ns: u128,
     /// Measured phase: disk time of foreground cleaning reads, ns.
     pub clean_read_ns: u64,
     /// Measured phase: disk time of segment writes, ns.
@@ -189,6 +196,12 @@ impl LfsPolicy {
     }
 
     fn seen(&mut self, t: SimTime) {
+        if self.measure_start.is_some() && !self.in_progress.is_empty() {
+            self.stats.free_active_ns += t.saturating_sub(self.last_time);
+        }
+        if self.measure_start.is_some() {
+            self.stats.free_wanted_block_ns += u128::from(t.saturating_sub(self.last_time)) * self.runs.len() as u128;
+        }
         self.last_time = self.last_time.max(t);
         if let Some(start) = self.measure_start {
             self.stats.measured_ns = self.last_time - start;
@@ -403,6 +416,8 @@ impl LayoutPolicy for LfsPolicy {
             self.stats.segment_write_ns = 0;
             self.stats.clean_write_ns = 0;
             self.stats.measured_free_blocks_read = 0;
+            self.stats.free_active_ns = 0;
+            self.stats.free_wanted_block_ns = 0;
         }
         self.stats.requests += 1;
         self.seen(ctx.now);
