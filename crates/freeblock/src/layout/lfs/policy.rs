@@ -161,7 +161,7 @@ impl LfsPolicy {
     /// plain block workload has none).
     ///
     /// # Errors
-    /// As [`LfsSpec::config`] and [`LfsPolicy::new`].
+    /// As [`LfsSpec::config`](super::LfsSpec::config) and [`LfsPolicy::new`].
     pub fn from_spec(spec: &super::LfsSpec, disk: &freeblock_disk::Disk) -> std::result::Result<Self, LfsError> {
         Self::new(spec.config(disk)?, spec.cleaner, spec.free, TrimQueue::default())
     }
