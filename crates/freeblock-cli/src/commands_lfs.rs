@@ -25,13 +25,13 @@ struct Report<'a> {
 }
 
 fn csv(points: &[Point]) -> Result<String, std::fmt::Error> {
-    let mut s = String::from("utilisation_pct,files,cleaner,tps,measured_s,cleaning_s,foreground_segments,free_segments,free_blocks_moved,read_misses,segment_writes,delayed_foreground,end_utilisation_pct\n");
+    let mut s = String::from("utilisation_pct,files,cleaner,tps,measured_s,cleaning_s,foreground_segments,free_segments,free_blocks_moved,read_misses,segment_writes,delayed_foreground,end_utilisation_pct,free_mb_s_while_asking,mean_wanted_blocks,free_blocks_dead,potential_free_mb_s,scan_free_mb_s\n");
     for p in points {
         let mut row = |name: &str, tps: f64, r: &Run| {
             let st = &r.stats;
             writeln!(
                 s,
-                "{:.1},{},{name},{tps:.3},{:.3},{:.3},{},{},{},{},{},{},{:.2}",
+                "{:.1},{},{name},{tps:.3},{:.3},{:.3},{},{},{},{},{},{},{:.2},{:.3},{:.1},{},{:.3},{:.3}",
                 p.utilisation_pct,
                 p.files,
                 st.measured_ns as f64 / 1e9,
@@ -42,7 +42,12 @@ fn csv(points: &[Point]) -> Result<String, std::fmt::Error> {
                 st.read_misses,
                 st.segment_writes,
                 r.delayed_foreground,
-                r.end_utilisation_pct
+                r.end_utilisation_pct,
+                r.free_mb_s_while_asking(),
+                r.mean_wanted_blocks(),
+                st.free_blocks_dead,
+                r.potential_free_mb_s,
+                p.scan_free_mb_s
             )
         };
         row("ORIGINAL", p.original.tps, &p.original)?;
@@ -85,6 +90,9 @@ pub fn lfs_cleaning(a: &ReproArgs) -> CmdResult {
     }
     outln!("Paper 000 §5: PostMark ({} transactions, run twice, the second measured) on a {} MB log, {} ({} MB)", cfg.postmark.transactions, cfg.lfs_bytes >> 20, disk.spec().description, (disk.capacity() * 512) >> 20);
     outln!("CPU time {} ms per file operation (ours: the paper measured a 550 MHz Pentium III); buffer cache {} MB.", cfg.postmark.cpu_ns_per_op as f64 / 1e6, (cfg.cache_blocks * 4096) >> 20);
+    let bus = disk.spec().controller.bus_sector_ms;
+    let whose = if cfg.bus_sector_ms.is_some() { "set for this run" } else { "DiskSim's Atlas 10K host, as §5 configured DiskSim" };
+    outln!("Bus {bus:.4} ms/sector ({:.1} MB/s, {whose}).", 512.0 / bus.max(1e-12) / 1e3);
     outln!("");
     let mut t = Table::new(["util %", "files", "ORIGINAL", "FREEBLOCK", "IDEAL", "ours (+IDLE)", "ORIG/IDEAL", "FREE/IDEAL", "FREE/ORIG", "ours/IDEAL", "end util % (ORIG)", "fg segs (ORIG/FREE)", "delayed (FREE)"]);
     for p in &points {
@@ -110,6 +118,22 @@ pub fn lfs_cleaning(a: &ReproArgs) -> CmdResult {
     for f in &failed {
         outln!("failed run (tps 0): {f}");
     }
+    outln!("Free bandwidth (MB/s; potential and scan over the whole run, the cleaners' over the measured phase while they had reads registered):");
+    let mut f = Table::new(["util %", "potential (FREE run)", "scan of the log", "FREEBLOCK", "ours", "blocks wanted (FREE, mean)", "dead on arrival (FREE)", "FREE active %"]);
+    for p in &points {
+        let r = &p.freeblock;
+        f.row([
+            format!("{:.0}", p.utilisation_pct),
+            format!("{:.2}", r.potential_free_mb_s),
+            if p.scan_free_mb_s.is_nan() { "-".into() } else { format!("{:.2}", p.scan_free_mb_s) },
+            format!("{:.2}", r.free_mb_s_while_asking()),
+            format!("{:.2}", p.ours.free_mb_s_while_asking()),
+            format!("{:.0}", r.mean_wanted_blocks()),
+            format!("{} of {}", r.stats.free_blocks_dead, r.stats.free_blocks_wanted),
+            if r.stats.measured_ns > 0 { format!("{:.0}", 100.0 * r.stats.free_active_ns as f64 / r.stats.measured_ns as f64) } else { "-".into() },
+        ]);
+    }
+    outln!("{}", f.render());
     outln!("The paper's statements beside ours:");
     let mut s = Table::new(["paper", "paper value", "ours", "where", "verdict"]);
     for st in &statements {

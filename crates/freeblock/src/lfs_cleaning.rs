@@ -19,6 +19,22 @@
 //! its throughput is the transactions over what is left. The order of the disk's other requests
 //! is ORIGINAL's, so IDEAL keeps ORIGINAL's cache behaviour and seek pattern.
 //!
+//! **The bus.** §5 says "DiskSim was configured to model a modified Quantum Atlas 10K disk":
+//! DiskSim's Atlas 10K, cut to one surface, not a bus of the authors' choosing. DiskSim's Atlas
+//! 10K comes with the bus of its validation host, 0.099 ms a sector (5.2 MB/s, a quarter of the
+//! media rate), and so does the library's drive; on it a foreground cleaner's 512 KB segment
+//! read takes about 100 ms, 18 ms of it media. We keep it
+//! ([`LfsCleaningConfig::bus_sector_ms`] `None`). The same group's real Atlas 10K hangs on an
+//! Ultra2 Wide SCSI bus (80 MB/s, paper 001 §5.1); on that ORIGINAL's cleaning costs far less
+//! and ORIGINAL no longer halves at 60% (measured in docs/lfs.md).
+//!
+//! **Free bandwidth, measured.** Each point also runs ORIGINAL with an endless free scan of the
+//! whole log partition ([`Point::scan_free_mb_s`]): what freeblock delivers on the same foreground
+//! when everything is wanted. Beside it, each free cleaner's delivered MB/s while it had reads
+//! registered, and how many live blocks it had registered on average
+//! ([`LfsStats::free_wanted_block_ns`]): the cleaner's wanted set is a few segments, a small
+//! fraction of the partition, and that, not the planner, limits what it gets.
+//!
 //! **CPU time.** The paper measured the real processing time of PostMark and LLD on a 550 MHz
 //! Pentium III between disk I/Os; we charge a fixed CPU time per file operation
 //! ([`PostmarkSpec::cpu_ns_per_op`]), so absolute transactions/s are not the paper's; the
@@ -30,7 +46,7 @@ use freeblock_disk::{library, Disk};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::freeblock::{Freeblock, FreeblockConfig};
+use crate::freeblock::{Freeblock, FreeblockConfig, Scan};
 use crate::layout::lfs::{CleanerKind, FreeCleaning, LfsConfig, LfsPolicy, LfsStats, TrimQueue};
 use crate::sim::{SimConfig, Simulation};
 use crate::workload::postmark::PostmarkSpec;
@@ -52,6 +68,12 @@ pub struct LfsCleaningConfig {
     pub postmark: PostmarkSpec,
     /// Free cleaning's settings.
     pub free: FreeCleaning,
+    /// Host interface, ms per sector. `None` (the paper's): the drive's own, DiskSim's Atlas
+    /// 10K validation host at 0.099 ms; `Some(ULTRA2_BUS_SECTOR_MS)` is the Ultra2 bus of paper
+    /// 001's real Atlas 10K host.
+    pub bus_sector_ms: Option<f64>,
+    /// Also run ORIGINAL with a free scan of the whole partition, for [`Point::scan_free_mb_s`].
+    pub scan_reference: bool,
     /// Simulations at once.
     pub threads: usize,
 }
@@ -71,6 +93,8 @@ impl LfsCleaningConfig {
             utilisations: vec![0.05, 0.2, 0.4, 0.6, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95],
             postmark: PostmarkSpec::default(),
             free: FreeCleaning::default(),
+            bus_sector_ms: None,
+            scan_reference: true,
             threads: 2,
         }
     }
@@ -87,7 +111,14 @@ impl LfsCleaningConfig {
     /// # Errors
     /// An unknown disk or a bad cut.
     pub fn disk(&self) -> Result<Arc<Disk>> {
-        let spec = library::get(&self.disk)?.without_cache().with_surfaces(self.surfaces)?;
+        let mut spec = library::get(&self.disk)?.without_cache().with_surfaces(self.surfaces)?;
+        if let Some(ms) = self.bus_sector_ms {
+            if !(ms.is_finite() && ms >= 0.0) {
+                return Err(Error::Config { origin: "lfs-cleaning.bus_sector_ms".into(), message: format!("must be a time of at least 0 ms, not {ms}") });
+            }
+            spec.controller.bus_sector_ms = ms;
+            spec.controller.bus_write_sector_ms = None;
+        }
         Ok(Arc::new(Disk::new(spec)?))
     }
 
@@ -114,6 +145,32 @@ pub struct Run {
     pub end_utilisation_pct: f64,
     /// Why the run stopped early, if it did (e.g. the log ran out of space); then `tps` is 0.
     pub failed: Option<String>,
+    /// Potential free bandwidth over the whole run (rotational latency × media rate), MB/s; 0
+    /// without freeblock.
+    pub potential_free_mb_s: f64,
+    /// Free bandwidth freeblock delivered over the whole run, MB/s; 0 without freeblock.
+    pub delivered_free_mb_s: f64,
+}
+
+impl Run {
+    /// Measured phase: blocks free cleaning read, MB/s of the time it had reads registered.
+    #[must_use]
+    pub fn free_mb_s_while_asking(&self) -> f64 {
+        let s = &self.stats;
+        if s.free_active_ns == 0 {
+            return 0.0;
+        }
+        s.measured_free_blocks_read as f64 * 4096.0 / (s.free_active_ns as f64 / 1e9) / 1e6
+    }
+
+    /// Measured phase: live blocks registered for free reads, on average.
+    #[must_use]
+    pub fn mean_wanted_blocks(&self) -> f64 {
+        if self.stats.measured_ns == 0 {
+            return 0.0;
+        }
+        self.stats.free_wanted_block_ns as f64 / self.stats.measured_ns as f64
+    }
 }
 
 /// One utilisation.
@@ -131,6 +188,9 @@ pub struct Point {
     pub ideal_tps: f64,
     /// Ours: FREEBLOCK+IDLE.
     pub ours: Run,
+    /// Free bandwidth a scan of the whole partition gets on ORIGINAL's foreground, MB/s (NaN
+    /// when not run).
+    pub scan_free_mb_s: f64,
 }
 
 /// Runs PostMark at `utilisation` with `cleaner`.
@@ -139,6 +199,12 @@ pub struct Point {
 /// An over-full utilisation, a log that does not fit the disk, or a run error (the log out of
 /// space).
 pub fn run_one(cfg: &LfsCleaningConfig, disk: &Arc<Disk>, utilisation: f64, cleaner: CleanerKind) -> Result<(u32, Run)> {
+    run_with(cfg, disk, utilisation, cleaner, false)
+}
+
+/// [`run_one`], with `scan` an endless free scan of the whole partition running beside it (the
+/// reference for what free bandwidth the foreground offers).
+fn run_with(cfg: &LfsCleaningConfig, disk: &Arc<Disk>, utilisation: f64, cleaner: CleanerKind, scan: bool) -> Result<(u32, Run)> {
     let probe = cfg.lfs(1);
     probe.validate_for(disk).map_err(crate::layout::LayoutError::from)?;
     let spec = PostmarkSpec::for_utilisation(utilisation, probe.capacity_blocks(), cfg.postmark).map_err(crate::layout::LayoutError::from)?;
@@ -150,8 +216,14 @@ pub fn run_one(cfg: &LfsCleaningConfig, disk: &Arc<Disk>, utilisation: f64, clea
     let free = if cleaner == CleanerKind::FreeblockIdle { FreeCleaning { hold_until_read: true, ..cfg.free } } else { cfg.free };
     let policy = LfsPolicy::new(lfs, cleaner, free, trims).map_err(crate::layout::LayoutError::from)?.measuring_after(warmup);
     let mut sim = Simulation::new(Arc::clone(disk), Box::new(workload), SimConfig::default()).with_layout(Box::new(policy));
-    if cleaner == CleanerKind::FreeblockIdle {
-        sim = sim.with_freeblock(Freeblock::new(Arc::clone(disk), FreeblockConfig { idle_after_ms: Some(cfg.free.idle_after_ms), stop_when_done: false, ..FreeblockConfig::default() })?);
+    if cleaner == CleanerKind::FreeblockIdle || scan {
+        let idle_after_ms = (cleaner == CleanerKind::FreeblockIdle).then_some(cfg.free.idle_after_ms);
+        let mut fb = Freeblock::new(Arc::clone(disk), FreeblockConfig { idle_after_ms, stop_when_done: false, ..FreeblockConfig::default() })?;
+        if scan {
+            let block_bytes = lfs.block_sectors * u64::from(disk.spec().sector_bytes);
+            fb.add_app(Box::new(Scan::new(block_bytes, 1.0, 0, Some((lfs.first_lbn / lfs.block_sectors, lfs.partition_blocks())), 64)))?;
+        }
+        sim = sim.with_freeblock(fb);
     }
     let out = sim.run_outcome(None)?;
     let policy = out.layout.ok_or_else(|| Error::Config { origin: "lfs".into(), message: "the run lost its layout policy".into() })?;
@@ -159,9 +231,11 @@ pub fn run_one(cfg: &LfsCleaningConfig, disk: &Arc<Disk>, utilisation: f64, clea
     let stats = policy.stats().clone();
     let secs = stats.measured_ns as f64 / 1e9;
     let tps = if secs > 0.0 { f64::from(spec.transactions) / secs } else { 0.0 };
-    let delayed_foreground = out.report.freeblock.as_ref().map_or(0, |f| f.delayed_foreground);
+    let fb = out.report.freeblock.as_ref();
+    let delayed_foreground = fb.map_or(0, |f| f.delayed_foreground);
+    let (potential_free_mb_s, delivered_free_mb_s) = fb.map_or((0.0, 0.0), |f| (f.potential_mb_s, f.free_mb_s));
     let end_utilisation_pct = 100.0 * policy.log().live_blocks() as f64 / lfs.capacity_blocks() as f64;
-    Ok((spec.files, Run { cleaner, tps, stats, delayed_foreground, end_utilisation_pct, failed: None }))
+    Ok((spec.files, Run { cleaner, tps, stats, delayed_foreground, end_utilisation_pct, failed: None, potential_free_mb_s, delivered_free_mb_s }))
 }
 
 /// Every utilisation under every cleaner (runs spread over `cfg.threads`); `tick` is called
@@ -171,16 +245,18 @@ pub fn run_one(cfg: &LfsCleaningConfig, disk: &Arc<Disk>, utilisation: f64, clea
 /// The first run's error.
 pub fn sweep(cfg: &LfsCleaningConfig, tick: &(dyn Fn(usize) + Sync)) -> Result<Vec<Point>> {
     let disk = cfg.disk()?;
-    let jobs: Vec<(f64, CleanerKind)> = cfg.utilisations.iter().flat_map(|&u| CleanerKind::ALL.iter().map(move |&k| (u, k))).collect();
+    // Per utilisation: the three cleaners, then (if asked) ORIGINAL beside a free scan.
+    let scans: &[(CleanerKind, bool)] = if cfg.scan_reference { &[(CleanerKind::Original, true)] } else { &[] };
+    let jobs: Vec<(f64, CleanerKind, bool)> = cfg.utilisations.iter().flat_map(|&u| CleanerKind::ALL.iter().map(move |&k| (u, k, false)).chain(scans.iter().map(move |&(k, scan)| (u, k, scan)))).collect();
     // A run that stops with an error of the log (out of space on a nearly full log) is a
     // result, reported as failed; any other error stops the sweep.
     let runs = crate::parallel::map_in_order(
         &jobs,
         cfg.threads,
-        |&(u, k)| match run_one(cfg, &disk, u, k) {
+        |&(u, k, scan)| match run_with(cfg, &disk, u, k, scan) {
             Err(e @ Error::Layout(_)) if e.to_string().contains("lfs: out of space") => {
                 let files = PostmarkSpec::for_utilisation(u, cfg.lfs(1).capacity_blocks(), cfg.postmark).map_or(0, |s| s.files);
-                Ok((files, Run { cleaner: k, tps: 0.0, stats: LfsStats::default(), delayed_foreground: 0, end_utilisation_pct: f64::NAN, failed: Some(e.to_string()) }))
+                Ok((files, Run { cleaner: k, tps: 0.0, stats: LfsStats::default(), delayed_foreground: 0, end_utilisation_pct: f64::NAN, failed: Some(e.to_string()), potential_free_mb_s: 0.0, delivered_free_mb_s: 0.0 }))
             }
             other => other,
         },
@@ -189,13 +265,14 @@ pub fn sweep(cfg: &LfsCleaningConfig, tick: &(dyn Fn(usize) + Sync)) -> Result<V
     let mut runs = runs.into_iter();
     let mut points = Vec::new();
     for &u in &cfg.utilisations {
-        let mut next = || runs.next().expect("three runs per utilisation");
+        let mut next = || runs.next().expect("three or four runs per utilisation");
         let (files, original) = next()?;
         let (_, freeblock) = next()?;
         let (_, ours) = next()?;
+        let scan_free_mb_s = if cfg.scan_reference { next()?.1.delivered_free_mb_s } else { f64::NAN };
         let left = original.stats.measured_ns.saturating_sub(original.stats.cleaning_ns()) as f64 / 1e9;
         let ideal_tps = if left > 0.0 { f64::from(cfg.postmark.transactions) / left } else { 0.0 };
-        points.push(Point { utilisation_pct: u * 100.0, files, original, freeblock, ideal_tps, ours });
+        points.push(Point { utilisation_pct: u * 100.0, files, original, freeblock, ideal_tps, ours, scan_free_mb_s });
     }
     Ok(points)
 }

@@ -129,3 +129,30 @@ fn ours_holds_blocks_until_their_segment_is_read_and_still_never_delays_the_fore
     // The pool is sized for the measured phase's mean; appends still raise it within the phase.
     assert!((run.end_utilisation_pct - 70.0).abs() < 6.0 && (paper.end_utilisation_pct - 70.0).abs() < 6.0, "{} {}", run.end_utilisation_pct, paper.end_utilisation_pct);
 }
+
+/// The free-bandwidth diagnostics: a scan of the whole log on ORIGINAL's foreground gets more
+/// free bandwidth than the cleaner, whose wanted set is a few segments; the cleaner's figures
+/// come from its own counts.
+#[test]
+fn a_scan_of_the_log_gets_more_free_bandwidth_than_the_cleaner() {
+    let cfg = LfsCleaningConfig { utilisations: vec![0.7], ..small() };
+    let points = freeblock::lfs_cleaning::sweep(&cfg, &|_| {}).unwrap();
+    let p = &points[0];
+    let free = &p.freeblock;
+    assert!(free.stats.free_active_ns > 0 && free.stats.free_active_ns <= free.stats.measured_ns, "{:?}", free.stats);
+    assert!(free.mean_wanted_blocks() > 0.0 && free.free_mb_s_while_asking() > 0.0);
+    assert!(free.potential_free_mb_s > 0.0);
+    assert!(p.scan_free_mb_s > free.free_mb_s_while_asking(), "scan {} against the cleaner's {}", p.scan_free_mb_s, free.free_mb_s_while_asking());
+    // The scan runs beside ORIGINAL for free: ORIGINAL's own run has no freeblock at all.
+    assert_eq!(p.original.delivered_free_mb_s, 0.0);
+}
+
+#[test]
+fn a_bad_bus_time_is_a_clear_error() {
+    let cfg = LfsCleaningConfig { bus_sector_ms: Some(-1.0), ..small() };
+    let e = cfg.disk().unwrap_err().to_string();
+    assert!(e.contains("bus_sector_ms") && e.contains("-1"), "{e}");
+    // The Ultra2 bus of paper 001's host is accepted and used.
+    let cfg = LfsCleaningConfig { bus_sector_ms: Some(freeblock::external_repro::ULTRA2_BUS_SECTOR_MS), ..small() };
+    assert!((cfg.disk().unwrap().spec().controller.bus_sector_ms - 0.0064).abs() < 1e-9);
+}

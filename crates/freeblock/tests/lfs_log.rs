@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use freeblock::layout::lfs::{clean_foreground, Found, LfsConfig, LfsError, Log};
+use freeblock::layout::lfs::{clean_foreground, clean_foreground_avoiding, Found, LfsConfig, LfsError, Log, LogIo};
 use proptest::prelude::*;
 
 /// A small log: 12 segments of 8 blocks (7 data), 64 logical blocks.
@@ -221,4 +221,66 @@ fn a_log_with_nothing_dead_to_clean_says_it_is_out_of_space() {
     let e = err.expect("100 live blocks cannot fit 84 slots");
     assert!(matches!(e, LfsError::OutOfSpace { .. }), "{e}");
     assert!(e.to_string().contains("out of space"), "{e}");
+}
+
+/// The foreground cleaner passes over the free cleaner's segments while another has dead space,
+/// and takes them when nothing else is left to gain.
+#[test]
+fn the_foreground_cleaner_avoids_the_free_cleaners_segments_while_it_can() {
+    // Cleaning until all but two segments are free, so that it runs at once.
+    let cfg = LfsConfig {
+        segments: 14,
+        clean_until: 12,
+        ..small()
+    };
+    let mut log = Log::create(cfg).unwrap();
+    // Segments 0, 1 and 2: seven blocks each, then most of segment 0 dead and one block of
+    // segment 1, so cost-benefit prefers 0.
+    for l in 0..21 {
+        log.append(l, l + 1, false).unwrap();
+        if log.open_full() {
+            log.flush().unwrap();
+        }
+    }
+    for l in [0, 1, 2, 3, 4, 5, 7] {
+        log.delete(l).unwrap();
+    }
+    log.flush().unwrap();
+    let best = log.cost_benefit(1, &|_| false)[0];
+    assert_eq!(best, 0, "segment 0 is the emptiest");
+    let mut out = Vec::new();
+    clean_foreground_avoiding(&mut log, &mut out, &|s| s == best).unwrap();
+    let read: Vec<u32> = out
+        .iter()
+        .filter_map(|io| {
+            if let LogIo::CleanRead { segment } = io {
+                Some(*segment)
+            } else {
+                None
+            }
+        })
+        .collect();
+    assert!(
+        read.first().is_some_and(|&s| s != best),
+        "cleaned {read:?}, avoiding {best}"
+    );
+
+    // Only the avoided segment has dead space: it is cleaned after all.
+    let mut log = Log::create(cfg).unwrap();
+    for l in 0..21 {
+        log.append(l, l + 1, false).unwrap();
+        if log.open_full() {
+            log.flush().unwrap();
+        }
+    }
+    log.delete(0).unwrap();
+    log.flush().unwrap();
+    let mut out = Vec::new();
+    clean_foreground_avoiding(&mut log, &mut out, &|s| s == 0).unwrap();
+    assert!(
+        out.iter()
+            .any(|io| matches!(io, LogIo::CleanRead { segment: 0 })),
+        "{out:?}"
+    );
+    log.check_usage().unwrap();
 }

@@ -10,7 +10,7 @@ use freeblock_disk::{Op, SimTime};
 use serde::Serialize;
 
 use super::cache::BufferCache;
-use super::cleaner::{clean_foreground, CleanerKind, FreeCleaning, LogIo};
+use super::cleaner::{clean_foreground_avoiding, CleanerKind, FreeCleaning, LogIo};
 use super::error::LfsError;
 use super::log::{Found, Log};
 use super::LfsConfig;
@@ -84,6 +84,13 @@ pub struct LfsStats {
     pub measured_free_blocks_read: u64,
     /// Measured phase: simulated ns from its first request to its last event.
     pub measured_ns: u64,
+    /// Measured phase: simulated ns during which free cleaning had reads registered (free
+    /// bandwidth can only be delivered then; blocks read over this is what it delivered while
+    /// it asked).
+    pub free_active_ns: u64,
+    /// Measured phase: free reads of live blocks outstanding, integrated over time (block·ns);
+    /// over `measured_ns`, how many blocks freeblock had to look for on average.
+    pub free_wanted_block_ns: u128,
     /// Measured phase: disk time of foreground cleaning reads, ns.
     pub clean_read_ns: u64,
     /// Measured phase: disk time of segment writes, ns.
@@ -154,7 +161,7 @@ impl LfsPolicy {
     /// plain block workload has none).
     ///
     /// # Errors
-    /// As [`LfsSpec::config`] and [`LfsPolicy::new`].
+    /// As [`LfsSpec::config`](super::LfsSpec::config) and [`LfsPolicy::new`].
     pub fn from_spec(spec: &super::LfsSpec, disk: &freeblock_disk::Disk) -> std::result::Result<Self, LfsError> {
         Self::new(spec.config(disk)?, spec.cleaner, spec.free, TrimQueue::default())
     }
@@ -189,6 +196,12 @@ impl LfsPolicy {
     }
 
     fn seen(&mut self, t: SimTime) {
+        if self.measure_start.is_some() && !self.in_progress.is_empty() {
+            self.stats.free_active_ns += t.saturating_sub(self.last_time);
+        }
+        if self.measure_start.is_some() {
+            self.stats.free_wanted_block_ns += u128::from(t.saturating_sub(self.last_time)) * self.runs.len() as u128;
+        }
         self.last_time = self.last_time.max(t);
         if let Some(start) = self.measure_start {
             self.stats.measured_ns = self.last_time - start;
@@ -330,7 +343,8 @@ impl LfsPolicy {
         }
         if self.log.free_segments() <= self.log.config().min_free {
             let mut ios = Vec::new();
-            let segments = clean_foreground(&mut self.log, &mut ios)?;
+            let busy = &self.in_progress;
+            let segments = clean_foreground_avoiding(&mut self.log, &mut ios, &|s| busy.contains_key(&s))?;
             self.stats.foreground_cleanings += 1;
             self.stats.foreground_segments += u64::from(segments);
             for x in ios {
@@ -402,6 +416,8 @@ impl LayoutPolicy for LfsPolicy {
             self.stats.segment_write_ns = 0;
             self.stats.clean_write_ns = 0;
             self.stats.measured_free_blocks_read = 0;
+            self.stats.free_active_ns = 0;
+            self.stats.free_wanted_block_ns = 0;
         }
         self.stats.requests += 1;
         self.seen(ctx.now);
