@@ -85,9 +85,10 @@ pub fn serve(args: &ServeArgs) -> CmdResult {
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
     if config.pace == Pace::Real {
         // The workers read the requests, whose arrival instants the model takes: they too
-        // should wake on time (the unprivileged part; SCHED_FIFO is for the engine alone).
-        runtime.on_thread_start(|| {
-            let _ = freeblock_server::pacing::wake_on_time(false);
+        // should wake on time. A refused SCHED_FIFO is reported by the engine's start.
+        let realtime = config.realtime;
+        runtime.on_thread_start(move || {
+            let _ = freeblock_server::pacing::wake_on_time(realtime);
         });
     }
     let runtime = runtime.enable_all().build()?;

@@ -3,7 +3,8 @@
 # depth 1 against `freeblock serve --pace real` on the Atlas 10K, beside `freeblock run` of the
 # same workload. Prints the model's mean, the client's mean, the lateness, and `freeblock run`'s
 # mean. With SCRUB=1 the server also scrubs (free bandwidth) and prints what the scrub read;
-# with REALTIME=1 its engine thread runs at SCHED_FIFO (`realtime = true`, needs CAP_SYS_NICE).
+# with REALTIME=1 its engine thread runs at SCHED_FIFO (`realtime = true`, needs CAP_SYS_NICE);
+# with CLIENT_RT=1 qemu-io does too (`chrt -f 1`), to see what the client's own wake-ups cost.
 #
 #   crates/freeblock-server/bench/timing.sh            # N=2000 (about 20 s)
 #   N=5000 SCRUB=1 crates/freeblock-server/bench/timing.sh
@@ -31,7 +32,7 @@ import random
 random.seed(1)
 for _ in range($N):
     print('read %d 4k' % (random.randrange($capacity // 4096) * 4096))
-" | qemu-io -f raw "nbd://127.0.0.1:$PORT/atlas10k" > "$dir/client"
+" | $( [[ "${CLIENT_RT:-0}" == 1 ]] && echo chrt -f 1 ) qemu-io -f raw "nbd://127.0.0.1:$PORT/atlas10k" > "$dir/client"
 kill -TERM "$server"
 wait "$server"
 
