@@ -354,3 +354,18 @@ impl Timing {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_done_is_called_once_and_a_dropped_one_says_the_engine_stopped() {
+        let (tx, rx) = mpsc::channel();
+        let called = tx.clone();
+        Done::new(move |r| called.send(r).unwrap()).call(Ok(Completion { arrival_ns: 1, end_ns: 2, data: None, failed: None }));
+        drop(Done::new(move |r| tx.send(r).unwrap()));
+        let got: Vec<_> = rx.iter().collect();
+        assert_eq!(got, vec![Ok(Completion { arrival_ns: 1, end_ns: 2, data: None, failed: None }), Err(TimingError::Stopped)]);
+    }
+}
