@@ -29,6 +29,10 @@ pub struct ServeArgs {
     /// real: hold each reply until the model's completion time; none: answer at once.
     #[arg(long)]
     pace: Option<Pace>,
+    /// With pace real: run the engine thread at SCHED_FIFO priority 1, so that other work on the
+    /// machine cannot delay replies (needs root or CAP_SYS_NICE).
+    #[arg(long)]
+    realtime: bool,
     /// TCP address (default 127.0.0.1:10809 unless --unix is given).
     #[arg(long)]
     listen: Option<SocketAddr>,
@@ -59,6 +63,9 @@ impl ServeArgs {
         if let Some(v) = self.pace {
             c.pace = v;
         }
+        if self.realtime {
+            c.realtime = true;
+        }
         if let Some(v) = self.listen {
             c.listen = Some(v);
         }
@@ -75,7 +82,16 @@ impl ServeArgs {
 /// Runs the server until SIGINT or SIGTERM, then prints what it served.
 pub fn serve(args: &ServeArgs) -> CmdResult {
     let config = args.config()?;
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    if config.pace == Pace::Real {
+        // The workers read the requests, whose arrival instants the model takes: they too
+        // should wake on time. A refused SCHED_FIFO is reported by the engine's start.
+        let realtime = config.realtime;
+        runtime.on_thread_start(move || {
+            let _ = freeblock_server::pacing::wake_on_time(realtime);
+        });
+    }
+    let runtime = runtime.enable_all().build()?;
     let finished = runtime.block_on(async {
         let server = Server::start(&config).await?;
         let mut listening = Vec::new();

@@ -2,7 +2,9 @@
 # Pace-real timing check (docs/server.md, "Measured"): N random 4 KB reads from qemu-io at queue
 # depth 1 against `freeblock serve --pace real` on the Atlas 10K, beside `freeblock run` of the
 # same workload. Prints the model's mean, the client's mean, the lateness, and `freeblock run`'s
-# mean. With SCRUB=1 the server also scrubs (free bandwidth) and prints what the scrub read.
+# mean. With SCRUB=1 the server also scrubs (free bandwidth) and prints what the scrub read;
+# with REALTIME=1 its engine thread runs at SCHED_FIFO (`realtime = true`, needs CAP_SYS_NICE);
+# with CLIENT_RT=1 qemu-io does too (`chrt -f 1`), to see what the client's own wake-ups cost.
 #
 #   crates/freeblock-server/bench/timing.sh            # N=2000 (about 20 s)
 #   N=5000 SCRUB=1 crates/freeblock-server/bench/timing.sh
@@ -18,6 +20,7 @@ ref=$("$FB" run crates/freeblock-server/bench/random-4k-reads.toml --json | pyth
 
 config="$dir/server.toml"
 printf 'store = "%s"\nlisten = "127.0.0.1:%s"\npace = "real"\n' "$dir/store" "$PORT" > "$config"
+[[ "${REALTIME:-0}" == 1 ]] && printf 'realtime = true\n' >> "$config"
 [[ "${SCRUB:-0}" == 1 ]] && printf '[scrub]\npasses = 0\n' >> "$config"
 "$FB" serve --config "$config" > "$dir/summary" 2> "$dir/log" &
 server=$!
@@ -29,7 +32,7 @@ import random
 random.seed(1)
 for _ in range($N):
     print('read %d 4k' % (random.randrange($capacity // 4096) * 4096))
-" | qemu-io -f raw "nbd://127.0.0.1:$PORT/atlas10k" > "$dir/client"
+" | $( [[ "${CLIENT_RT:-0}" == 1 ]] && echo chrt -f 1 ) qemu-io -f raw "nbd://127.0.0.1:$PORT/atlas10k" > "$dir/client"
 kill -TERM "$server"
 wait "$server"
 
@@ -40,5 +43,5 @@ print('%.3f ms over %d reads' % (sum(lat) / len(lat), len(lat)))
 ")
 echo "freeblock run, same workload (20000 requests): mean response $ref ms"
 echo "qemu-io, $N random 4 KB reads at QD 1:         client-observed mean $client"
-echo "freeblock serve --pace real:"
+echo "freeblock serve --pace real (realtime ${REALTIME:-0}, load: $(cut -d' ' -f1-3 /proc/loadavg)):"
 sed 's/^/  /' "$dir/summary"

@@ -6,6 +6,7 @@
 //! store = "atlas.img"          # the sparse backing file (created at the disk's capacity)
 //! export = "atlas10k"          # the export's name ("" also reaches it)
 //! pace = "real"                # real | none
+//! realtime = false             # pace real: the engine thread at SCHED_FIFO (needs CAP_SYS_NICE)
 //! listen = "127.0.0.1:10809"   # TCP (loopback by default); omit with unix = … for a socket only
 //! unix = "/tmp/freeblock.sock" # a Unix socket (optional)
 //! stats = "127.0.0.1:9100"     # Prometheus text over HTTP (optional, loopback)
@@ -24,6 +25,7 @@
 //! | `store` | required |
 //! | `export` | the disk's name |
 //! | `pace` | `real` |
+//! | `realtime` | `false` |
 //! | `listen` | `127.0.0.1:10809` unless `unix` is given |
 //! | `sim` | FCFS, no queue limit |
 
@@ -55,6 +57,10 @@ pub struct ServerConfig {
     /// Reply pacing.
     #[serde(default)]
     pub pace: Pace,
+    /// With pace real, run the engine thread at `SCHED_FIFO` priority 1 so that other work on
+    /// the machine cannot delay a reply ([`crate::pacing`]); refused without `CAP_SYS_NICE`.
+    #[serde(default)]
+    pub realtime: bool,
     /// TCP address to listen on.
     #[serde(default)]
     pub listen: Option<SocketAddr>,
@@ -125,7 +131,7 @@ impl ServerConfig {
     /// A configuration with every default, storing in `store`.
     #[must_use]
     pub fn new(store: PathBuf) -> Self {
-        Self { disk: default_disk(), store, export: None, pace: Pace::Real, listen: None, unix: None, stats: None, sim: SimConfig::default(), freeblock: None, scrub: None, layout: None }
+        Self { disk: default_disk(), store, export: None, pace: Pace::Real, realtime: false, listen: None, unix: None, stats: None, sim: SimConfig::default(), freeblock: None, scrub: None, layout: None }
     }
 
     /// Reads a TOML configuration file.
@@ -159,7 +165,10 @@ impl ServerConfig {
             return Err(ConfigError::Invalid { field: "sim", message: "max_requests, max_time_s and warmup do not apply to a server (it runs until stopped)".into() });
         }
         if matches!(self.layout, Some(LayoutSpec::RangeWrites(_))) {
-            return Err(ConfigError::Invalid { field: "layout.type", message: "range_writes places writes of one block each; NBD clients send writes of any length, which it would refuse (and a refused request stops the engine): not supported by the server yet; use rearrange".into() });
+            return Err(ConfigError::Invalid {
+                field: "layout.type",
+                message: "range_writes places writes of one block each; NBD clients send writes of any length, which it would refuse (and a refused request stops the engine): not supported by the server yet; use rearrange".into(),
+            });
         }
         if matches!(self.layout, Some(LayoutSpec::Lfs(_))) {
             return Err(ConfigError::Invalid { field: "layout.type", message: "lfs is not served yet: its segment writes and cleaning moves do not carry bytes to the store; use rearrange or fs2".into() });

@@ -17,10 +17,12 @@
 //! | module | owns |
 //! |---|---|
 //! | [`protocol`] | the NBD wire format: constants, parsers, encoders |
-//! | [`nbd`] | one connection: handshake, transmission, replies |
+//! | [`nbd`] | one connection: handshake, transmission, requests |
+//! | [`reply`] | one connection's replies, written the moment they are due (by the engine thread) |
 //! | [`store`] | the backing file and what it belongs to |
 //! | [`placement`] | with a layout policy: bytes at their physical places, moves copying them, the map's files |
 //! | [`timing`] | the engine thread and pacing |
+//! | [`pacing`] | what the engine thread asks of the kernel to wake on time |
 //! | [`scrub`] | per-block checksums and the freeblock scrub that verifies the real bytes |
 //! | [`stats`] | counters and their text form |
 //! | [`check`] | `freeblock check`: a stopped server's store verified (and repaired) offline |
@@ -30,8 +32,10 @@
 pub mod check;
 pub mod config;
 pub mod nbd;
+pub mod pacing;
 pub mod placement;
 pub mod protocol;
+pub mod reply;
 pub mod scrub;
 pub mod server;
 pub mod stats;

@@ -1,12 +1,17 @@
 //! One NBD connection: the fixed newstyle handshake, then transmission, with requests served
-//! concurrently and replies written by one writer as they complete.
+//! concurrently and each reply written whole the moment it is due ([`crate::reply`]).
 //!
 //! ```text
-//!  socket ─► reader: header (+ WRITE payload) ─► task per request ─► store + Timing ─┐
-//!     ▲        (stops at DISC, a protocol error,                                     │
-//!     │         or the server's shutdown)                                            ▼
-//!     └──────────── the task writes its whole reply under the write half's lock, when due
+//!  socket ─► reader: header (+ WRITE payload)
+//!     ▲        │ READ/WRITE/WRITE_ZEROES (no layout, no FUA): the bytes at once, the reply
+//!     │        │   built, the request handed to the engine ───► engine thread, at the model's
+//!     │        │                                                  completion: writes the reply ─┐
+//!     │        └ the rest (FLUSH, FUA, a layout's requests, errors): a task per request ──────┤
+//!     └──────────────────────────── Replies: direct write, or queued for the flusher ◄────────┘
 //! ```
+//!
+//! The reader stops at DISC, a protocol error or the server's shutdown; the connection closes
+//! once every request it read is answered.
 //!
 //! | input | answer |
 //! |---|---|
@@ -18,20 +23,22 @@
 //!
 //! A failure on one connection never reaches another: each is its own task.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use freeblock_disk::Op;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 use tokio::task::JoinSet;
 
+use crate::placement::{PlacementCounters, RequestBytes};
 use crate::protocol::{self as p, cflag, chunk, errno, info, opt, rep, tflag, Command, ProtocolError};
+use crate::reply::{DirectSocket, Replies};
 use crate::scrub::{Checksums, ScrubCounters};
 use crate::stats::{Counted, Stats};
-use crate::placement::{PlacementCounters, RequestBytes};
 use crate::store::Store;
-use crate::timing::{Completion, Pace, Timing};
+use crate::timing::{Completion, Done, Pace, Timing, TimingError};
 
 /// What connections serve: one export.
 pub struct Export {
@@ -46,7 +53,7 @@ pub struct Export {
     /// The model's timing.
     pub timing: Timing,
     /// Counters.
-    pub stats: Stats,
+    pub stats: Arc<Stats>,
     /// Bytes per model sector.
     pub sector_bytes: u64,
     /// The layout policy's block, sectors (1 without one): the model is asked for whole blocks.
@@ -62,14 +69,7 @@ pub struct Export {
 
 impl Export {
     fn flags(&self) -> u16 {
-        tflag::HAS_FLAGS
-            | tflag::SEND_FLUSH
-            | tflag::SEND_FUA
-            | tflag::ROTATIONAL
-            | tflag::SEND_TRIM
-            | tflag::SEND_WRITE_ZEROES
-            | tflag::SEND_DF
-            | tflag::CAN_MULTI_CONN
+        tflag::HAS_FLAGS | tflag::SEND_FLUSH | tflag::SEND_FUA | tflag::ROTATIONAL | tflag::SEND_TRIM | tflag::SEND_WRITE_ZEROES | tflag::SEND_DF | tflag::CAN_MULTI_CONN
     }
 
     fn known(&self, name: &str) -> bool {
@@ -80,6 +80,12 @@ impl Export {
     #[must_use]
     pub fn block_bytes(&self) -> u64 {
         self.sector_bytes * self.block_sectors
+    }
+
+    /// The wall-clock instant a reply to a request the model completes at `end_ns` is due, when
+    /// replies are paced (for the lateness).
+    fn due(&self, end_ns: u64) -> Option<Instant> {
+        (self.timing.pace() == Pace::Real).then(|| self.timing.start_instant() + Duration::from_nanos(end_ns))
     }
 }
 
@@ -103,11 +109,12 @@ enum Negotiated {
 }
 
 /// Serves one connection until the client disconnects, breaks the protocol, or `shutdown` turns
-/// true (replies in flight are sent first).
+/// true (replies in flight are sent first). `direct`, a duplicate of the socket's descriptor,
+/// lets the engine thread write replies the moment they are due ([`crate::reply`]).
 ///
 /// # Errors
 /// [`ConnectionError`]: the connection is closed; others are unaffected.
-pub async fn serve<S>(socket: S, export: Arc<Export>, shutdown: watch::Receiver<bool>) -> Result<(), ConnectionError>
+pub async fn serve<S>(socket: S, direct: Option<DirectSocket>, export: Arc<Export>, shutdown: watch::Receiver<bool>) -> Result<(), ConnectionError>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -116,7 +123,7 @@ where
         Negotiated::Closed => Ok(()),
         Negotiated::Transmit { structured } => {
             export.stats.connection();
-            transmit(rd, wr, export, structured, shutdown).await
+            transmit(rd, wr, direct, export, structured, shutdown).await
         }
     }
 }
@@ -213,37 +220,67 @@ struct Reply {
     model_end_ns: Option<u64>,
 }
 
-/// The socket's write half, shared by the tasks answering requests: each writes its whole reply
-/// under the lock, as soon as it is due (no hop through another task, which would add latency).
-type Writer<W> = Arc<tokio::sync::Mutex<W>>;
+/// Requests a connection handed to the engine whose replies the engine writes: the connection
+/// closes only once they are all answered.
+#[derive(Default)]
+struct Outstanding {
+    count: AtomicUsize,
+    zero: Notify,
+}
 
-async fn transmit<R, W>(mut rd: R, wr: W, export: Arc<Export>, structured: bool, mut shutdown: watch::Receiver<bool>) -> Result<(), ConnectionError>
+impl Outstanding {
+    fn add(&self) {
+        self.count.fetch_add(1, Ordering::AcqRel);
+    }
+
+    fn done(&self) {
+        if self.count.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.zero.notify_one();
+        }
+    }
+
+    async fn all_done(&self) {
+        while self.count.load(Ordering::Acquire) != 0 {
+            self.zero.notified().await;
+        }
+    }
+}
+
+/// What a connection's requests share.
+struct Connection {
+    export: Arc<Export>,
+    replies: Arc<Replies>,
+    outstanding: Arc<Outstanding>,
+    structured: bool,
+}
+
+async fn transmit<R, W>(mut rd: R, wr: W, direct: Option<DirectSocket>, export: Arc<Export>, structured: bool, mut shutdown: watch::Receiver<bool>) -> Result<(), ConnectionError>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let wr: Writer<W> = Arc::new(tokio::sync::Mutex::new(wr));
+    let replies = Arc::new(Replies::new(direct, Arc::clone(&export.stats)));
+    let conn = Connection { export, replies: Arc::clone(&replies), outstanding: Arc::default(), structured };
     let mut in_flight = JoinSet::new();
-    let result = read_requests(&mut rd, &export, structured, &wr, &mut in_flight, &mut shutdown).await;
-    // Every reply of a request already read is sent before the connection closes.
-    while in_flight.join_next().await.is_some() {}
-    let closed = wr.lock().await.shutdown().await;
+    let reading = async {
+        let result = read_requests(&mut rd, &conn, &mut in_flight, &mut shutdown).await;
+        // Every reply of a request already read is sent before the connection closes.
+        while in_flight.join_next().await.is_some() {}
+        conn.outstanding.all_done().await;
+        replies.close();
+        result
+    };
+    let (result, mut wr) = tokio::join!(reading, replies.flush_until_closed(wr));
+    let closed = wr.shutdown().await;
     result?;
     closed.map_err(Into::into)
 }
 
-async fn read_requests<R, W>(
-    rd: &mut R,
-    export: &Arc<Export>,
-    structured: bool,
-    wr: &Writer<W>,
-    in_flight: &mut JoinSet<()>,
-    shutdown: &mut watch::Receiver<bool>,
-) -> Result<(), ConnectionError>
+async fn read_requests<R>(rd: &mut R, conn: &Connection, in_flight: &mut JoinSet<()>, shutdown: &mut watch::Receiver<bool>) -> Result<(), ConnectionError>
 where
     R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin + Send + 'static,
 {
+    let export = &conn.export;
     loop {
         while in_flight.try_join_next().is_some() {}
         let mut header = [0u8; p::REQUEST_BYTES];
@@ -271,18 +308,118 @@ where
         if req.command == Command::Disconnect {
             return Ok(());
         }
-        let (export, wr) = (Arc::clone(export), Arc::clone(wr));
+        if answered_by_engine(conn, &req, &payload, received) {
+            continue;
+        }
+        let (export, replies, structured) = (Arc::clone(export), Arc::clone(&conn.replies), conn.structured);
         in_flight.spawn(async move {
             let reply = answer(&export, req, payload, received, structured).await;
-            let mut w = wr.lock().await;
-            // A failed write means the client is gone; the reader sees it too.
-            if w.write_all(&reply.bytes).await.is_ok() {
-                if let (Pace::Real, Some(end)) = (export.timing.pace(), reply.model_end_ns) {
-                    let due = export.timing.start_instant() + Duration::from_nanos(end);
-                    export.stats.lateness(u64::try_from(Instant::now().saturating_duration_since(due).as_nanos()).unwrap_or(u64::MAX));
-                }
-            }
+            replies.send(reply.bytes, reply.model_end_ns.and_then(|end| export.due(end)));
         });
+    }
+}
+
+/// The common case, without a task: a READ, WRITE or WRITE_ZEROES of an export without a layout,
+/// in range and without FUA. Its bytes are read or written now, its reply built, and the request
+/// handed to the engine, which writes the reply at the model's completion. `false` when the
+/// request is not such a case (it is then answered by [`answer`]).
+fn answered_by_engine(conn: &Connection, req: &p::Request, payload: &[u8], received: Instant) -> bool {
+    let export = &conn.export;
+    let timed_op = match req.command {
+        Command::Read if req.length <= p::MAX_PAYLOAD_BYTES => Op::Read,
+        Command::Write | Command::WriteZeroes => Op::Write,
+        _ => return false,
+    };
+    let in_range = req.offset.checked_add(u64::from(req.length)).is_some_and(|end| end <= export.size);
+    if export.placed || req.length == 0 || !in_range || req.has(cflag::FUA) {
+        return false;
+    }
+    let length = u64::from(req.length);
+    let (reply, io) = match req.command {
+        Command::Read => {
+            let (mut bytes, at) = read_reply_header(req, conn.structured);
+            bytes.resize(at + req.length as usize, 0);
+            let io = export.store.read(req.offset, &mut bytes[at..]);
+            (bytes, io)
+        }
+        Command::Write => (p::simple_reply(req.cookie, 0).to_vec(), write_bytes(export, req.offset, length, || export.store.write(req.offset, payload))),
+        _ => (p::simple_reply(req.cookie, 0).to_vec(), write_bytes(export, req.offset, length, || export.store.write_zeroes(req.offset, length))),
+    };
+    if let Err(e) = io {
+        export.stats.error();
+        conn.replies.send(error_reply(req, conn.structured, errno::EIO, &e.to_string()), None);
+        return true;
+    }
+    let (sectors_first, sectors) = model_sectors(export, req);
+    let (export2, replies, outstanding, structured) = (Arc::clone(export), Arc::clone(&conn.replies), Arc::clone(&conn.outstanding), conn.structured);
+    let request = *req;
+    outstanding.add();
+    let done = Done::new(move |result: Result<Completion, TimingError>| {
+        match result {
+            Ok(c) => {
+                export2.stats.response(c.end_ns - c.arrival_ns);
+                export2.stats.count(counted(request.command), u64::from(request.length));
+                replies.send(reply, export2.due(c.end_ns));
+            }
+            Err(e) => {
+                export2.stats.error();
+                replies.send(error_reply(&request, structured, errno::ESHUTDOWN, &e.to_string()), None);
+            }
+        }
+        outstanding.done();
+    });
+    export.timing.submit(timed_op, sectors_first, sectors, received, None, done);
+    true
+}
+
+/// A write of the store's bytes, keeping the scrub's checksums when it runs.
+fn write_bytes(export: &Export, offset: u64, length: u64, write: impl FnOnce() -> std::io::Result<()>) -> std::io::Result<()> {
+    match &export.checksums {
+        Some(sums) => sums.write_with(&export.store, offset, length, write),
+        None => write(),
+    }
+}
+
+/// The start of a successful READ's reply (simple, or one structured data chunk), and where the
+/// data goes in it.
+fn read_reply_header(req: &p::Request, structured: bool) -> (Vec<u8>, usize) {
+    let mut b = Vec::with_capacity(32 + req.length as usize);
+    if structured {
+        b.extend_from_slice(&p::chunk_header(req.cookie, chunk::FLAG_DONE, chunk::OFFSET_DATA, 8 + req.length));
+        b.extend_from_slice(&req.offset.to_be_bytes());
+    } else {
+        b.extend_from_slice(&p::simple_reply(req.cookie, 0));
+    }
+    let at = b.len();
+    (b, at)
+}
+
+/// An error reply.
+fn error_reply(req: &p::Request, structured: bool, error: u32, message: &str) -> Vec<u8> {
+    if structured {
+        p::error_chunk(req.cookie, error, message)
+    } else {
+        p::simple_reply(req.cookie, error).to_vec()
+    }
+}
+
+/// The first sector and the sector count the model is asked to serve for a request: the sectors
+/// it touches, widened to the layout policy's blocks.
+fn model_sectors(export: &Export, req: &p::Request) -> (u64, u32) {
+    let sb = export.sector_bytes * export.block_sectors;
+    let first = req.offset / sb * export.block_sectors;
+    let sectors = (req.offset + u64::from(req.length)).div_ceil(sb) * export.block_sectors - first;
+    (first, u32::try_from(sectors).unwrap_or(u32::MAX))
+}
+
+/// The counter a command is counted under.
+fn counted(command: Command) -> Counted {
+    match command {
+        Command::Read => Counted::Read,
+        Command::Write => Counted::Write,
+        Command::WriteZeroes => Counted::WriteZeroes,
+        Command::Flush => Counted::Flush,
+        _ => Counted::Trim,
     }
 }
 
@@ -290,8 +427,7 @@ where
 async fn answer(export: &Export, req: p::Request, payload: Vec<u8>, received: Instant, structured: bool) -> Reply {
     let fail = |error: u32, message: &str| {
         export.stats.error();
-        let bytes = if structured { p::error_chunk(req.cookie, error, message) } else { p::simple_reply(req.cookie, error).to_vec() };
-        Reply { bytes, model_end_ns: None }
+        Reply { bytes: error_reply(&req, structured, error, message), model_end_ns: None }
     };
     let size = export.size;
     let in_range = req.offset.checked_add(u64::from(req.length)).is_some_and(|end| end <= size);
@@ -299,36 +435,26 @@ async fn answer(export: &Export, req: p::Request, payload: Vec<u8>, received: In
     match req.command {
         Command::Other(n) => return fail(errno::EINVAL, &format!("command {n} is not supported")),
         Command::Read if req.length > p::MAX_PAYLOAD_BYTES => return fail(errno::EOVERFLOW, "read longer than the maximum block size"),
-        Command::Read | Command::Write | Command::WriteZeroes | Command::Trim if !in_range => {
-            return fail(past_end, &format!("{} bytes at {} run past the export's end ({size} bytes)", req.length, req.offset))
-        }
+        Command::Read | Command::Write | Command::WriteZeroes | Command::Trim if !in_range => return fail(past_end, &format!("{} bytes at {} run past the export's end ({size} bytes)", req.length, req.offset)),
         _ => {}
     }
     if export.placed {
         return answer_placed(export, req, payload, received, structured).await;
     }
     let mut data = Vec::new();
+    let length = u64::from(req.length);
     let io = match req.command {
         Command::Read => {
             data = vec![0u8; req.length as usize];
             export.store.read(req.offset, &mut data)
         }
-        Command::Write => match &export.checksums {
-            Some(sums) => sums.write_with(&export.store, req.offset, u64::from(req.length), || export.store.write(req.offset, &payload)),
-            None => export.store.write(req.offset, &payload),
-        },
-        Command::WriteZeroes => {
-            let zero = || export.store.write_zeroes(req.offset, u64::from(req.length));
-            match &export.checksums {
-                Some(sums) => sums.write_with(&export.store, req.offset, u64::from(req.length), zero),
-                None => zero(),
-            }
-        }
+        Command::Write => write_bytes(export, req.offset, length, || export.store.write(req.offset, &payload)),
+        Command::WriteZeroes => write_bytes(export, req.offset, length, || export.store.write_zeroes(req.offset, length)),
         Command::Flush => flush(export),
         Command::Trim | Command::Disconnect | Command::Other(_) => Ok(()),
     };
     let durable = match (io, req.has(cflag::FUA) && matches!(req.command, Command::Write | Command::WriteZeroes)) {
-        (Ok(()), true) => export.store.sync(),
+        (Ok(()), true) => flush(export),
         (r, _) => r,
     };
     if let Err(e) = durable {
@@ -343,11 +469,8 @@ async fn answer(export: &Export, req: p::Request, payload: Vec<u8>, received: In
     };
     let mut model_end_ns = None;
     if let (Some(op), true) = (timed_op, req.length > 0) {
-        // The sectors the request touches, widened to the layout policy's blocks.
-        let sb = export.sector_bytes * export.block_sectors;
-        let first = req.offset / sb * export.block_sectors;
-        let sectors = (req.offset + u64::from(req.length)).div_ceil(sb) * export.block_sectors - first;
-        match export.timing.time(op, first, u32::try_from(sectors).unwrap_or(u32::MAX), received).await {
+        let (first, sectors) = model_sectors(export, &req);
+        match export.timing.time(op, first, sectors, received).await {
             Ok(done) => {
                 export.stats.response(done.end_ns - done.arrival_ns);
                 model_end_ns = Some(done.end_ns);
@@ -355,10 +478,12 @@ async fn answer(export: &Export, req: p::Request, payload: Vec<u8>, received: In
             Err(e) => return fail(errno::ESHUTDOWN, &e.to_string()),
         }
     }
-    finish(export, &req, data, model_end_ns, structured)
+    finish(export, &req, &data, model_end_ns, structured)
 }
 
-/// FLUSH: the store's bytes, and the scrub's checksums of them, made durable.
+/// FLUSH, and FUA: the store's bytes, and the scrub's checksums of them, made durable (the
+/// checksums file is synced after the store, so a durable checksum never names bytes that are
+/// not).
 fn flush(export: &Export) -> std::io::Result<()> {
     export.store.sync()?;
     match &export.checksums {
@@ -368,26 +493,16 @@ fn flush(export: &Export) -> std::io::Result<()> {
 }
 
 /// Counts a served request and encodes its reply.
-fn finish(export: &Export, req: &p::Request, data: Vec<u8>, model_end_ns: Option<u64>, structured: bool) -> Reply {
-    let counted = match req.command {
-        Command::Read => Counted::Read,
-        Command::Write => Counted::Write,
-        Command::WriteZeroes => Counted::WriteZeroes,
-        Command::Flush => Counted::Flush,
-        _ => Counted::Trim,
-    };
-    export.stats.count(counted, u64::from(req.length));
+fn finish(export: &Export, req: &p::Request, data: &[u8], model_end_ns: Option<u64>, structured: bool) -> Reply {
+    export.stats.count(counted(req.command), u64::from(req.length));
     let bytes = if req.command == Command::Read && structured && req.length == 0 {
         p::chunk_header(req.cookie, chunk::FLAG_DONE, chunk::NONE, 0).to_vec()
-    } else if req.command == Command::Read && structured {
-        let mut b = p::chunk_header(req.cookie, chunk::FLAG_DONE, chunk::OFFSET_DATA, 8 + req.length).to_vec();
-        b.extend_from_slice(&req.offset.to_be_bytes());
-        b.extend_from_slice(&data);
+    } else if req.command == Command::Read {
+        let (mut b, _) = read_reply_header(req, structured);
+        b.extend_from_slice(data);
         b
     } else {
-        let mut b = p::simple_reply(req.cookie, 0).to_vec();
-        b.extend_from_slice(&data);
-        b
+        p::simple_reply(req.cookie, 0).to_vec()
     };
     Reply { bytes, model_end_ns }
 }
@@ -400,8 +515,7 @@ fn finish(export: &Export, req: &p::Request, data: Vec<u8>, model_end_ns: Option
 async fn answer_placed(export: &Export, req: p::Request, payload: Vec<u8>, received: Instant, structured: bool) -> Reply {
     let fail = |error: u32, message: &str| {
         export.stats.error();
-        let bytes = if structured { p::error_chunk(req.cookie, error, message) } else { p::simple_reply(req.cookie, error).to_vec() };
-        Reply { bytes, model_end_ns: None }
+        Reply { bytes: error_reply(&req, structured, error, message), model_end_ns: None }
     };
     let bb = export.block_bytes();
     let timed = matches!(req.command, Command::Read | Command::Write | Command::WriteZeroes);
@@ -445,7 +559,7 @@ async fn answer_placed(export: &Export, req: p::Request, payload: Vec<u8>, recei
                 at += len;
             }
             if req.has(cflag::FUA) && req.command != Command::Read {
-                if let Err(e) = export.store.sync() {
+                if let Err(e) = flush(export) {
                     return fail(errno::EIO, &e.to_string());
                 }
             }
@@ -455,5 +569,5 @@ async fn answer_placed(export: &Export, req: p::Request, payload: Vec<u8>, recei
     if req.command == Command::Read && data.len() != req.length as usize {
         return fail(errno::EIO, "the engine returned no data for the read");
     }
-    finish(export, &req, data, model_end_ns, structured)
+    finish(export, &req, &data, model_end_ns, structured)
 }

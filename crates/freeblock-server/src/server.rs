@@ -18,6 +18,7 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::os::fd::AsFd as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -32,9 +33,10 @@ use freeblock::layout::LayoutPolicy;
 
 use crate::config::{ConfigError, ServerConfig};
 use crate::nbd::{self, Export};
+use crate::placement::{InFlight, Placement, PlacementCounters, PlacementSummary};
+use crate::reply::DirectSocket;
 use crate::scrub::{Checksums, Scrub, ScrubCounters, ScrubSummary};
 use crate::stats::Summary;
-use crate::placement::{InFlight, Placement, PlacementCounters, PlacementSummary};
 use crate::store::{Store, StoreError, StoreMeta};
 use crate::timing::Timing;
 
@@ -141,9 +143,9 @@ impl Server {
             }
             _ => (None, Vec::new()),
         };
-        let timing = Timing::start(disk, config.sim.clone(), config.freeblock.clone(), apps, layout, config.pace, in_flight)?;
+        let timing = Timing::start(disk, config.sim.clone(), config.freeblock.clone(), apps, layout, config.pace, config.realtime, in_flight)?;
         let placed = placement.is_some();
-        let export = Arc::new(Export { name, store, checksums, scrub, timing, stats: crate::stats::Stats::default(), sector_bytes, block_sectors, size, placed, placement });
+        let export = Arc::new(Export { name, store, checksums, scrub, timing, stats: Arc::default(), sector_bytes, block_sectors, size, placed, placement });
         let listen_err = |address: String| move |source| ServerError::Listen { address, source };
         let tcp = match config.tcp() {
             Some(a) => Some(TcpListener::bind(a).await.map_err(listen_err(a.to_string()))?),
@@ -192,11 +194,11 @@ impl Server {
         let (stop_tx, stop_rx) = watch::channel(false);
         let mut connections = JoinSet::new();
         tokio::pin!(stop);
-        let spawn = |set: &mut JoinSet<()>, socket: Box<dyn Socket>, export: &Arc<Export>| {
+        let spawn = |set: &mut JoinSet<()>, socket: Box<dyn Socket>, direct: Option<DirectSocket>, export: &Arc<Export>| {
             let (export, stop_rx) = (Arc::clone(export), stop_rx.clone());
             set.spawn(async move {
                 // A connection's failure is its own: the others go on.
-                let _ = nbd::serve(socket, export, stop_rx).await;
+                let _ = nbd::serve(socket, direct, export, stop_rx).await;
             });
         };
         loop {
@@ -204,9 +206,14 @@ impl Server {
                 () = &mut stop => break,
                 Ok((s, _)) = accept_tcp(self.tcp.as_ref()) => {
                     let _ = s.set_nodelay(true);
-                    spawn(&mut connections, Box::new(s), &self.export);
+                    // Without a duplicate descriptor the replies still go out, through the flusher.
+                    let direct = s.as_fd().try_clone_to_owned().ok().map(DirectSocket::tcp);
+                    spawn(&mut connections, Box::new(s), direct, &self.export);
                 }
-                Ok((s, _)) = accept_unix(self.unix.as_ref().map(|(l, _)| l)) => spawn(&mut connections, Box::new(s), &self.export),
+                Ok((s, _)) = accept_unix(self.unix.as_ref().map(|(l, _)| l)) => {
+                    let direct = s.as_fd().try_clone_to_owned().ok().map(DirectSocket::unix);
+                    spawn(&mut connections, Box::new(s), direct, &self.export);
+                }
                 Ok((s, _)) = accept_tcp(self.stats.as_ref()) => {
                     let export = Arc::clone(&self.export);
                     tokio::spawn(serve_stats(s, export));

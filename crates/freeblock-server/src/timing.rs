@@ -2,11 +2,16 @@
 //! mode) on the modelled disk, in an engine thread; the reply waits for the model's completion.
 //!
 //! ```text
-//!  connection tasks ──Submit{op, sectors, received}──► channel ──► EngineSource::next_arrival
+//!  connections ──Submit{op, sectors, received, done}──► channel ──► EngineSource::next_arrival
 //!        ▲                                                          (waits for the wall clock to
 //!        │                                                           reach the next event: pace real)
-//!        └────── oneshot Completion{arrival, end} ◄── record sink ◄── engine completes the request
+//!        └── done(Completion{arrival, end}) ◄── record sink ◄── engine completes the request
+//!            (on the engine thread: it writes the reply itself, see crate::reply)
 //! ```
+//!
+//! A request's [`Done`] is called exactly once: with its completion, or with
+//! [`TimingError::Stopped`] if the engine stopped first (it is dropped uncalled anywhere: in the
+//! channel, in the engine, in a failed send).
 //!
 //! Model time 0 is the server's start; a request arrives in the model at the instant it was read
 //! off the socket (or at the engine's clock, if that is later).
@@ -70,6 +75,35 @@ pub struct Completion {
     pub failed: Option<String>,
 }
 
+/// What happens when the engine has served a request: called once, on the engine thread, at the
+/// model's completion (pace real: once the wall clock reaches it), or with
+/// [`TimingError::Stopped`] when the engine stopped before (including when it is dropped).
+pub struct Done(Option<DoneFn>);
+
+/// The callback inside a [`Done`].
+type DoneFn = Box<dyn FnOnce(Result<Completion, TimingError>) + Send>;
+
+impl Done {
+    /// Calls `f` with the request's completion.
+    pub fn new(f: impl FnOnce(Result<Completion, TimingError>) + Send + 'static) -> Self {
+        Self(Some(Box::new(f)))
+    }
+
+    fn call(mut self, result: Result<Completion, TimingError>) {
+        if let Some(f) = self.0.take() {
+            f(result);
+        }
+    }
+}
+
+impl Drop for Done {
+    fn drop(&mut self) {
+        if let Some(f) = self.0.take() {
+            f(Err(TimingError::Stopped));
+        }
+    }
+}
+
 /// A request for the engine to time.
 struct Submit {
     op: Op,
@@ -77,7 +111,7 @@ struct Submit {
     sectors: u32,
     received: Instant,
     bytes: Option<RequestBytes>,
-    done: oneshot::Sender<Completion>,
+    done: Done,
 }
 
 enum Message {
@@ -88,10 +122,10 @@ enum Message {
 
 /// The handle connections time their requests through.
 pub struct Timing {
-    tx: Mutex<mpsc::Sender<Message>>,
+    tx: mpsc::Sender<Message>,
     start: Instant,
     pace: Pace,
-    thread: Mutex<Option<JoinHandle<freeblock::Result<RunReport>>>>,
+    thread: Mutex<Option<JoinHandle<freeblock::Result<Option<RunReport>>>>>,
 }
 
 /// How much of a real-pace wait is spun rather than slept: the sleep's wake-up is late by tens
@@ -103,9 +137,9 @@ struct EngineSource {
     rx: mpsc::Receiver<Message>,
     start: Instant,
     pace: Pace,
-    waiters: Arc<Mutex<HashMap<u64, oneshot::Sender<Completion>>>>,
+    waiters: Arc<Mutex<HashMap<u64, Done>>>,
     in_flight: InFlight,
-    handed: Option<(oneshot::Sender<Completion>, Option<RequestBytes>)>,
+    handed: Option<(Done, Option<RequestBytes>)>,
     ended: bool,
 }
 
@@ -129,7 +163,9 @@ impl EngineSource {
                 Ok(m) => return Some(m),
                 Err(TryRecvError::Disconnected) => return Some(Message::End),
                 Err(TryRecvError::Empty) if Instant::now() >= deadline => return None,
-                Err(TryRecvError::Empty) => std::hint::spin_loop(),
+                // No `spin_loop` hint: in a VM a `pause` loop gets the vCPU descheduled
+                // (crate::pacing).
+                Err(TryRecvError::Empty) => {}
             }
         }
     }
@@ -174,7 +210,7 @@ impl OnlineSource for EngineSource {
 }
 
 /// Why a request could not be timed.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TimingError {
     /// The engine stopped (the server is shutting down, or the engine failed: see its report).
     #[error("the engine has stopped")]
@@ -189,7 +225,8 @@ impl Timing {
     ///
     /// # Errors
     /// A freeblock configuration the engine refuses.
-    pub fn start(disk: Arc<Disk>, sim: SimConfig, freeblock: Option<FreeblockConfig>, apps: Vec<Box<dyn BackgroundApp>>, layout: Option<Box<dyn LayoutPolicy>>, pace: Pace, in_flight: InFlight) -> freeblock::Result<Self> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn start(disk: Arc<Disk>, sim: SimConfig, freeblock: Option<FreeblockConfig>, apps: Vec<Box<dyn BackgroundApp>>, layout: Option<Box<dyn LayoutPolicy>>, pace: Pace, realtime: bool, in_flight: InFlight) -> freeblock::Result<Self> {
         sim.validate()?;
         // Background applications need freeblock scheduling; a server never stops because its
         // background work is done.
@@ -208,21 +245,30 @@ impl Timing {
             None => None,
         };
         let (tx, rx) = mpsc::channel();
+        let (ready_tx, ready_rx) = mpsc::channel();
         let start = Instant::now();
         let waiters = Arc::new(Mutex::new(HashMap::new()));
         let source = EngineSource { rx, start, pace, waiters: Arc::clone(&waiters), in_flight: Arc::clone(&in_flight), handed: None, ended: false };
         let thread = std::thread::Builder::new()
             .name("freeblock-engine".into())
             .spawn(move || {
+                let tuned = if pace == Pace::Real { crate::pacing::wake_on_time(realtime) } else { Ok(()) };
+                if let Err(e) = tuned {
+                    let refused = freeblock::Error::Config { origin: "realtime".into(), message: format!("the kernel refused SCHED_FIFO for the engine thread ({e}): run as root or with CAP_SYS_NICE, or without realtime") };
+                    let _ = ready_tx.send(Err(refused));
+                    return Ok(None);
+                }
+                let _ = ready_tx.send(Ok(()));
                 let sink_waiters = Arc::clone(&waiters);
                 let mut sim = Simulation::online(disk, Box::new(source), sim).with_record_sink(Box::new(move |r| {
                     // Requests freeblock promoted have no waiter.
-                    if let Some(done) = sink_waiters.lock().expect("never poisoned").remove(&r.id) {
+                    let done = sink_waiters.lock().expect("never poisoned").remove(&r.id);
+                    if let Some(done) = done {
                         let (data, failed) = match in_flight.lock().expect("never poisoned").remove(&r.id) {
                             Some(b) => (Some(b.data), b.failed),
                             None => (None, None),
                         };
-                        let _ = done.send(Completion { arrival_ns: r.arrival_ns, end_ns: r.end_ns, data, failed });
+                        done.call(Ok(Completion { arrival_ns: r.arrival_ns, end_ns: r.end_ns, data, failed }));
                     }
                     Ok(())
                 }));
@@ -233,10 +279,19 @@ impl Timing {
                 if let Some(layout) = layout {
                     sim = sim.with_layout(layout);
                 }
-                sim.run(None)
+                let report = sim.run(None).map(Some);
+                // Requests the engine accepted but never completed (it failed): their Done says
+                // so as it drops.
+                waiters.lock().expect("never poisoned").clear();
+                report
             })
             .map_err(|e| freeblock::Error::Config { origin: "server".into(), message: format!("cannot start the engine thread: {e}") })?;
-        Ok(Self { tx: Mutex::new(tx), start, pace, thread: Mutex::new(Some(thread)) })
+        // The engine thread's scheduling is settled before the first request.
+        if let Ok(Err(refused)) = ready_rx.recv() {
+            let _ = thread.join();
+            return Err(refused);
+        }
+        Ok(Self { tx, start, pace, thread: Mutex::new(Some(thread)) })
     }
 
     /// The wall-clock instant of model time 0.
@@ -266,10 +321,25 @@ impl Timing {
     /// # Errors
     /// [`TimingError::Stopped`] once the engine has stopped.
     pub async fn serve(&self, op: Op, lbn: u64, sectors: u32, received: Instant, bytes: Option<RequestBytes>) -> Result<Completion, TimingError> {
-        let (done, wait) = oneshot::channel();
-        let submit = Message::Request(Submit { op, lbn, sectors, received, bytes, done });
-        self.tx.lock().expect("never poisoned").send(submit).map_err(|_| TimingError::Stopped)?;
-        wait.await.map_err(|_| TimingError::Stopped)
+        let (tell, wait) = oneshot::channel();
+        self.submit(
+            op,
+            lbn,
+            sectors,
+            received,
+            bytes,
+            Done::new(move |r| {
+                let _ = tell.send(r);
+            }),
+        );
+        wait.await.unwrap_or(Err(TimingError::Stopped))
+    }
+
+    /// Hands a request to the engine without waiting: `done` is called on the engine thread when
+    /// the model completes it (or with [`TimingError::Stopped`]).
+    pub fn submit(&self, op: Op, lbn: u64, sectors: u32, received: Instant, bytes: Option<RequestBytes>, done: Done) {
+        // A send to a stopped engine gives the request back; dropping it calls `done`.
+        let _ = self.tx.send(Message::Request(Submit { op, lbn, sectors, received, bytes, done }));
     }
 
     /// Ends the run once the requests in flight are served, and returns the engine's report.
@@ -277,10 +347,25 @@ impl Timing {
     /// # Errors
     /// The engine's error, if it failed.
     pub fn finish(&self) -> freeblock::Result<Option<RunReport>> {
-        let _ = self.tx.lock().expect("never poisoned").send(Message::End);
+        let _ = self.tx.send(Message::End);
         match self.thread.lock().expect("never poisoned").take() {
-            Some(t) => t.join().map_err(|_| freeblock::Error::Config { origin: "server".into(), message: "the engine thread panicked".into() })?.map(Some),
+            Some(t) => t.join().map_err(|_| freeblock::Error::Config { origin: "server".into(), message: "the engine thread panicked".into() })?,
             None => Ok(None),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_done_is_called_once_and_a_dropped_one_says_the_engine_stopped() {
+        let (tx, rx) = mpsc::channel();
+        let called = tx.clone();
+        Done::new(move |r| called.send(r).unwrap()).call(Ok(Completion { arrival_ns: 1, end_ns: 2, data: None, failed: None }));
+        drop(Done::new(move |r| tx.send(r).unwrap()));
+        let got: Vec<_> = rx.iter().collect();
+        assert_eq!(got, vec![Ok(Completion { arrival_ns: 1, end_ns: 2, data: None, failed: None }), Err(TimingError::Stopped)]);
     }
 }
