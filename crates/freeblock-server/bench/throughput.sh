@@ -4,11 +4,11 @@
 # `freeblock serve --pace none` on the Atlas 10K, after writing the region it reads, 4 KB random
 # reads at QD 32, then 1 MB sequential reads at QD 8, RUNTIME seconds each. A benchmark, not a test.
 #
-#   crates/freeblock-server/bench/cpu.sh               # FB=target/release/freeblock RUNTIME=5
+#   crates/freeblock-server/bench/throughput.sh        # FB=target/release/freeblock RUNTIME=5
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
 FB=${FB:-target/release/freeblock}
-PORT=${PORT:-10814}
+PORT=${PORT:-10810}
 RUNTIME=${RUNTIME:-5}
 dir=$(mktemp -d)
 "$FB" serve --store "$dir/store" --listen "127.0.0.1:$PORT" --pace none > "$dir/summary" 2> "$dir/log" &
