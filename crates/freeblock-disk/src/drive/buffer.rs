@@ -25,8 +25,9 @@
 //! arrival order before any later request gets the mechanism.
 //!
 //! Not modelled: several commands queued at the disk, "sneaky" and "almost" read hits, the
-//! limited fast-write level (treated as full), preseeking, and DiskSim's "keep request data"
-//! read-ahead variants (a read-ahead of 0 sectors with a read-ahead mode means the segment size).
+//! limited fast-write level as such (with one command at a time it chooses what the full level
+//! chooses; `docs/disksim-compat.md`), preseeking, and DiskSim's "keep request data" read-ahead
+//! variants (a read-ahead of 0 sectors with a read-ahead mode means the segment size).
 
 use crate::disk::{Disk, HeadState, Op};
 use crate::error::AccessError;
