@@ -304,7 +304,9 @@ impl Disk {
             ));
         }
         let per_sector = u128::from(self.worst_run_ns) + u128::from(self.worst_bus_sector_ns);
-        let worst = u128::from(self.worst_fixed_ns) + (u128::from(sectors) + u128::from(self.background_sectors)) * per_sector;
+        // A remapped sector costs two track runs (to its spare and back).
+        let runs_per_sector = if self.layout.has_remapped_defects() { 2 } else { 1 };
+        let worst = u128::from(self.worst_fixed_ns) + (u128::from(sectors) * runs_per_sector + u128::from(self.background_sectors)) * per_sector;
         let end = if cached { (u128::from(start) + worst) * 1000 } else { u128::from(start) + worst };
         if end > u128::from(u64::MAX) {
             let unit = if cached { "2^64 ps (213.5 days)" } else { "2^64 ns (584 years)" };
@@ -477,7 +479,9 @@ impl Disk {
         op: Op,
         runs: &mut Vec<TrackRun>,
     ) -> Result<MediaAccess, AccessError> {
-        self.layout.track_runs(lbn, sectors, runs)?;
+        // The runs the head passes over, a remapped defect's spare in its place.
+        runs.clear();
+        self.layout.for_each_media_run(lbn, sectors, |run| runs.push(run))?;
         self.check_time_limit(lbn, start.max(free_at), sectors)?;
         let mut b = Breakdown { overhead: self.overhead_ns(op), ..Breakdown::default() };
         let mut t = (start + b.overhead).max(free_at);

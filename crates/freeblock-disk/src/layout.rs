@@ -132,6 +132,9 @@ pub struct Layout {
     mapping: Mapping,
     /// Picoseconds per revolution.
     rev_ps: u64,
+    /// Some zone remaps a defect to another sector ([`Layout::for_each_media_run`] then splits
+    /// runs; without one it is [`Layout::for_each_track_run`]).
+    remaps: bool,
 }
 
 /// Sectors of one request on one track: the head passes over slots `first..first+count` of that
@@ -216,7 +219,8 @@ impl Layout {
                 message: "the zones hold no LBNs (every sector is spare, slipped or empty)".into(),
             });
         }
-        Ok(Self { zones, surfaces: spec.surfaces, capacity, mapping: spec.mapping, rev_ps })
+        let remaps = zones.iter().any(|z| !z.remap.is_empty());
+        Ok(Self { zones, surfaces: spec.surfaces, capacity, mapping: spec.mapping, rev_ps, remaps })
     }
 
     /// Number of addressable sectors (LBNs `0..capacity`).
@@ -466,6 +470,88 @@ impl Layout {
             cur = run_end;
         }
         Ok(())
+    }
+
+    /// Whether some zone stores a defective sector's LBN in a spare elsewhere.
+    #[must_use]
+    pub fn has_remapped_defects(&self) -> bool {
+        self.remaps
+    }
+
+    /// Calls `f` with the track runs the head passes over to read or write `lbn..lbn+count`, in
+    /// the order it passes them. Without remapped defects these are [`Layout::for_each_track_run`]'s.
+    /// With them, a run stops before a remapped LBN, the remapped LBNs (consecutive ones whose
+    /// spares are consecutive sectors of one track together) are a run of their own on the
+    /// spare's track, and the next run starts at the LBN after them, where its slot is:
+    ///
+    /// ```text
+    ///  slots of one track   …  l-2  l-1  [defect]  l+1  l+2  …  [spare: l]
+    ///  runs                 ─────────┘  ① to the spare, 1 sector ② back to l+1 ──────
+    /// ```
+    ///
+    /// So the spare costs what going there and back costs: a revolution when it is on the same
+    /// track, a head switch or seek each way and the rotation to it when it is not (as DiskSim
+    /// 4.0's controller does: at the defective sector it accesses the spare, then seeks back).
+    ///
+    /// # Errors
+    /// As [`Layout::track_runs`]; `f` is not called then.
+    pub fn for_each_media_run(&self, lbn: u64, count: u64, mut f: impl FnMut(TrackRun)) -> Result<(), AccessError> {
+        if !self.remaps {
+            return self.for_each_track_run(lbn, count, f);
+        }
+        if count == 0 {
+            return Err(AccessError::Empty { lbn });
+        }
+        let end = lbn.checked_add(count).filter(|&e| e <= self.capacity).ok_or(AccessError::OutOfRange {
+            lbn,
+            end: lbn.saturating_add(count),
+            capacity: self.capacity,
+        })?;
+        let moved = self.remapped_lbns(lbn, end);
+        let mut cur = lbn;
+        let mut i = 0;
+        while cur < end {
+            let stop = moved.get(i).map_or(end, |m| m.0);
+            if cur < stop {
+                self.for_each_track_run(cur, stop - cur, &mut f)?;
+                cur = stop;
+                continue;
+            }
+            let (first, at, spt) = moved[i];
+            let mut n = 1u32;
+            while let Some(&(l, p, _)) = moved.get(i + n as usize) {
+                if l != first + u64::from(n) || (p.cylinder, p.surface) != (at.cylinder, at.surface) || p.sector != at.sector + n {
+                    break;
+                }
+                n += 1;
+            }
+            f(TrackRun { cylinder: at.cylinder, surface: at.surface, first_sector: at.sector, sectors: n, lbns: u64::from(n), sectors_per_track: spt });
+            cur = first + u64::from(n);
+            i += n as usize;
+        }
+        Ok(())
+    }
+
+    /// The LBNs of `lbn..end` that a defect moved to another sector: `(lbn, spare, sectors per
+    /// track)`, by LBN.
+    fn remapped_lbns(&self, lbn: u64, end: u64) -> Vec<(u64, Pbn, u32)> {
+        let mut out = Vec::new();
+        for z in self.zones.iter().filter(|z| !z.remap.is_empty() && z.first_lbn < end && lbn < z.first_lbn + z.lbn_count) {
+            for &(defective, spare) in &z.remap {
+                for within in 0..z.remap_unit {
+                    let slot = defective * z.remap_unit + within;
+                    if z.is_reserved(slot) {
+                        continue;
+                    }
+                    let l = z.first_lbn + slot - z.reserved_below(slot);
+                    if l >= lbn && l < end && l < z.first_lbn + z.lbn_count {
+                        out.push((l, self.slot_to_pbn(z, spare * z.remap_unit + within), z.spt));
+                    }
+                }
+            }
+        }
+        out.sort_unstable_by_key(|m| m.0);
+        out
     }
 
     /// The LBNs stored in the `count` physical sectors of track `(cylinder, surface)` that pass

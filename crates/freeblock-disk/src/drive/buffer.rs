@@ -277,7 +277,9 @@ impl Track {
             return;
         }
         let at = |s: u32| layout.pbn_to_lbn(Pbn { cylinder: cyl, surface: surf, sector: s });
-        if let (Some(a), Some(b)) = (at(0), at(spt - 1)) {
+        // First and last sectors a run apart say nothing of a defective sector between them,
+        // whose LBN is on its spare: with remapped defects, look at every sector.
+        if let (Some(a), Some(b), false) = (at(0), at(spt - 1), layout.has_remapped_defects()) {
             if b >= a && b - a == u64::from(spt - 1) {
                 self.base = a;
                 self.first = a;

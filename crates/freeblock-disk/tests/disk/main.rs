@@ -8,6 +8,7 @@ mod builtins;
 mod disksim_import;
 mod hostile_specs;
 mod mapping_roundtrip;
+mod remapped_defects;
 mod spec_errors;
 
 use std::path::PathBuf;
