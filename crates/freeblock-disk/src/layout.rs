@@ -16,6 +16,13 @@
 //! so far)` sectors, counted from the zone's first track, exactly as DiskSim's g1 layout does; sector
 //! `j` of the track then sits at `(j + offset) mod sectors_per_track`. Positions are kept as
 //! picoseconds into the revolution ([`RotPos`]) so that time and angle share one unit.
+//!
+//! A request's sectors are cut into runs of one track each, two ways:
+//!
+//! | runs | a remapped defect's LBN counts at | used for |
+//! |---|---|---|
+//! | track runs ([`Layout::for_each_track_run`]) | its defective slot, so runs stay arithmetic | per-track bookkeeping (with [`Layout::for_each_remapped_lbn`] to move the few remapped LBNs) |
+//! | media runs ([`Layout::for_each_media_run`]) | its spare, a run of its own between the run before and the run after | timing: the order the head passes the sectors in |
 
 use crate::error::{AccessError, SpecError};
 use crate::sparing::{self, SlipSkew, SlotRange};

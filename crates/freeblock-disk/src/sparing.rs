@@ -6,7 +6,8 @@
 //! [`Sparing`] scheme), slipped sectors, and the zone's empty front.
 //!
 //! Spares are where defective media goes: a *slip* removes a sector from the LBN sequence, so every
-//! later LBN moves up one slot; a *defect* keeps its LBN but redirects it to a spare slot.
+//! later LBN moves up one slot; a *defect* keeps its LBN but redirects it to a spare slot, and the
+//! head goes there for it ([`crate::Layout::for_each_media_run`]).
 //!
 //! The semantics follow DiskSim 4.0's `dm_layout_g1` (the zone capacities agree with its
 //! `blksinband` for every scheme):

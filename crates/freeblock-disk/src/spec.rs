@@ -217,7 +217,8 @@ pub struct Zone {
     pub slips: Vec<u64>,
     /// Remapped defects: `[defective, spare]` zone-relative physical sector numbers (tracks under
     /// track sparing). The defective sector must hold an LBN and the spare must be a spare
-    /// sector, each used once; a defect remapped to itself changes nothing.
+    /// sector, each used once; a defect remapped to itself changes nothing. The head reads and
+    /// writes the LBN at the spare, going there and back in the middle of a request.
     #[serde(default)]
     pub defects: Vec<[u64; 2]>,
 }
