@@ -2418,6 +2418,58 @@ read_ahead_on_hit = true
         }
     }
 
+    /// Requests over remapped defects, whose spares are on the same track, on another surface
+    /// of the cylinder and many cylinders away: the fast-forwards change nothing, the model
+    /// neither stalls nor runs away, and the head goes to the spare and back (a request over
+    /// the remapped LBN takes longer than the same request where nothing is remapped).
+    #[test]
+    fn fast_forward_matches_sector_by_sector_over_remapped_defects() {
+        let mut base = crate::DiskSpec::from_toml_str(SLOW_BUS_DISK, "slow-bus.toml").unwrap();
+        base.cache.segment_sectors = 64;
+        // Without zero latency, so that a spare just before the sector it stands for still costs
+        // time (with it, the head takes whichever comes first).
+        base.cache.zero_latency_reads = false;
+        base.cache.zero_latency_writes = false;
+        // Zone 2 (cylinders 66–97, 333 sectors a track, 4 spares at the end of each cylinder):
+        // zone slots 1328–1331 are cylinder 66's spares (surface 3, sectors 329–332).
+        let mut remapped = base.clone();
+        remapped.zones[2].defects = vec![[1000, 1331], [10, 1328], [5, 20 * 1332 + 1330]];
+        let plain_disk = Disk::new(base).unwrap();
+        for write_back in [false, true] {
+            let mut spec = remapped.clone();
+            spec.controller.write_back = write_back;
+            let disk = Disk::new(spec).unwrap();
+            // The LBNs the defects moved, found where their spares are.
+            let spare = |zone_slot: u64| Pbn { cylinder: 66 + (zone_slot / 333 / 4) as u32, surface: (zone_slot / 333 % 4) as u32, sector: (zone_slot % 333) as u32 };
+            let moved: Vec<u64> = [1331, 1328, 20 * 1332 + 1330].iter().map(|&z| disk.layout().pbn_to_lbn(spare(z)).unwrap()).collect();
+            let mut fast = Buffer::new(&disk);
+            let mut slow = Buffer::new(&disk);
+            slow.fast_forward = false;
+            let mut t = 0u64;
+            for (k, &l) in moved.iter().enumerate() {
+                for (back, n) in [(0, 1), (1, 2), (3, 8), (6, 24), (20, 60)] {
+                    for op in [Op::Read, Op::Write] {
+                        let lbn = l - back;
+                        let a = fast.serve(&disk, t, lbn, n, op).unwrap();
+                        let b = slow.serve(&disk, t, lbn, n, op).unwrap();
+                        let key = |o: &Outcome| (o.end_ps, o.overhead_ps, o.seek_ps, o.latency_ps, o.media, o.hit);
+                        assert_eq!(key(&a), key(&b), "defect {k}: {op:?} LBN {lbn} + {n} at {t} ps");
+                        // Alone on an idle drive, the same request where nothing is remapped is
+                        // quicker: it does not go to the spare and back.
+                        if back > 0 && n > back && !write_back {
+                            let mut alone = Buffer::new(&disk);
+                            let mut plain = Buffer::new(&plain_disk);
+                            let x = alone.serve(&disk, 0, lbn, n, op).unwrap();
+                            let y = plain.serve(&plain_disk, 0, lbn, n, op).unwrap();
+                            assert!(x.end_ps > y.end_ps, "defect {k}: {op:?} LBN {lbn} + {n}: {} ps, without the defect {} ps", x.end_ps, y.end_ps);
+                        }
+                        t = a.end_ps + 2_000_000_000;
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn fast_forward_matches_sector_by_sector_on_the_built_in_drives() {
         for name in library::names() {
