@@ -896,6 +896,8 @@ fn controller_and_cache(d: &Block, notes: &mut Vec<String>) -> Result<(Controlle
         write_segments: u32_of(d, "Maximum number of write segments", d.int_or("Maximum number of write segments", 1, 1)?)?,
         separate_write_segment: flag("Use separate write segment", 0)?,
         combine_sequential_writes: flag("Combine seq writes", 0)?,
+        // DiskSim 4.0's media process steps through a track's LBNs (docs/disksim-compat.md).
+        skip_unmapped_sectors: true,
         keep_read_data: d.int_or("Read-ahead over requested", -1, 1)? != -1,
         write_stops_read_ahead: flag("Write hit stop prefetch", 0)?,
         stop_read_ahead_mid_sector: flag("Stop prefetch in sector", 1)?,

@@ -476,6 +476,13 @@ pub struct CacheSpec {
     /// leaves segments dirty when the next request arrives, so it matters only then.
     #[serde(skip_serializing_if = "is_false")]
     pub combine_sequential_writes: bool,
+    /// On a track whose LBNs fill only part of its sectors (the rest unmapped), the media
+    /// process goes from the sector of the track's last LBN to that of its first in one sector
+    /// time, as DiskSim 4.0 does (it steps through a track's LBNs, not its sectors), so a sector
+    /// missed comes round again after as many sector times as the track has LBNs. Default false:
+    /// the head passes the unmapped sectors, and a missed sector comes round after a revolution.
+    #[serde(skip_serializing_if = "is_false")]
+    pub skip_unmapped_sectors: bool,
     /// A write overlapping a segment being read ahead stops the read-ahead ("Write hit stop
     /// prefetch").
     #[serde(skip_serializing_if = "is_false")]
@@ -523,6 +530,7 @@ impl Default for CacheSpec {
             read_hits_on_write_data: true,
             write_segments: 1,
             combine_sequential_writes: false,
+            skip_unmapped_sectors: false,
             keep_read_data: true,
             separate_write_segment: false,
             write_stops_read_ahead: false,

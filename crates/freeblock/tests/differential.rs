@@ -5,8 +5,8 @@
 //!
 //! Acceptance, per fixture: at least 99.8 % of the requests within 10 µs of DiskSim's time, and an
 //! RMS demerit (DiskSim's `rms` tool, see `freeblock::validate`) below 0.01 ms between the two.
-//! The fixtures that still miss it are listed in [`KNOWN_MISSES`], each held to what it measures
-//! today; the differences that remain, and why, are listed in `docs/disksim-compat.md`.
+//! A fixture that still missed it would be listed in [`KNOWN_MISSES`] (none today), held to what
+//! it measures; the differences that remain, and why, are listed in `docs/disksim-compat.md`.
 //!
 //! The fixtures live outside the repository (they are DiskSim's output, next to its model files);
 //! a missing folder is a failure, not a skip. `FREEBLOCK_DIFFERENTIAL_DUMP=<folder>` writes
@@ -43,14 +43,10 @@ const MIN_AGREEING: f64 = 0.998;
 const MAX_DEMERIT_MS: f64 = 0.01;
 
 /// Fixtures that miss the acceptance today: `(drive, trace, most mismatches, largest RMS demerit
-/// ms)`, each held to what it measures now so that any regression still fails. Causes in
-/// `docs/disksim-compat.md`.
-const KNOWN_MISSES: [(&str, &str, usize, f64); 1] = [
-    // 4 writes after chains of appended writes and one read differ by whole revolutions (±7–17
-    // ms), five separate events: within the 10 mismatches allowed, but enough to lift the RMS
-    // demerit to 0.0158 ms. Not DiskSim's limited fast-write level (see the doc).
-    ("barracuda", "seqmix", 5, 0.016),
-];
+/// ms)`, each held to what it measures now so that any regression still fails. None: every
+/// fixture meets it (the last, barracuda seqmix, since DiskSim's short-track stepping is
+/// modelled; `docs/disksim-compat.md`).
+const KNOWN_MISSES: [(&str, &str, usize, f64); 0] = [];
 
 #[path = "support/shared.rs"]
 mod support;

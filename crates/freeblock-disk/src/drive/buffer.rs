@@ -84,6 +84,7 @@ pub(crate) struct Params {
     hits_on_write: bool,
     combine_writes: bool,
     keep_read_data: bool,
+    skip_unmapped: bool,
     stop_in_sector: bool,
     read_water: f64,
     write_water: f64,
@@ -133,6 +134,7 @@ impl Params {
             hits_on_write: k.read_hits_on_write_data,
             combine_writes: k.combine_sequential_writes,
             keep_read_data: k.keep_read_data,
+            skip_unmapped: k.skip_unmapped_sectors,
             stop_in_sector: k.stop_read_ahead_mid_sector,
             read_water: k.read_watermark,
             write_water: k.write_watermark,
@@ -227,6 +229,9 @@ struct Track {
     /// Sector `s` holds LBN `base + s` for every sector (checked with
     /// `Layout::track_first_lbn`), so an LBN in `first..next` is found without a lookup.
     one_run: bool,
+    /// A track whose LBNs are one run in consecutive sectors but fill only part of it: the
+    /// sectors of its last and first LBN (for `CacheSpec::skip_unmapped_sectors`).
+    short: Option<(u32, u32)>,
 }
 
 impl Track {
@@ -256,6 +261,16 @@ impl Track {
         self.valid && self.cyl == cyl && self.surf == surf
     }
 
+    /// The sector after `s` in the sector-by-sector media process. With `skip_unmapped`, DiskSim's
+    /// (it steps through the track's LBNs, one sector time each): on a short track, the sector
+    /// of the first LBN follows that of the last one at once.
+    fn after(&self, s: u32, skip_unmapped: bool) -> u32 {
+        match self.short {
+            Some((last, first)) if skip_unmapped && s == last => first,
+            _ => (s + 1) % self.spt,
+        }
+    }
+
     fn load(&mut self, disk: &Disk, cyl: u32, surf: u32) {
         if self.is(cyl, surf) {
             return;
@@ -267,6 +282,7 @@ impl Track {
         self.spt = spt;
         self.valid = true;
         self.one_run = false;
+        self.short = None;
         self.pos0 = layout.sector_start(cyl, surf, 0);
         self.lbns.clear();
         if let Some(a) = layout.track_first_lbn(cyl, surf) {
@@ -298,6 +314,18 @@ impl Track {
         }
         self.first = first;
         self.next = if first == NONE { NONE } else { last + 1 };
+        if first != NONE {
+            let s0 = self.lbns.iter().position(|&l| l == first).expect("first LBN") as u32;
+            let n = last + 1 - first;
+            let run = (0..n).all(|k| {
+                let s = s0 as u64 + k;
+                s < u64::from(spt) && self.lbns[s as usize] == first + k
+            });
+            let mapped = self.lbns.iter().filter(|&&l| l != NONE).count() as u64;
+            if run && mapped == n && n < u64::from(spt) {
+                self.short = Some(((u64::from(s0) + n - 1) as u32, s0));
+            }
+        }
     }
 }
 
@@ -1349,7 +1377,8 @@ impl Buffer {
             Phase::Seek { at, target, pbn } => self.seek_done(disk, at, target, pbn),
             Phase::Rot { base, i, prev, next } => {
                 self.boundary(disk, base, i, prev, next);
-                if self.fast_forward {
+                // The runs below step sectors physically, not through a short track's LBNs.
+                if self.fast_forward && !self.hda.as_ref().is_some_and(|h| self.skips_unmapped(h)) {
                     self.fast_forward(limit);
                 }
             }
@@ -1679,9 +1708,9 @@ impl Buffer {
 
     /// A sector boundary (DiskSim `disk_buffer_sector_done`).
     fn boundary(&mut self, disk: &Disk, base: u64, i: u64, prev: Option<(u32, bool)>, next: u32) {
-        let (t, spt) = {
+        let t = {
             let h = self.hda.as_ref().expect("access");
-            (base + i * self.p.rev / u64::from(h.track.spt), h.track.spt)
+            base + i * self.p.rev / u64::from(h.track.spt)
         };
         if let Some((s, true)) = prev {
             self.process_sector(s);
@@ -1712,8 +1741,16 @@ impl Buffer {
         }
         let lbn = self.hda.as_ref().expect("access").track.lbn(next);
         let valid = lbn != NONE && self.block_available(lbn, t);
+        let skip = self.skips_unmapped(self.hda.as_ref().expect("access"));
         let h = self.hda.as_mut().expect("access");
-        h.phase = Phase::Rot { base, i: i + 1, prev: Some((next, valid)), next: (next + 1) % spt };
+        h.phase = Phase::Rot { base, i: i + 1, prev: Some((next, valid)), next: h.track.after(next, skip) };
+    }
+
+    /// Does the access step from a short track's last LBN straight to its first
+    /// (`CacheSpec::skip_unmapped_sectors`)? Not a zero-latency or "read any free blocks" read:
+    /// DiskSim 4.0 was seen to pass the unmapped sectors there (docs/disksim-compat.md).
+    fn skips_unmapped(&self, h: &Hda) -> bool {
+        self.p.skip_unmapped && h.track.short.is_some() && !(h.immed || (self.p.read_any_free && h.read))
     }
 
     /// What the head did with sector `s` (which it was allowed to read or write).
@@ -2414,6 +2451,46 @@ read_ahead_on_hit = true
             let disk = Disk::new(spec).unwrap();
             for seed in 0..4 {
                 fast_forward_changes_nothing(&disk, 200, 400, 17 + 4 * k as u64 + seed);
+            }
+        }
+    }
+
+    /// DiskSim's short-track stepping (`skip_unmapped_sectors`): the last track of a cylinder
+    /// of the slow-bus disk's third zone holds 329 LBNs in 333 sectors (4 spares per cylinder).
+    /// A write there that outruns its data over the slow bus waits for a missed sector 329
+    /// sector times with the option, a revolution without; on a full track the option changes
+    /// nothing. Both ways the fast-forwards change nothing.
+    #[test]
+    fn a_short_track_is_stepped_through_its_lbns_with_skip_unmapped_sectors() {
+        let mut base = crate::DiskSpec::from_toml_str(SLOW_BUS_DISK, "slow-bus.toml").unwrap();
+        base.cache.zero_latency_writes = false;
+        base.cache.segment_sectors = 64;
+        let with = |skip: bool| {
+            let mut s = base.clone();
+            s.cache.skip_unmapped_sectors = skip;
+            Disk::new(s).unwrap()
+        };
+        let (off, on) = (with(false), with(true));
+        let mut tr = Track::default();
+        tr.load(&off, 66, 3);
+        assert_eq!((tr.short, tr.next - tr.first, tr.spt), (Some((328, 0)), 329, 333));
+        assert_eq!((tr.after(328, true), tr.after(328, false), tr.after(5, true)), (0, 329, 6));
+        tr.load(&off, 66, 0);
+        assert_eq!(tr.short, None);
+        let sector_ps = off.revolution_ps() / 333;
+        let end = |disk: &Disk, surface: u32| {
+            let lbn = disk.layout().pbn_to_lbn(Pbn { cylinder: 66, surface, sector: 0 }).unwrap() + 20;
+            Buffer::new(disk).serve(disk, 0, lbn, 200, Op::Write).unwrap().end_ps
+        };
+        assert_eq!(end(&on, 0), end(&off, 0), "a full track");
+        let (a, b) = (end(&on, 3), end(&off, 3));
+        // Each wait for a missed sector is 4 sector times shorter (ps rounding aside).
+        let saved = b.checked_sub(a).expect("shorter with the option");
+        let waits = (saved + sector_ps) / (4 * sector_ps);
+        assert!(waits >= 1 && saved.abs_diff(waits * off.revolution_ps() * 4 / 333) <= 4 * waits, "saved {saved} ps");
+        for disk in [&off, &on] {
+            for seed in 0..2 {
+                fast_forward_changes_nothing(disk, 200, 400, 91 + seed);
             }
         }
     }
