@@ -40,6 +40,7 @@
 //! | `Combine seq writes` | `cache.combine_sequential_writes` |
 //! | `Read-ahead over requested` = -1 | `cache.keep_read_data = false` |
 //! | `Immediate buffer read/write` | not applied (see below); noted in `source` |
+//! | (no parameter: DiskSim's media process) | `cache.skip_unmapped_sectors = true` (see below) |
 //!
 //! The bus a disk hangs on is part of DiskSim's system configuration (`.parv`), not of the disk's
 //! files: [`apply_system_config`] reads its block transfer times.
@@ -61,6 +62,11 @@
 //!   (`cache.combine_sequential_writes`; false makes it wait for the write-back instead).
 //! - `Read-ahead over requested = -1`: a read's data leaves the buffer when it completes
 //!   (`cache.keep_read_data = false`), so re-reads go to the media.
+//! - On a track whose LBNs stop short of its end (spare sectors of a cylinder, range or track),
+//!   DiskSim's sector-by-sector media process steps from the track's last LBN to its first in
+//!   one sector time, skipping the unmapped sectors, so a write that missed a sector for want
+//!   of data waits fewer sector times than a revolution (`cache.skip_unmapped_sectors = true`;
+//!   false gives the physical revolution).
 //!
 //! Cylinders that no DiskSim zone covers (DIXtrac leaves such gaps between zones) become zones
 //! holding no LBNs (`empty_front_sectors` equal to all their sectors), so cylinder numbers and seek

@@ -24,6 +24,15 @@
 //! appended request in its queue, and serves it when the mechanism frees). Those passes run in
 //! arrival order before any later request gets the mechanism.
 //!
+//! The media process steps sector by sector. On a track whose LBNs fill only part of its sectors
+//! (the spares of a cylinder, range or track), DiskSim 4.0 steps through the track's LBNs instead,
+//! one sector time each, from the last straight back to the first: a write that missed a sector
+//! for want of data meets it again after as many sector times as the track has LBNs, while the
+//! platter (the angle the next seek starts from) turns on in real time. That is not physical;
+//! [`crate::CacheSpec::skip_unmapped_sectors`] selects it (imported DiskSim drives), and the
+//! physical revolution is the default. Zero-latency and "read any free blocks" reads keep the
+//! physical order, as DiskSim's results show for them.
+//!
 //! Not modelled: several commands queued at the disk, "sneaky" and "almost" read hits, the
 //! limited fast-write level as such (with one command at a time it chooses what the full level
 //! chooses; `docs/disksim-compat.md`), preseeking, and DiskSim's "keep request data" read-ahead
