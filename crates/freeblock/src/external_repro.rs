@@ -26,7 +26,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::external::scheduler::{host_model, ExternalConfig, ExternalHost, HostModel, HostStats};
-use crate::external::{AheadBreakdown, BlackBox, Effects};
+use crate::external::{AheadBreakdown, BlackBox, Effects, PickStats};
 use crate::freeblock::{Freeblock, FreeblockConfig, PlannerKind, TaskSpec};
 use crate::repro::PaperCheck;
 use crate::sched::SchedulerSpec;
@@ -66,6 +66,11 @@ pub const PAPER_HEADLINE_MB_S: f64 = 3.1;
 /// The same sentence: share of the disk's media bandwidth.
 pub const PAPER_HEADLINE_SHARE: f64 = 0.15;
 
+/// The held pick of the main runs, ms before the mechanism is predicted free (beyond the next
+/// command's processing): the drive's overhead jitter (40 µs) and a prediction error's usual
+/// size, with room to spare.
+pub const DEFAULT_PICK_LEAD_MS: f64 = 0.2;
+
 /// The drive of the reproduction: the library's Atlas 10K, cache off, on an Ultra2 bus.
 ///
 /// # Errors
@@ -91,11 +96,14 @@ pub struct ExternalReproConfig {
     pub seed: u64,
     /// Worker threads.
     pub threads: usize,
+    /// The host's held pick in the main runs ([`ExternalConfig::pick_lead_ms`]); `None` picks
+    /// as soon as a slot frees, as paper 001's host does.
+    pub pick_lead_ms: Option<f64>,
 }
 
 impl Default for ExternalReproConfig {
     fn default() -> Self {
-        Self { seconds: 300.0, conservatism_ms: vec![0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6], error_requests: 10_000, model: HostModel::Learned, seed: 42, threads: 2 }
+        Self { seconds: 300.0, conservatism_ms: vec![0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6], error_requests: 10_000, model: HostModel::Learned, seed: 42, threads: 2, pick_lead_ms: Some(DEFAULT_PICK_LEAD_MS) }
     }
 }
 
@@ -139,6 +147,8 @@ pub struct RunKey {
     pub conservatism_ms: f64,
     /// Commands at the drive.
     pub max_outstanding: u32,
+    /// The host's held pick ([`ExternalConfig::pick_lead_ms`]); `None`: as soon as a slot frees.
+    pub pick_lead_ms: Option<f64>,
 }
 
 /// What one run measured.
@@ -173,6 +183,8 @@ pub struct RunRow {
     /// Plans predicted to make their foreground complete later than alone, and by how much in
     /// all, ns.
     pub planned_later: (u64, u64),
+    /// How far ahead of the mechanism the foreground scheduler picked, and what it chose.
+    pub picks: PickStats,
 }
 
 /// A prediction-error distribution (Fig. 7).
@@ -224,14 +236,24 @@ pub fn schedulers() -> [SchedulerSpec; 3] {
 /// The runs of the reproduction, in a fixed order.
 #[must_use]
 pub fn plan(c: &ExternalReproConfig) -> Vec<RunKey> {
-    let key = |scheduler, mode, conservatism_ms, max_outstanding| RunKey { scheduler, mode, conservatism_ms, max_outstanding };
+    let lead = c.pick_lead_ms;
+    let key = |scheduler, mode, conservatism_ms, max_outstanding| RunKey { scheduler, mode, conservatism_ms, max_outstanding, pick_lead_ms: lead };
+    let firmware = |scheduler, mode| RunKey { scheduler, mode, conservatism_ms: 0.0, max_outstanding: 2, pick_lead_ms: None };
     let mut runs = Vec::new();
     for s in schedulers() {
         runs.push(key(s, Mode::ExternalAlone, 0.0, 2));
-        runs.push(key(s, Mode::FirmwareAlone, 0.0, 2));
-        runs.push(key(s, Mode::Firmware, 0.0, 2));
+        runs.push(firmware(s, Mode::FirmwareAlone));
+        runs.push(firmware(s, Mode::Firmware));
         for &m in &c.conservatism_ms {
             runs.push(key(s, Mode::External, m, 2));
+        }
+        // Paper 001's host, which picks as soon as a slot frees: its foreground "cost" (see
+        // `PickStats`).
+        if lead.is_some() {
+            runs.push(RunKey { pick_lead_ms: None, ..key(s, Mode::ExternalAlone, 0.0, 2) });
+            for m in [0.3, 0.4] {
+                runs.push(RunKey { pick_lead_ms: None, ..key(s, Mode::External, m, 2) });
+            }
         }
     }
     runs.push(key(SchedulerSpec::Sptf, Mode::IdealAlone, 0.0, 2));
@@ -239,9 +261,10 @@ pub fn plan(c: &ExternalReproConfig) -> Vec<RunKey> {
         runs.push(key(SchedulerSpec::Sptf, Mode::IdealHost, m, 2));
         runs.push(key(SchedulerSpec::Sptf, Mode::ExternalCombine, m, 2));
     }
+    // A deeper queue at a drive that reorders: the host sends as soon as a slot frees.
     for depth in [4, 8] {
-        runs.push(key(SchedulerSpec::Sptf, Mode::ExternalAlone, 0.4, depth));
-        runs.push(key(SchedulerSpec::Sptf, Mode::External, 0.4, depth));
+        runs.push(RunKey { pick_lead_ms: None, ..key(SchedulerSpec::Sptf, Mode::ExternalAlone, 0.0, depth) });
+        runs.push(RunKey { pick_lead_ms: None, ..key(SchedulerSpec::Sptf, Mode::External, 0.4, depth) });
     }
     runs
 }
@@ -271,6 +294,7 @@ pub fn run_one(truth: &Arc<Disk>, model: &Arc<Disk>, c: &ExternalReproConfig, ke
             conservatism_ms: key.conservatism_ms,
             max_outstanding: key.max_outstanding,
             combine: key.mode == Mode::ExternalCombine,
+            pick_lead_ms: key.pick_lead_ms,
             model: if ideal { HostModel::Truth } else { c.model.clone() },
             effects: if ideal { Effects::none() } else { Effects::default() },
             ..ExternalConfig::default()
@@ -295,6 +319,7 @@ pub fn run_one(truth: &Arc<Disk>, model: &Arc<Disk>, c: &ExternalReproConfig, ke
         by_ahead: stats.by_ahead,
         free_late: stats.free_late,
         planned_later: stats.planned_later,
+        picks: stats.picks,
     })
 }
 
@@ -387,7 +412,8 @@ pub fn external(c: &ExternalReproConfig, progress: &(dyn Fn(usize, usize) + Sync
     Ok(ExternalReport { config: c.clone(), model: model_name, media_mb_s, errors, runs, checks })
 }
 
-/// The run of `scheduler` in `mode` at `conservatism_ms` with two commands outstanding.
+/// The run of `scheduler` in `mode` at `conservatism_ms` with two commands outstanding, with
+/// the main runs' pick (the first such run in [`plan`]'s order).
 #[must_use]
 pub fn find(runs: &[RunRow], scheduler: SchedulerSpec, mode: Mode, conservatism_ms: f64) -> Option<&RunRow> {
     runs.iter().find(|r| r.key.scheduler == scheduler && r.key.mode == mode && r.key.max_outstanding == 2 && (r.key.conservatism_ms - conservatism_ms).abs() < 1e-9)
@@ -402,7 +428,7 @@ pub fn fg_cost(runs: &[RunRow], row: &RunRow) -> Option<f64> {
         Mode::IdealHost | Mode::IdealAlone => Mode::IdealAlone,
         _ => Mode::ExternalAlone,
     };
-    let alone = runs.iter().find(|r| r.key.scheduler == row.key.scheduler && r.key.mode == alone_mode && r.key.max_outstanding == row.key.max_outstanding)?;
+    let alone = runs.iter().find(|r| r.key.scheduler == row.key.scheduler && r.key.mode == alone_mode && r.key.max_outstanding == row.key.max_outstanding && r.key.pick_lead_ms == row.key.pick_lead_ms)?;
     (alone.response_ms > 0.0).then(|| row.response_ms / alone.response_ms - 1.0)
 }
 
@@ -510,12 +536,16 @@ mod tests {
     fn a_tiny_sweep_measures_free_bandwidth_and_its_cost() {
         let truth = paper_drive().unwrap();
         let c = ExternalReproConfig { seconds: 1.0, model: HostModel::Truth, ..ExternalReproConfig::quick() };
-        let key = |mode, m| RunKey { scheduler: SchedulerSpec::Sptf, mode, conservatism_ms: m, max_outstanding: 2 };
+        let key = |mode, m| RunKey { scheduler: SchedulerSpec::Sptf, mode, conservatism_ms: m, max_outstanding: 2, pick_lead_ms: None };
         let alone = run_one(&truth, &truth, &c, key(Mode::ExternalAlone, 0.0)).unwrap();
         let with = run_one(&truth, &truth, &c, key(Mode::External, 0.6)).unwrap();
         assert_eq!(alone.free_mb_s, 0.0);
         assert!(with.free_mb_s > 0.0 && with.merged + with.free_commands > 0, "{with:?}");
         assert!(alone.requests > 100 && with.requests > 100);
+        // Picking as a slot frees commits a whole service time ahead; a held pick, just before.
+        let held = run_one(&truth, &truth, &c, RunKey { pick_lead_ms: Some(0.2), ..key(Mode::ExternalAlone, 0.0) }).unwrap();
+        assert!(alone.picks.mean_lead_ms() > 2.0 && held.picks.mean_lead_ms() < 0.5, "{:?} {:?}", alone.picks, held.picks);
+        assert!(held.picks.mean_positioning_ms() < alone.picks.mean_positioning_ms(), "a fuller pool positions shorter");
         // Same inputs, same run.
         let again = run_one(&truth, &truth, &c, key(Mode::External, 0.6)).unwrap();
         assert_eq!((again.free_mb_s, again.response_ms), (with.free_mb_s, with.response_ms));

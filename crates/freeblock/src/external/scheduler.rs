@@ -102,6 +102,13 @@ pub struct ExternalConfig {
     /// Other tracks with wanted sectors examined per decision, at least 1. Default 100.
     #[serde(default = "default_tracks")]
     pub max_tracks: u32,
+    /// Ours: hold the foreground pick until this long before the mechanism is predicted free
+    /// (plus the next command's processing), ms, 0 to 10; `None` (the default, paper 001)
+    /// picks as soon as a slot at the drive frees. A pick made a whole service time ahead
+    /// chooses from fewer waiting requests (see [`PickStats`]); one made just in time chooses
+    /// from as many as the firmware's scheduler would.
+    #[serde(default)]
+    pub pick_lead_ms: Option<f64>,
     /// The model the host plans with. Default learned.
     #[serde(default)]
     pub model: HostModel,
@@ -118,6 +125,7 @@ impl Default for ExternalConfig {
             one_per_track: true,
             combine: false,
             max_tracks: default_tracks(),
+            pick_lead_ms: None,
             model: HostModel::Learned,
             effects: Effects::default(),
         }
@@ -139,6 +147,11 @@ impl ExternalConfig {
         }
         if self.max_tracks == 0 {
             return bad("max_tracks", "must be at least 1".into());
+        }
+        if let Some(lead) = self.pick_lead_ms {
+            if !(lead.is_finite() && (0.0..=10.0).contains(&lead)) {
+                return bad("pick_lead_ms", format!("must be a time from 0 to 10 ms, not {}", number(lead)));
+            }
         }
         if !(self.effects.internal_activity_ms.is_finite() && self.effects.internal_activity_ms >= 0.0) {
             return bad("effects.internal_activity_ms", format!("must be a time ≥ 0, not {}", number(self.effects.internal_activity_ms)));
@@ -198,6 +211,9 @@ pub struct HostStats {
     /// Plans whose foreground command was predicted, with its free reads, to complete later
     /// than alone (by more than a microsecond), and by how much in all, ns.
     pub planned_later: (u64, u64),
+    /// When and what the foreground scheduler picked: the measurement behind the foreground
+    /// cost's sign.
+    pub picks: PickStats,
     /// Prediction errors of foreground completions (actual − predicted, ns), when kept.
     #[serde(skip)]
     pub errors_ns: Vec<i64>,
@@ -259,6 +275,36 @@ pub struct AheadBreakdown {
     pub prepended: AheadClass,
     /// A free command of its own queued just ahead of it (with or without a prepend).
     pub behind_free: AheadClass,
+}
+
+/// How far ahead the foreground scheduler committed to each request, and what it chose.
+///
+/// A host keeping two commands at the drive picks the next foreground request when a slot frees:
+/// `lead` is how long before the mechanism is predicted free that was, and `positioning` the
+/// chosen request's predicted seek and rotational wait from there. A pick made earlier sees a
+/// smaller pool of waiting requests, so its choice positions longer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PickStats {
+    /// Foreground requests dispatched.
+    pub count: u64,
+    /// Sum over them of (predicted free − dispatch), ns.
+    pub lead_ns: u64,
+    /// Sum over them of the predicted positioning alone (media start − free), ns.
+    pub positioning_ns: u64,
+}
+
+impl PickStats {
+    /// Mean lead, ms.
+    #[must_use]
+    pub fn mean_lead_ms(&self) -> f64 {
+        self.lead_ns as f64 / self.count.max(1) as f64 / 1e6
+    }
+
+    /// Mean predicted positioning of the chosen requests, ms.
+    #[must_use]
+    pub fn mean_positioning_ms(&self) -> f64 {
+        self.positioning_ns as f64 / self.count.max(1) as f64 / 1e6
+    }
 }
 
 /// A free read the planner chose.
@@ -396,11 +442,24 @@ impl ExternalHost {
         !self.at_drive.is_empty() || !self.fifo.is_empty()
     }
 
-    /// Whether the foreground scheduler should pick another request now: the FIFO is empty and
-    /// the drive has room.
+    /// Whether the foreground scheduler should pick another request now: the FIFO is empty,
+    /// the drive has room and (with `pick_lead_ms`) the pick is due.
     #[must_use]
-    pub fn wants_request(&self) -> bool {
-        self.fifo.is_empty() && self.at_drive.len() < self.config.max_outstanding as usize
+    pub fn wants_request(&self, now: SimTime) -> bool {
+        self.fifo.is_empty() && self.at_drive.len() < self.config.max_outstanding as usize && self.pick_due().is_none_or(|t| now >= t)
+    }
+
+    /// When a held pick falls due (for the engine's wake-up), `None` when the host is not
+    /// holding one: with `pick_lead_ms`, the lead plus the next command's processing before the
+    /// mechanism is predicted free after the commands at the drive.
+    #[must_use]
+    pub fn pick_due(&self) -> Option<SimTime> {
+        let lead = self.config.pick_lead_ms?;
+        if !self.fifo.is_empty() || self.at_drive.len() >= self.config.max_outstanding as usize {
+            return None;
+        }
+        let last = self.at_drive.back()?;
+        Some(last.predicted.media_end.saturating_sub(freeblock_disk::time::ms_to_ns(lead) + self.model.overhead_ns(Op::Read)))
     }
 
     /// The instant from which the foreground scheduler should rank positioning: the mechanism
@@ -483,6 +542,9 @@ impl ExternalHost {
             None => (self.base_head, self.base_free.max(self.last_seen), false),
         };
         let alone = self.model.access_when_free(head, now, free, p.lbn, sectors, p.op, &mut self.runs).map_err(req)?;
+        self.stats.picks.count += 1;
+        self.stats.picks.lead_ns += free.saturating_sub(now);
+        self.stats.picks.positioning_ns += alone.media_start.saturating_sub(free.max(now));
         let mut plan = FreePlan::default();
         if let Some(fb) = freeblock {
             // Background work may start once the mechanism is free and a command could be there.
@@ -926,7 +988,7 @@ mod tests {
         let mut now = 0;
         let mut next = 0;
         loop {
-            while next < lbns.len() && host.wants_request() {
+            while next < lbns.len() && host.wants_request(now) {
                 host.dispatch(now, &pending(&disk, next as u64, lbns[next], 8), fb.as_deref_mut(), &mut drive).unwrap();
                 next += 1;
                 assert!(host.outstanding() <= host.config.max_outstanding as usize);
@@ -999,6 +1061,32 @@ mod tests {
         assert_eq!(host.outstanding(), 1, "one command");
         assert_eq!(host.at_drive[0].command.lbn, r.start);
         assert_eq!(host.at_drive[0].command.sectors, u64::from(p.sectors) + (r.end - r.start));
+    }
+
+    #[test]
+    fn a_held_pick_falls_due_just_before_the_mechanism_frees() {
+        let disk = atlas();
+        let mut drive = Drive::new(Arc::clone(&disk));
+        let p = pending(&disk, 0, disk.capacity() / 2, 8);
+        let host_with = |pick_lead_ms| {
+            let config = ExternalConfig { effects: Effects::none(), model: HostModel::Truth, pick_lead_ms, ..ExternalConfig::default() };
+            ExternalHost::new(BlackBox::new(Arc::clone(&disk), Effects::none(), 1), Arc::clone(&disk), config).unwrap()
+        };
+        // Paper 001's host: the next pick as soon as a slot frees.
+        let mut at_slot = host_with(None);
+        at_slot.dispatch(0, &p, None, &mut drive).unwrap();
+        assert!(at_slot.wants_request(0) && at_slot.pick_due().is_none());
+        // Held: due the lead and the next command's processing before the predicted media end.
+        let mut held = host_with(Some(0.2));
+        assert!(held.wants_request(0), "an idle drive takes a request at once");
+        held.dispatch(0, &p, None, &mut drive).unwrap();
+        let end = held.at_drive[0].predicted.media_end;
+        let due = held.pick_due().expect("one command at the drive");
+        assert_eq!(due, end - 200_000 - disk.overhead_ns(Op::Read));
+        assert!(!held.wants_request(due - 1) && held.wants_request(due));
+        let bad = ExternalConfig { pick_lead_ms: Some(f64::NAN), ..ExternalConfig::default() };
+        let e = ExternalHost::new(BlackBox::new(Arc::clone(&disk), Effects::none(), 1), Arc::clone(&disk), bad).err().unwrap();
+        assert!(e.to_string().contains("external.pick_lead_ms"), "{e}");
     }
 
     #[test]
