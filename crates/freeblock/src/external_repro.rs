@@ -125,6 +125,9 @@ pub enum Mode {
     External,
     /// Ours: the host with `combine`.
     ExternalCombine,
+    /// Ours: the host learning its margin per seek distance, starting at the conservatism
+    /// (`adaptive_margin`).
+    ExternalAdaptive,
     /// The host with an exact model and no firmware effects, one free command per track
     /// (the paper's "simulation no track").
     IdealHost,
@@ -185,6 +188,8 @@ pub struct RunRow {
     pub planned_later: (u64, u64),
     /// How far ahead of the mechanism the foreground scheduler picked, and what it chose.
     pub picks: PickStats,
+    /// Learned margins, with `adaptive_margin`: `(shortest distance, plans, ms)` per bucket.
+    pub margins: Vec<(u32, u64, f64)>,
 }
 
 /// A prediction-error distribution (Fig. 7).
@@ -204,6 +209,16 @@ pub struct ErrorPdf {
     pub early: f64,
     /// `(bin centre µs, share)`, 25 µs bins from −1 ms to +1 ms, then one bin per revolution.
     pub bins: Vec<(f64, f64)>,
+}
+
+/// "Ours beyond the paper": how much of the gap between the external scheduler and the
+/// in-firmware one at 0 ms (SPTF) a host technique recovers.
+#[must_use]
+pub fn recovered(runs: &[RunRow], mode: Mode, conservatism_ms: f64) -> Option<f64> {
+    let sptf = SchedulerSpec::Sptf;
+    let (plain, ours, fw) = (find(runs, sptf, Mode::External, conservatism_ms)?, find(runs, sptf, mode, conservatism_ms)?, find(runs, sptf, Mode::Firmware, 0.0)?);
+    let gap = fw.free_mb_s - plain.free_mb_s;
+    (gap > 0.0).then(|| (ours.free_mb_s - plain.free_mb_s) / gap)
 }
 
 /// The whole reproduction.
@@ -264,6 +279,7 @@ pub fn plan(c: &ExternalReproConfig) -> Vec<RunKey> {
         }
         runs.push(key(SchedulerSpec::Sptf, Mode::IdealHost, m, 2));
         runs.push(key(SchedulerSpec::Sptf, Mode::ExternalCombine, m, 2));
+        runs.push(key(SchedulerSpec::Sptf, Mode::ExternalAdaptive, m, 2));
     }
     // A deeper queue at a drive that reorders: the host sends as soon as a slot frees.
     for depth in [4, 8] {
@@ -300,6 +316,7 @@ pub fn run_one(truth: &Arc<Disk>, model: &Arc<Disk>, c: &ExternalReproConfig, ke
             conservatism_ms: key.conservatism_ms,
             max_outstanding: key.max_outstanding,
             combine: key.mode == Mode::ExternalCombine,
+            adaptive_margin: key.mode == Mode::ExternalAdaptive,
             pick_lead_ms: key.pick_lead_ms,
             model: if ideal { HostModel::Truth } else { c.model.clone() },
             effects: if ideal { Effects::none() } else { Effects::default() },
@@ -326,6 +343,7 @@ pub fn run_one(truth: &Arc<Disk>, model: &Arc<Disk>, c: &ExternalReproConfig, ke
         free_late: stats.free_late,
         planned_later: stats.planned_later,
         picks: stats.picks,
+        margins: stats.margins,
     })
 }
 

@@ -109,6 +109,10 @@ pub struct ExternalConfig {
     /// from as many as the firmware's scheduler would.
     #[serde(default)]
     pub pick_lead_ms: Option<f64>,
+    /// Ours: learn the margin per seek distance from the foreground's completions, starting
+    /// at `conservatism_ms` (see [`AdaptiveMargin`]). Default false (one margin for every move).
+    #[serde(default)]
+    pub adaptive_margin: bool,
     /// The model the host plans with. Default learned.
     #[serde(default)]
     pub model: HostModel,
@@ -126,6 +130,7 @@ impl Default for ExternalConfig {
             combine: false,
             max_tracks: default_tracks(),
             pick_lead_ms: None,
+            adaptive_margin: false,
             model: HostModel::Learned,
             effects: Effects::default(),
         }
@@ -163,11 +168,13 @@ impl ExternalConfig {
 /// What a command at the drive (or waiting in the host's FIFO) is for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Purpose {
-    /// A free read of its own.
-    Free,
+    /// A free read of its own; `first_move`: the distance bucket of the move to it, when its
+    /// margin was relied on ([`AdaptiveMargin`]).
+    Free { first_move: Option<u8> },
     /// Foreground request `id`, with free sectors prepended (`prepended` LBNs before its own);
     /// `behind_free`: a free command of its own was queued just ahead of it.
-    Foreground { id: u64, prepended: Range<u64>, own: Range<u64>, behind_free: bool },
+    /// `moves`: the distance buckets of the moves its plan relied on ([`AdaptiveMargin`]).
+    Foreground { id: u64, prepended: Range<u64>, own: Range<u64>, behind_free: bool, moves: Vec<u8> },
 }
 
 /// One command as the host tracks it.
@@ -222,6 +229,8 @@ pub struct HostStats {
     pub abs_error: Histogram,
     /// What the firmware did behind the host's back (for the report; the host never reads it).
     pub firmware: FirmwareLog,
+    /// With `adaptive_margin`: the learned margins ([`AdaptiveMargin::table`]).
+    pub margins: Vec<(u32, u64, f64)>,
 }
 
 /// Lateness beyond which a completion counts as late in [`AheadClass::late`]: more than the
@@ -315,6 +324,67 @@ struct FreePlan {
     /// LBNs prepended to the foreground command.
     prepend: Option<Range<u64>>,
     wanted: u64,
+    /// The distance buckets of the moves whose margins the plan relied on.
+    moves: Vec<u8>,
+}
+
+/// Seek margins learned per distance (ours, `adaptive_margin`).
+///
+/// One margin for every move must cover the worst-predicted distance; the learned seek curve
+/// errs differently at different distances, so most moves carry more margin than they need.
+/// Each bucket of cylinder distances (0: a head switch; then 1, 2–3, 4–7, … doubling) starts
+/// at `conservatism_ms` and moves with what the foreground's completions show:
+///
+/// | a foreground command planned on moves in a bucket | the bucket's margin |
+/// | --- | --- |
+/// | completes within half a revolution of its prediction | − [`MARGIN_STEP_DOWN_NS`] (not below 0) |
+/// | completes a revolution late (a sector missed) | + [`MARGIN_STEP_UP_NS`] (not above [`MARGIN_MAX_NS`]) |
+///
+/// A separate free read's plan relies on two moves: the free read's own completion judges the
+/// move to it, the foreground's the move on (unless the free read ahead was late already).
+/// Only a lateness of about one revolution counts: the drive's internal activity is longer.
+///
+/// At equilibrium a bucket misses about once per `STEP_UP / STEP_DOWN` (400) plans, which
+/// costs the foreground a revolution that often.
+#[derive(Debug, Clone)]
+pub struct AdaptiveMargin {
+    margins_ns: Vec<SimTime>,
+    /// Plans seen per bucket.
+    seen: Vec<u64>,
+}
+
+/// How much one on-time completion lowers its buckets' margins, ns.
+pub const MARGIN_STEP_DOWN_NS: SimTime = 100;
+/// How much one completion a revolution late raises them, ns.
+pub const MARGIN_STEP_UP_NS: SimTime = 100_000;
+/// The most a learned margin grows to, ns.
+pub const MARGIN_MAX_NS: SimTime = 1_000_000;
+const MARGIN_BUCKETS: usize = 34;
+
+impl AdaptiveMargin {
+    fn new(start_ns: SimTime) -> Self {
+        Self { margins_ns: vec![start_ns; MARGIN_BUCKETS], seen: vec![0; MARGIN_BUCKETS] }
+    }
+
+    /// The bucket of a move between two cylinders.
+    fn bucket(from: u32, to: u32) -> u8 {
+        let d = from.abs_diff(to);
+        if d == 0 { 0 } else { 1 + d.ilog2() as u8 }
+    }
+
+    fn learn(&mut self, moves: &[u8], late_by_a_turn: bool) {
+        for &b in moves {
+            let (m, seen) = (&mut self.margins_ns[b as usize], &mut self.seen[b as usize]);
+            *seen += 1;
+            *m = if late_by_a_turn { (*m + MARGIN_STEP_UP_NS).min(MARGIN_MAX_NS) } else { m.saturating_sub(MARGIN_STEP_DOWN_NS) };
+        }
+    }
+
+    /// `(shortest distance in the bucket, plans seen, margin ms)` for every bucket a plan used.
+    #[must_use]
+    pub fn table(&self) -> Vec<(u32, u64, f64)> {
+        (0..MARGIN_BUCKETS).filter(|&b| self.seen[b] > 0).map(|b| (if b == 0 { 0 } else { 1u32 << (b - 1) }, self.seen[b], self.margins_ns[b] as f64 / 1e6)).collect()
+    }
 }
 
 /// The host side of external freeblock scheduling; [`crate::sim::Simulation::with_external`]
@@ -324,6 +394,10 @@ pub struct ExternalHost {
     model: Arc<Disk>,
     config: ExternalConfig,
     conservatism_ns: SimTime,
+    /// Per-distance margins, with `adaptive_margin`.
+    adaptive: Option<AdaptiveMargin>,
+    /// The last free read of its own completed a revolution late.
+    free_ahead_late: bool,
     /// Sent and not yet complete, in the order sent.
     at_drive: VecDeque<HostCommand>,
     /// Waiting in the host's FIFO dispatch queue.
@@ -358,6 +432,12 @@ pub struct ExternalHost {
     weights: Vec<u16>,
 }
 
+/// Whether a completion `error_ns` after its prediction is one missed revolution (a sector
+/// missed by a margin too small), not the drive's longer internal activity or a bus delay.
+fn one_turn_late(error_ns: i64, revolution_ns: SimTime) -> bool {
+    (error_ns - revolution_ns as i64).unsigned_abs() <= revolution_ns / 4
+}
+
 fn drive_error(e: DriveError) -> Error {
     Error::Config { origin: "external drive".into(), message: e.to_string() }
 }
@@ -381,6 +461,8 @@ impl ExternalHost {
         }
         let conservatism_ns = freeblock_disk::time::ms_to_ns(config.conservatism_ms);
         Ok(Self {
+            adaptive: config.adaptive_margin.then(|| AdaptiveMargin::new(conservatism_ns)),
+            free_ahead_late: false,
             drive,
             model,
             config,
@@ -427,7 +509,7 @@ impl ExternalHost {
     /// What the host did and how well it predicted.
     #[must_use]
     pub fn stats(&self) -> HostStats {
-        HostStats { firmware: self.drive.firmware_log(), ..self.stats.clone() }
+        HostStats { firmware: self.drive.firmware_log(), margins: self.adaptive.as_ref().map(AdaptiveMargin::table).unwrap_or_default(), ..self.stats.clone() }
     }
 
     /// Commands at the drive.
@@ -515,7 +597,7 @@ impl ExternalHost {
             c.tag = Some(self.drive.submit(at, c.command).map_err(drive_error)?);
             c.sent = Some(at);
             c.group_sent = match c.purpose {
-                Purpose::Free => *self.group_start.insert(at),
+                Purpose::Free { .. } => *self.group_start.insert(at),
                 Purpose::Foreground { .. } => self.group_start.take().unwrap_or(at),
             };
             self.at_drive.push_back(c);
@@ -576,7 +658,10 @@ impl ExternalHost {
         if let Some(r) = plan.separate.clone() {
             self.stats.free_commands += 1;
             let command = Command { lbn: r.start, sectors: r.end - r.start, op: Op::Read };
-            self.fifo.push_back(HostCommand { command, purpose: Purpose::Free, tag: None, sent: None, group_sent: 0, predicted: alone });
+            // A separate read's plan relies on two moves: the free read's completion shows the
+            // first, the foreground's the second.
+            let first_move = (plan.moves.len() == 2).then(|| plan.moves.remove(0));
+            self.fifo.push_back(HostCommand { command, purpose: Purpose::Free { first_move }, tag: None, sent: None, group_sent: 0, predicted: alone });
         }
         let own = p.lbn..p.lbn + sectors;
         let (lbn, prepended) = match plan.prepend {
@@ -585,7 +670,7 @@ impl ExternalHost {
         };
         let command = Command { lbn, sectors: own.end - lbn, op: p.op };
         let behind_free = plan.separate.is_some();
-        self.fifo.push_back(HostCommand { command, purpose: Purpose::Foreground { id: p.id, prepended, own, behind_free }, tag: None, sent: None, group_sent: 0, predicted: alone });
+        self.fifo.push_back(HostCommand { command, purpose: Purpose::Foreground { id: p.id, prepended, own, behind_free, moves: plan.moves }, tag: None, sent: None, group_sent: 0, predicted: alone });
         self.send(now)?;
         self.repredict(drive);
         if let Some(c) = self.fifo.back().or(self.at_drive.back()) {
@@ -627,28 +712,41 @@ impl ExternalHost {
         self.last_seen = self.last_seen.max(done.time);
         let mut result = None;
         match &c.purpose {
-            Purpose::Free => {
+            Purpose::Free { first_move } => {
                 if done.time > c.predicted.end + LATE_NS {
                     self.stats.free_late += 1;
+                }
+                let turn = one_turn_late(done.time as i64 - c.predicted.end as i64, self.model.revolution_ns());
+                self.free_ahead_late = turn;
+                if let (Some(a), Some(b)) = (&mut self.adaptive, first_move) {
+                    a.learn(&[*b], turn);
                 }
                 if let Some(fb) = freeblock {
                     fb.transferred_outside(c.command.lbn..c.command.lbn + c.command.sectors, done.time, Route::Free)?;
                 }
             }
-            Purpose::Foreground { id, prepended, own, behind_free } => {
+            Purpose::Foreground { id, prepended, own, behind_free, moves } => {
                 if let Some(fb) = freeblock {
                     if !prepended.is_empty() {
                         fb.transferred_outside(prepended.clone(), done.time, Route::Free)?;
                     }
-                    if own.start < own.end && c.command.op.is_read() {
+                    // A foreground write of wanted sectors delivers them too, as in the firmware
+                    // (`Freeblock::serve`): the host holds the data it wrote.
+                    if own.start < own.end {
                         fb.transferred_outside(own.clone(), done.time, Route::Piggyback)?;
                     }
                 }
                 self.stats.foreground += 1;
                 self.stats.merged += u64::from(!prepended.is_empty());
                 let error = done.time as i64 - c.predicted.end as i64;
-                if error > (self.model.revolution_ns() / 2) as i64 {
+                let late_by_a_turn = error > (self.model.revolution_ns() / 2) as i64;
+                if late_by_a_turn {
                     self.stats.late_by_a_turn += 1;
+                }
+                // A revolution late behind a free read that was itself a revolution late says
+                // nothing of the move to this track.
+                if let Some(a) = self.adaptive.as_mut().filter(|_| !(*behind_free && self.free_ahead_late)) {
+                    a.learn(moves, one_turn_late(error, self.model.revolution_ns()));
                 }
                 let class = match (*behind_free, prepended.is_empty()) {
                     (true, _) => &mut self.stats.by_ahead.behind_free,
@@ -809,13 +907,25 @@ impl ExternalHost {
         Some((r.start + first..r.end, wanted))
     }
 
+    /// The margin on a move between two tracks (none without a move): the one conservatism, or
+    /// the distance's learned margin.
+    fn margin(&self, from: HeadState, to: HeadState) -> SimTime {
+        if from == to {
+            return 0;
+        }
+        match &self.adaptive {
+            Some(a) => a.margins_ns[AdaptiveMargin::bucket(from.cylinder, to.cylinder) as usize],
+            None => self.conservatism_ns,
+        }
+    }
+
     /// A separate read on track `(cylinder, surface)` reached from `head` at `free`, leaving in
     /// time to reach the foreground's track by `deadline`.
     #[allow(clippy::too_many_arguments)]
     fn other_track(&mut self, fb: &Freeblock, head: HeadState, free: SimTime, cylinder: u32, surface: u32, p: &Pending, deadline: SimTime) -> Option<(Range<u64>, u64, SimTime)> {
-        let c = self.conservatism_ns;
-        let arrive = free + self.model.move_ns(head, cylinder, surface, Op::Read) + if head == (HeadState { cylinder, surface }) { 0 } else { c };
-        let to_dst = self.model.move_ns(HeadState { cylinder, surface }, p.target.cylinder, p.target.surface, p.op) + c;
+        let (here, dst) = (HeadState { cylinder, surface }, HeadState { cylinder: p.target.cylinder, surface: p.target.surface });
+        let arrive = free + self.model.move_ns(head, cylinder, surface, Op::Read) + self.margin(head, here);
+        let to_dst = self.model.move_ns(here, p.target.cylinder, p.target.surface, p.op) + self.margin(here, dst);
         let leave = deadline.checked_sub(to_dst)?;
         // The foreground command must be at the drive in time to follow: it is sent only when
         // a slot frees, and its seek cannot start before its processing is over.
@@ -844,7 +954,6 @@ impl ExternalHost {
     /// time to reach the foreground's track by `deadline`: nearest cylinders to the source and
     /// destination first, at most `max_tracks` tracks with wanted sectors.
     fn search_other(&mut self, fb: &Freeblock, head: HeadState, free: SimTime, p: &Pending, deadline: SimTime) -> Option<(Range<u64>, u64, SimTime)> {
-        let c = self.conservatism_ns;
         let dst = HeadState { cylinder: p.target.cylinder, surface: p.target.surface };
         let direct = self.model.move_ns(head, dst.cylinder, dst.surface, p.op);
         let slack = deadline.saturating_sub(free + direct);
@@ -863,7 +972,8 @@ impl ExternalHost {
                     }
                     // A lower bound on the detour (a head switch may be saved on one leg).
                     let extra = (self.model.move_ns(head, cyl, 0, Op::Read) + self.model.move_ns(HeadState { cylinder: cyl, surface: 0 }, dst.cylinder, dst.surface, p.op)).saturating_sub(direct + self.model.head_switch_ns());
-                    if extra + 2 * c >= slack {
+                    let ring = HeadState { cylinder: cyl, surface: u32::MAX };
+                    if extra + self.margin(head, ring) + self.margin(ring, dst) >= slack {
                         continue;
                     }
                     any_in_reach = true;
@@ -897,27 +1007,26 @@ impl ExternalHost {
     /// The free reads for foreground request `p` whose first sector passes at `deadline`, with
     /// the heads at `head` free from `free`.
     fn plan(&mut self, fb: &Freeblock, head: HeadState, free: SimTime, p: &Pending, deadline: SimTime) -> FreePlan {
-        let c = self.conservatism_ns;
         let dst = HeadState { cylinder: p.target.cylinder, surface: p.target.surface };
         let mut best = FreePlan::default();
         // The destination track: merge.
-        let arrive = free + self.model.move_ns(head, dst.cylinder, dst.surface, p.op) + if head == dst { 0 } else { c };
+        let arrive = free + self.model.move_ns(head, dst.cylinder, dst.surface, p.op) + self.margin(head, dst);
         let prepend = self.prepend(fb, p, arrive, deadline);
         if let Some((r, wanted)) = prepend.clone() {
-            best = FreePlan { separate: None, prepend: Some(r), wanted };
+            best = FreePlan { separate: None, prepend: Some(r), wanted, moves: Vec::new() };
         }
         // The source track: only without the one-per-track rule.
         if !self.config.one_per_track && head != dst && fb.sets().track_wanted(head.cylinder, head.surface) > 0 {
             if let Some((r, wanted, _)) = self.other_track(fb, head, free, head.cylinder, head.surface, p, deadline) {
                 if wanted > best.wanted {
                     self.stats.source_track_reads += 1;
-                    best = FreePlan { separate: Some(r), prepend: None, wanted };
+                    best = FreePlan { separate: Some(r), prepend: None, wanted, moves: Vec::new() };
                 }
             }
         }
         if let Some((r, wanted, _)) = self.search_other(fb, head, free, p, deadline) {
             if wanted > best.wanted {
-                best = FreePlan { separate: Some(r), prepend: None, wanted };
+                best = FreePlan { separate: Some(r), prepend: None, wanted, moves: Vec::new() };
             }
         }
         // Ours: when the prepend cannot fill the opportunity (the track's LBNs wrap before the
@@ -930,10 +1039,20 @@ impl ExternalHost {
                 if let Some((r, wanted, _)) = self.search_other(fb, head, free, p, prepend_start) {
                     if wanted + pw > best.wanted {
                         self.stats.combined += 1;
-                        best = FreePlan { separate: Some(r), prepend: Some(pr), wanted: wanted + pw };
+                        best = FreePlan { separate: Some(r), prepend: Some(pr), wanted: wanted + pw, moves: Vec::new() };
                     }
                 }
             }
+        }
+        // The moves whose margins the plan relied on: to a separate read's track and on, or
+        // straight to the destination for a prepend.
+        let mut via = vec![head];
+        if let Some(pbn) = best.separate.as_ref().and_then(|r| self.model.layout().lbn_to_pbn(r.start).ok()) {
+            via.push(HeadState { cylinder: pbn.cylinder, surface: pbn.surface });
+        }
+        via.push(dst);
+        if best.wanted > 0 {
+            best.moves = via.windows(2).filter(|w| w[0] != w[1]).map(|w| AdaptiveMargin::bucket(w[0].cylinder, w[1].cylinder)).collect();
         }
         best
     }
@@ -1087,6 +1206,38 @@ mod tests {
         let bad = ExternalConfig { pick_lead_ms: Some(f64::NAN), ..ExternalConfig::default() };
         let e = ExternalHost::new(BlackBox::new(Arc::clone(&disk), Effects::none(), 1), Arc::clone(&disk), bad).err().unwrap();
         assert!(e.to_string().contains("external.pick_lead_ms"), "{e}");
+    }
+
+    #[test]
+    fn margins_are_learned_per_distance_bucket() {
+        assert_eq!([AdaptiveMargin::bucket(5, 5), AdaptiveMargin::bucket(5, 6), AdaptiveMargin::bucket(9, 6), AdaptiveMargin::bucket(0, 4), AdaptiveMargin::bucket(0, 7), AdaptiveMargin::bucket(0, 8)], [0, 1, 2, 3, 3, 4]);
+        let mut a = AdaptiveMargin::new(400_000);
+        a.learn(&[3], false);
+        a.learn(&[3], false);
+        assert_eq!(a.margins_ns[3], 400_000 - 2 * MARGIN_STEP_DOWN_NS);
+        a.learn(&[3, 5], true);
+        assert_eq!((a.margins_ns[3], a.margins_ns[5]), (500_000 - 2 * MARGIN_STEP_DOWN_NS, 500_000));
+        for _ in 0..20 {
+            a.learn(&[5], true);
+        }
+        assert_eq!(a.margins_ns[5], MARGIN_MAX_NS);
+        let bucket3_ms = (500_000 - 2 * MARGIN_STEP_DOWN_NS) as f64 / 1e6;
+        assert_eq!(a.table(), vec![(4, 3, bucket3_ms), (16, 21, 1.0)]);
+    }
+
+    #[test]
+    fn exact_predictions_teach_smaller_margins_and_more_free_sectors() {
+        let disk = atlas();
+        let lbns = random_lbns(600, disk.capacity());
+        let run = |adaptive_margin| {
+            let mut fb = scan(&disk);
+            let config = ExternalConfig { effects: Effects::none(), model: HostModel::Truth, adaptive_margin, ..ExternalConfig::default() };
+            serve(config, &lbns, Some(&mut fb)).stats()
+        };
+        let (fixed, learned) = (run(false), run(true));
+        assert!(learned.margins.iter().all(|m| m.2 < 0.4) && !learned.margins.is_empty(), "{:?}", learned.margins);
+        assert!(learned.planned_sectors > fixed.planned_sectors, "{} vs {}", learned.planned_sectors, fixed.planned_sectors);
+        assert_eq!(learned.late_by_a_turn, 0);
     }
 
     #[test]
