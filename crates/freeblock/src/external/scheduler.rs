@@ -29,6 +29,13 @@
 //! | one per track | no free command on the source track (the previous command was sent already and cannot grow; a second read there costs the drive's read-ahead a revolution) nor a separate one on the destination track | the paper's rule (Fig. 10); `one_per_track = false` lifts it on the source track to measure what it costs |
 //! | choose | the most wanted sectors (paper 001: greedy, one free read per foreground request); with `combine`, also an other-track read followed by the prepend the time it leaves allows | `combine` is ours |
 //!
+//! Two knobs are ours, beyond paper 001:
+//!
+//! | knob | what the host does | measured (`freeblock repro external`, SPTF) |
+//! | --- | --- | --- |
+//! | `pick_lead_ms` | holds the foreground pick until the lead plus a command's processing before the mechanism is predicted free, instead of picking as a slot frees ([`PickStats`]) | the pick commits 0.2 ms ahead, not ~6.8 ms: the host's SPTF alone matches the firmware's (paper Fig. 6), and a free read no longer makes the foreground *faster* by delaying the pick |
+//! | `adaptive_margin` | learns the seek margin per distance bucket from completions ([`AdaptiveMargin`]) | recovers about half the gap to the in-firmware scheduler at a fraction of a percent of foreground cost |
+//!
 //! Free is measured, not assumed: the drive serves what it is sent with its hidden model and
 //! effects, and the foreground response times are what it reports. Comparing a run with
 //! background work against the same run without shows the foreground cost.
@@ -78,6 +85,8 @@ pub enum HostModel {
 /// [external]
 /// conservatism_ms = 0.4      # added to every predicted seek of a free-read decision
 /// max_outstanding = 2        # commands at the drive at once
+/// pick_lead_ms = 0.2         # ours: hold the foreground pick until just before it is needed
+/// adaptive_margin = false    # ours: learn the margin per seek distance, from conservatism_ms
 /// model = "learned"          # or "truth"
 /// [external.effects]         # the drive's firmware effects (default: all on)
 /// reorder_queue = true
