@@ -12,7 +12,9 @@
 //! | Fig. 7 | random 4 KB and 40 KB reads, SPTF, no background | prediction error of foreground completion times |
 //! | Fig. 8 | SSTF, SPTF, SPTF-SW60%, conservatism 0–0.6 ms, each against the same run without background | free MB/s and foreground response time |
 //! | Fig. 9 | the same against an ideal host (exact model, no firmware effects, same one-per-track rule) and the in-firmware planner | how much of the in-firmware free bandwidth the host keeps |
-//! | ours | `combine` (an other-track read and a prepend for one request); 4 and 8 commands at a reordering drive | recovering part of the gap; a deeper queue |
+//! | Fig. 6 | SPTF alone from the host against SPTF alone in the firmware | what scheduling from outside costs the foreground |
+//! | ours | the host's pick held until just before the drive needs it, beside paper 001's pick as a slot frees | where a negative foreground cost came from ([`PickStats`]) |
+//! | ours | `adaptive_margin` and `combine`; 4 and 8 commands at a reordering drive | recovering part of the gap to the firmware ([`recovered`]); a deeper queue |
 //!
 //! Each run lasts a fixed simulated time (`seconds`) from the start of the scan, so free
 //! bandwidth is that of a scan's first part, where wanted sectors are everywhere (the paper
@@ -26,7 +28,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::external::scheduler::{host_model, ExternalConfig, ExternalHost, HostModel, HostStats};
-use crate::external::{AheadBreakdown, BlackBox, Effects};
+use crate::external::{AheadBreakdown, BlackBox, Effects, PickStats};
 use crate::freeblock::{Freeblock, FreeblockConfig, PlannerKind, TaskSpec};
 use crate::repro::PaperCheck;
 use crate::sched::SchedulerSpec;
@@ -66,6 +68,11 @@ pub const PAPER_HEADLINE_MB_S: f64 = 3.1;
 /// The same sentence: share of the disk's media bandwidth.
 pub const PAPER_HEADLINE_SHARE: f64 = 0.15;
 
+/// The held pick of the main runs, ms before the mechanism is predicted free (beyond the next
+/// command's processing): the drive's overhead jitter (40 µs) and a prediction error's usual
+/// size, with room to spare.
+pub const DEFAULT_PICK_LEAD_MS: f64 = 0.2;
+
 /// The drive of the reproduction: the library's Atlas 10K, cache off, on an Ultra2 bus.
 ///
 /// # Errors
@@ -91,11 +98,14 @@ pub struct ExternalReproConfig {
     pub seed: u64,
     /// Worker threads.
     pub threads: usize,
+    /// The host's held pick in the main runs ([`ExternalConfig::pick_lead_ms`]); `None` picks
+    /// as soon as a slot frees, as paper 001's host does.
+    pub pick_lead_ms: Option<f64>,
 }
 
 impl Default for ExternalReproConfig {
     fn default() -> Self {
-        Self { seconds: 300.0, conservatism_ms: vec![0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6], error_requests: 10_000, model: HostModel::Learned, seed: 42, threads: 2 }
+        Self { seconds: 300.0, conservatism_ms: vec![0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6], error_requests: 10_000, model: HostModel::Learned, seed: 42, threads: 2, pick_lead_ms: Some(DEFAULT_PICK_LEAD_MS) }
     }
 }
 
@@ -117,6 +127,9 @@ pub enum Mode {
     External,
     /// Ours: the host with `combine`.
     ExternalCombine,
+    /// Ours: the host learning its margin per seek distance, starting at the conservatism
+    /// (`adaptive_margin`).
+    ExternalAdaptive,
     /// The host with an exact model and no firmware effects, one free command per track
     /// (the paper's "simulation no track").
     IdealHost,
@@ -139,6 +152,8 @@ pub struct RunKey {
     pub conservatism_ms: f64,
     /// Commands at the drive.
     pub max_outstanding: u32,
+    /// The host's held pick ([`ExternalConfig::pick_lead_ms`]); `None`: as soon as a slot frees.
+    pub pick_lead_ms: Option<f64>,
 }
 
 /// What one run measured.
@@ -173,6 +188,10 @@ pub struct RunRow {
     /// Plans predicted to make their foreground complete later than alone, and by how much in
     /// all, ns.
     pub planned_later: (u64, u64),
+    /// How far ahead of the mechanism the foreground scheduler picked, and what it chose.
+    pub picks: PickStats,
+    /// Learned margins, with `adaptive_margin`: `(shortest distance, plans, ms)` per bucket.
+    pub margins: Vec<(u32, u64, f64)>,
 }
 
 /// A prediction-error distribution (Fig. 7).
@@ -192,6 +211,16 @@ pub struct ErrorPdf {
     pub early: f64,
     /// `(bin centre µs, share)`, 25 µs bins from −1 ms to +1 ms, then one bin per revolution.
     pub bins: Vec<(f64, f64)>,
+}
+
+/// "Ours beyond the paper": how much of the gap between the external scheduler and the
+/// in-firmware one at 0 ms (SPTF) a host technique recovers.
+#[must_use]
+pub fn recovered(runs: &[RunRow], mode: Mode, conservatism_ms: f64) -> Option<f64> {
+    let sptf = SchedulerSpec::Sptf;
+    let (plain, ours, fw) = (find(runs, sptf, Mode::External, conservatism_ms)?, find(runs, sptf, mode, conservatism_ms)?, find(runs, sptf, Mode::Firmware, 0.0)?);
+    let gap = fw.free_mb_s - plain.free_mb_s;
+    (gap > 0.0).then(|| (ours.free_mb_s - plain.free_mb_s) / gap)
 }
 
 /// The whole reproduction.
@@ -224,31 +253,49 @@ pub fn schedulers() -> [SchedulerSpec; 3] {
 /// The runs of the reproduction, in a fixed order.
 #[must_use]
 pub fn plan(c: &ExternalReproConfig) -> Vec<RunKey> {
-    let key = |scheduler, mode, conservatism_ms, max_outstanding| RunKey { scheduler, mode, conservatism_ms, max_outstanding };
+    let lead = c.pick_lead_ms;
+    let key = |scheduler, mode, conservatism_ms, max_outstanding| RunKey { scheduler, mode, conservatism_ms, max_outstanding, pick_lead_ms: lead };
+    let firmware = |scheduler, mode| RunKey { scheduler, mode, conservatism_ms: 0.0, max_outstanding: 2, pick_lead_ms: None };
     let mut runs = Vec::new();
     for s in schedulers() {
         runs.push(key(s, Mode::ExternalAlone, 0.0, 2));
-        runs.push(key(s, Mode::FirmwareAlone, 0.0, 2));
-        runs.push(key(s, Mode::Firmware, 0.0, 2));
+        runs.push(firmware(s, Mode::FirmwareAlone));
+        runs.push(firmware(s, Mode::Firmware));
         for &m in &c.conservatism_ms {
             runs.push(key(s, Mode::External, m, 2));
+        }
+        // Paper 001's host, which picks as soon as a slot frees: its foreground "cost" (see
+        // `PickStats`).
+        if lead.is_some() {
+            runs.push(RunKey { pick_lead_ms: None, ..key(s, Mode::ExternalAlone, 0.0, 2) });
+            for m in [0.3, 0.4] {
+                runs.push(RunKey { pick_lead_ms: None, ..key(s, Mode::External, m, 2) });
+            }
         }
     }
     runs.push(key(SchedulerSpec::Sptf, Mode::IdealAlone, 0.0, 2));
     for &m in &c.conservatism_ms {
+        // Fig. 9's in-firmware line at the same margin (0 ms is above).
+        if m > 0.0 {
+            runs.push(RunKey { conservatism_ms: m, ..firmware(SchedulerSpec::Sptf, Mode::Firmware) });
+        }
         runs.push(key(SchedulerSpec::Sptf, Mode::IdealHost, m, 2));
         runs.push(key(SchedulerSpec::Sptf, Mode::ExternalCombine, m, 2));
+        runs.push(key(SchedulerSpec::Sptf, Mode::ExternalAdaptive, m, 2));
     }
+    // A deeper queue at a drive that reorders: the host sends as soon as a slot frees.
     for depth in [4, 8] {
-        runs.push(key(SchedulerSpec::Sptf, Mode::ExternalAlone, 0.4, depth));
-        runs.push(key(SchedulerSpec::Sptf, Mode::External, 0.4, depth));
+        runs.push(RunKey { pick_lead_ms: None, ..key(SchedulerSpec::Sptf, Mode::ExternalAlone, 0.0, depth) });
+        runs.push(RunKey { pick_lead_ms: None, ..key(SchedulerSpec::Sptf, Mode::External, 0.4, depth) });
     }
     runs
 }
 
-fn scan_config(planner: PlannerKind) -> FreeblockConfig {
+/// The whole-disk scan; `conservatism_ms` is the firmware planner's margin (the host has its
+/// own).
+fn scan_config(planner: PlannerKind, conservatism_ms: f64) -> FreeblockConfig {
     let scan = TaskSpec::Scan { block_bytes: 4096, passes: 0, fraction: 1.0, first_lbn: None, blocks: None, next_pass_at: None, passes_in_flight: None };
-    FreeblockConfig { planner, balance: Some(false), stop_when_done: false, tasks: vec![scan], ..FreeblockConfig::default() }
+    FreeblockConfig { planner, balance: Some(false), stop_when_done: false, tasks: vec![scan], conservatism_ms, ..FreeblockConfig::default() }
 }
 
 /// Runs one key on `truth`, the host planning with `model`.
@@ -264,13 +311,15 @@ pub fn run_one(truth: &Arc<Disk>, model: &Arc<Disk>, c: &ExternalReproConfig, ke
     let disk = if firmware || ideal { truth } else { model };
     let mut simulation = Simulation::new(Arc::clone(disk), workload, sim);
     if background {
-        simulation = simulation.with_freeblock(Freeblock::new(Arc::clone(disk), scan_config(PlannerKind::SingleTrack))?);
+        simulation = simulation.with_freeblock(Freeblock::new(Arc::clone(disk), scan_config(PlannerKind::SingleTrack, if firmware { key.conservatism_ms } else { 0.0 }))?);
     }
     if !firmware {
         let config = ExternalConfig {
             conservatism_ms: key.conservatism_ms,
             max_outstanding: key.max_outstanding,
             combine: key.mode == Mode::ExternalCombine,
+            adaptive_margin: key.mode == Mode::ExternalAdaptive,
+            pick_lead_ms: key.pick_lead_ms,
             model: if ideal { HostModel::Truth } else { c.model.clone() },
             effects: if ideal { Effects::none() } else { Effects::default() },
             ..ExternalConfig::default()
@@ -295,6 +344,8 @@ pub fn run_one(truth: &Arc<Disk>, model: &Arc<Disk>, c: &ExternalReproConfig, ke
         by_ahead: stats.by_ahead,
         free_late: stats.free_late,
         planned_later: stats.planned_later,
+        picks: stats.picks,
+        margins: stats.margins,
     })
 }
 
@@ -387,7 +438,8 @@ pub fn external(c: &ExternalReproConfig, progress: &(dyn Fn(usize, usize) + Sync
     Ok(ExternalReport { config: c.clone(), model: model_name, media_mb_s, errors, runs, checks })
 }
 
-/// The run of `scheduler` in `mode` at `conservatism_ms` with two commands outstanding.
+/// The run of `scheduler` in `mode` at `conservatism_ms` with two commands outstanding, with
+/// the main runs' pick (the first such run in [`plan`]'s order).
 #[must_use]
 pub fn find(runs: &[RunRow], scheduler: SchedulerSpec, mode: Mode, conservatism_ms: f64) -> Option<&RunRow> {
     runs.iter().find(|r| r.key.scheduler == scheduler && r.key.mode == mode && r.key.max_outstanding == 2 && (r.key.conservatism_ms - conservatism_ms).abs() < 1e-9)
@@ -402,7 +454,7 @@ pub fn fg_cost(runs: &[RunRow], row: &RunRow) -> Option<f64> {
         Mode::IdealHost | Mode::IdealAlone => Mode::IdealAlone,
         _ => Mode::ExternalAlone,
     };
-    let alone = runs.iter().find(|r| r.key.scheduler == row.key.scheduler && r.key.mode == alone_mode && r.key.max_outstanding == row.key.max_outstanding)?;
+    let alone = runs.iter().find(|r| r.key.scheduler == row.key.scheduler && r.key.mode == alone_mode && r.key.max_outstanding == row.key.max_outstanding && r.key.pick_lead_ms == row.key.pick_lead_ms)?;
     (alone.response_ms > 0.0).then(|| row.response_ms / alone.response_ms - 1.0)
 }
 
@@ -427,16 +479,25 @@ fn checks(c: &ExternalReproConfig, errors: &[ErrorPdf], runs: &[RunRow], media_m
     }
     // The scheduler comparisons at the paper's recommended margin, or the nearest we ran.
     let m = c.conservatism_ms.iter().copied().min_by(|a, b| (a - 0.4).abs().total_cmp(&(b - 0.4).abs())).unwrap_or(0.0);
-    if let (Some(a), Some(b), Some(w)) = (at(sstf, m), at(sptf, m), at(sw, m)) {
-        let label = |s: &str| format!("{s} (at {m} ms)");
+    // With the main runs' pick, and (when that is held) with paper 001's pick as a slot frees.
+    let at_slot = |s| runs.iter().find(|r| r.key.scheduler == s && r.key.mode == Mode::External && r.key.max_outstanding == 2 && r.key.pick_lead_ms.is_none() && (r.key.conservatism_ms - m).abs() < 1e-9);
+    let mut variants = vec![(at(sstf, m), at(sptf, m), at(sw, m), "")];
+    if c.pick_lead_ms.is_some() {
+        variants.push((at_slot(sstf), at_slot(sptf), at_slot(sw), ", picked as a slot frees"));
+    }
+    for (a, b, w, how) in variants {
+        let (Some(a), Some(b), Some(w)) = (a, b, w) else { continue };
+        let label = |s: &str| format!("{s} (at {m} ms{how})");
         out.push(check(&label("SSTF free bandwidth / SPTF's"), "2.1–2.6×", PAPER_SSTF_OVER_SPTF.0, PAPER_SSTF_OVER_SPTF.1, a.free_mb_s / b.free_mb_s.max(1e-9)));
         out.push(check(&label("SSTF response / SPTF's − 1"), "13–15%", PAPER_SSTF_FG_PENALTY.0, PAPER_SSTF_FG_PENALTY.1, a.response_ms / b.response_ms - 1.0));
         out.push(check(&label("SPTF-SW60% free bandwidth / SSTF's"), ">80%", PAPER_SW60_OF_SSTF, f64::INFINITY, w.free_mb_s / a.free_mb_s.max(1e-9)));
         out.push(check(&label("SPTF-SW60% response / SPTF's − 1"), "5–6%", PAPER_SW60_FG_PENALTY.0, PAPER_SW60_FG_PENALTY.1, w.response_ms / b.response_ms - 1.0));
+    }
+    {
         // The headline: the most free bandwidth at under 2% foreground cost.
         let best = runs
             .iter()
-            .filter(|r| r.key.mode == Mode::External && r.key.max_outstanding == 2 && fg_cost(runs, r).is_some_and(|x| x < 0.02))
+            .filter(|r| r.key.mode == Mode::External && r.key.max_outstanding == 2 && r.key.pick_lead_ms == c.pick_lead_ms && fg_cost(runs, r).is_some_and(|x| x < 0.02))
             .max_by(|x, y| x.free_mb_s.total_cmp(&y.free_mb_s));
         if let Some(best) = best {
             out.push(check(&format!("headline: free MB/s at <2% fg cost ({}, {} ms)", best.key.scheduler, best.key.conservatism_ms), ">3.1 MB/s", PAPER_HEADLINE_MB_S * 0.9, f64::INFINITY, best.free_mb_s));
@@ -445,10 +506,9 @@ fn checks(c: &ExternalReproConfig, errors: &[ErrorPdf], runs: &[RunRow], media_m
     }
     // Fig. 9, for SPTF: external against the firmware, and against an ideal host with the same
     // one-per-track rule, beyond 0.3 ms.
-    if let Some(fw) = runs.iter().find(|r| r.key.scheduler == sptf && r.key.mode == Mode::Firmware) {
-        if let Some(e) = at(sptf, m) {
-            out.push(check(&format!("external / in-firmware free bandwidth − 1 (SPTF, {m} ms)"), "≈ −35%", -PAPER_EXTERNAL_PENALTY - 0.1, -PAPER_EXTERNAL_PENALTY + 0.1, e.free_mb_s / fw.free_mb_s.max(1e-9) - 1.0));
-        }
+    // The paper's penalty is the vertical gap between Fig. 9's lines: both at the same margin.
+    if let (Some(fw), Some(e)) = (find(runs, sptf, Mode::Firmware, m), at(sptf, m)) {
+        out.push(check(&format!("external / in-firmware free bandwidth − 1, both at {m} ms (SPTF)"), "≈ −35%", -PAPER_EXTERNAL_PENALTY - 0.1, -PAPER_EXTERNAL_PENALTY + 0.1, e.free_mb_s / fw.free_mb_s.max(1e-9) - 1.0));
     }
     let gaps: Vec<f64> = c
         .conservatism_ms
@@ -510,12 +570,24 @@ mod tests {
     fn a_tiny_sweep_measures_free_bandwidth_and_its_cost() {
         let truth = paper_drive().unwrap();
         let c = ExternalReproConfig { seconds: 1.0, model: HostModel::Truth, ..ExternalReproConfig::quick() };
-        let key = |mode, m| RunKey { scheduler: SchedulerSpec::Sptf, mode, conservatism_ms: m, max_outstanding: 2 };
+        let key = |mode, m| RunKey { scheduler: SchedulerSpec::Sptf, mode, conservatism_ms: m, max_outstanding: 2, pick_lead_ms: None };
         let alone = run_one(&truth, &truth, &c, key(Mode::ExternalAlone, 0.0)).unwrap();
         let with = run_one(&truth, &truth, &c, key(Mode::External, 0.6)).unwrap();
         assert_eq!(alone.free_mb_s, 0.0);
         assert!(with.free_mb_s > 0.0 && with.merged + with.free_commands > 0, "{with:?}");
         assert!(alone.requests > 100 && with.requests > 100);
+        // The firmware at a margin reads less, and its foreground is still untouched.
+        let fw = |m| run_one(&truth, &truth, &c, RunKey { mode: Mode::Firmware, ..key(Mode::Firmware, m) }).unwrap();
+        let fw_alone = run_one(&truth, &truth, &c, key(Mode::FirmwareAlone, 0.0)).unwrap();
+        let (exact, margin) = (fw(0.0), fw(0.6));
+        assert!(margin.free_mb_s > 0.0 && margin.free_mb_s < exact.free_mb_s, "{} vs {}", margin.free_mb_s, exact.free_mb_s);
+        assert_eq!((exact.response_ms, margin.response_ms), (fw_alone.response_ms, fw_alone.response_ms));
+        let e = Freeblock::new(Arc::clone(&truth), FreeblockConfig { conservatism_ms: -0.1, ..FreeblockConfig::default() }).err().unwrap();
+        assert!(e.to_string().contains("conservatism_ms"), "{e}");
+        // Picking as a slot frees commits a whole service time ahead; a held pick, just before.
+        let held = run_one(&truth, &truth, &c, RunKey { pick_lead_ms: Some(0.2), ..key(Mode::ExternalAlone, 0.0) }).unwrap();
+        assert!(alone.picks.mean_lead_ms() > 2.0 && held.picks.mean_lead_ms() < 0.5, "{:?} {:?}", alone.picks, held.picks);
+        assert!(held.picks.mean_positioning_ms() < alone.picks.mean_positioning_ms(), "a fuller pool positions shorter");
         // Same inputs, same run.
         let again = run_one(&truth, &truth, &c, key(Mode::External, 0.6)).unwrap();
         assert_eq!((again.free_mb_s, again.response_ms), (with.free_mb_s, with.response_ms));

@@ -202,6 +202,8 @@ enum Event {
     IdleDone,
     /// The layout policy asked to be called at this time.
     Timer,
+    /// The external host's held foreground pick falls due (nothing else happens).
+    HostPick,
 }
 
 /// Who a physical I/O at the disk is for: bookkeeping the scheduler does not see.
@@ -647,6 +649,7 @@ impl<'w> Simulation<'w> {
         // drive's next completion as last scheduled.
         let mut external_jobs: HashMap<u64, Job> = HashMap::new();
         let mut external_event_at: Option<SimTime> = None;
+        let mut pick_wake_at: Option<SimTime> = None;
         let mut last_event: SimTime = 0;
         let mut next_id = 0u64;
 
@@ -929,6 +932,7 @@ impl<'w> Simulation<'w> {
                 // A completion the drive no longer reports then (a later command changed its
                 // choice): the event for the one it does report is in the queue.
                 Event::Completion if self.external.is_some() && external_event_at != Some(now) => {}
+                Event::HostPick => {}
                 Event::Completion => 'completion: {
                     let (job, svc) = match &mut self.external {
                         None => busy.take().expect("a completion has a request in service"),
@@ -1067,7 +1071,7 @@ impl<'w> Simulation<'w> {
             // Start the next I/O if the disk is free. Events at the same instant (e.g. the
             // arrival a completion just triggered) are handled first, so the scheduler sees them.
             let device_free = match &self.external {
-                Some(host) => host.wants_request(),
+                Some(host) => host.wants_request(now),
                 None => busy.is_none(),
             };
             if device_free && !idle_busy && events.peek_time() != Some(now) && (!disk_queue.is_empty() || !idle_queue.is_empty()) {
@@ -1167,6 +1171,12 @@ impl<'w> Simulation<'w> {
                     events.push(t, Event::Completion);
                 }
                 external_event_at = next;
+                // A pick the host holds until just before the drive needs it: wake then. A
+                // wake-up that a completion made stale only looks at the queue again.
+                if let Some(t) = host.pick_due().filter(|&t| t > now && Some(t) != pick_wake_at) {
+                    events.push(t, Event::HostPick);
+                    pick_wake_at = Some(t);
+                }
             }
         }
         // A run that ended inside its warm-up has no statistics: say so rather than report none.

@@ -27,4 +27,4 @@ pub mod scheduler;
 pub mod truth;
 
 pub use blackbox::{BlackBox, Command, CommandInterface, Completion, DriveError, Effects, FirmwareLog, PhysAddr, Tag};
-pub use scheduler::{AheadBreakdown, AheadClass, ExternalConfig, ExternalHost, HostModel, HostStats};
+pub use scheduler::{AdaptiveMargin, AheadBreakdown, AheadClass, ExternalConfig, ExternalHost, HostModel, HostStats, PickStats};

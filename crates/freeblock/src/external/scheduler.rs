@@ -29,6 +29,13 @@
 //! | one per track | no free command on the source track (the previous command was sent already and cannot grow; a second read there costs the drive's read-ahead a revolution) nor a separate one on the destination track | the paper's rule (Fig. 10); `one_per_track = false` lifts it on the source track to measure what it costs |
 //! | choose | the most wanted sectors (paper 001: greedy, one free read per foreground request); with `combine`, also an other-track read followed by the prepend the time it leaves allows | `combine` is ours |
 //!
+//! Two knobs are ours, beyond paper 001:
+//!
+//! | knob | what the host does | measured (`freeblock repro external`, SPTF) |
+//! | --- | --- | --- |
+//! | `pick_lead_ms` | holds the foreground pick until the lead plus a command's processing before the mechanism is predicted free, instead of picking as a slot frees ([`PickStats`]) | the pick commits 0.2 ms ahead, not ~6.8 ms: the host's SPTF alone matches the firmware's (paper Fig. 6), and a free read no longer makes the foreground *faster* by delaying the pick |
+//! | `adaptive_margin` | learns the seek margin per distance bucket from completions ([`AdaptiveMargin`]) | recovers about half the gap to the in-firmware scheduler at a fraction of a percent of foreground cost |
+//!
 //! Free is measured, not assumed: the drive serves what it is sent with its hidden model and
 //! effects, and the foreground response times are what it reports. Comparing a run with
 //! background work against the same run without shows the foreground cost.
@@ -78,6 +85,8 @@ pub enum HostModel {
 /// [external]
 /// conservatism_ms = 0.4      # added to every predicted seek of a free-read decision
 /// max_outstanding = 2        # commands at the drive at once
+/// pick_lead_ms = 0.2         # ours: hold the foreground pick until just before it is needed
+/// adaptive_margin = false    # ours: learn the margin per seek distance, from conservatism_ms
 /// model = "learned"          # or "truth"
 /// [external.effects]         # the drive's firmware effects (default: all on)
 /// reorder_queue = true
@@ -102,6 +111,17 @@ pub struct ExternalConfig {
     /// Other tracks with wanted sectors examined per decision, at least 1. Default 100.
     #[serde(default = "default_tracks")]
     pub max_tracks: u32,
+    /// Ours: hold the foreground pick until this long before the mechanism is predicted free
+    /// (plus the next command's processing), ms, 0 to 10; `None` (the default, paper 001)
+    /// picks as soon as a slot at the drive frees. A pick made a whole service time ahead
+    /// chooses from fewer waiting requests (see [`PickStats`]); one made just in time chooses
+    /// from as many as the firmware's scheduler would.
+    #[serde(default)]
+    pub pick_lead_ms: Option<f64>,
+    /// Ours: learn the margin per seek distance from the foreground's completions, starting
+    /// at `conservatism_ms` (see [`AdaptiveMargin`]). Default false (one margin for every move).
+    #[serde(default)]
+    pub adaptive_margin: bool,
     /// The model the host plans with. Default learned.
     #[serde(default)]
     pub model: HostModel,
@@ -118,6 +138,8 @@ impl Default for ExternalConfig {
             one_per_track: true,
             combine: false,
             max_tracks: default_tracks(),
+            pick_lead_ms: None,
+            adaptive_margin: false,
             model: HostModel::Learned,
             effects: Effects::default(),
         }
@@ -140,6 +162,11 @@ impl ExternalConfig {
         if self.max_tracks == 0 {
             return bad("max_tracks", "must be at least 1".into());
         }
+        if let Some(lead) = self.pick_lead_ms {
+            if !(lead.is_finite() && (0.0..=10.0).contains(&lead)) {
+                return bad("pick_lead_ms", format!("must be a time from 0 to 10 ms, not {}", number(lead)));
+            }
+        }
         if !(self.effects.internal_activity_ms.is_finite() && self.effects.internal_activity_ms >= 0.0) {
             return bad("effects.internal_activity_ms", format!("must be a time ≥ 0, not {}", number(self.effects.internal_activity_ms)));
         }
@@ -150,11 +177,13 @@ impl ExternalConfig {
 /// What a command at the drive (or waiting in the host's FIFO) is for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Purpose {
-    /// A free read of its own.
-    Free,
+    /// A free read of its own; `first_move`: the distance bucket of the move to it, when its
+    /// margin was relied on ([`AdaptiveMargin`]).
+    Free { first_move: Option<u8> },
     /// Foreground request `id`, with free sectors prepended (`prepended` LBNs before its own);
     /// `behind_free`: a free command of its own was queued just ahead of it.
-    Foreground { id: u64, prepended: Range<u64>, own: Range<u64>, behind_free: bool },
+    /// `moves`: the distance buckets of the moves its plan relied on ([`AdaptiveMargin`]).
+    Foreground { id: u64, prepended: Range<u64>, own: Range<u64>, behind_free: bool, moves: Vec<u8> },
 }
 
 /// One command as the host tracks it.
@@ -198,6 +227,9 @@ pub struct HostStats {
     /// Plans whose foreground command was predicted, with its free reads, to complete later
     /// than alone (by more than a microsecond), and by how much in all, ns.
     pub planned_later: (u64, u64),
+    /// When and what the foreground scheduler picked: the measurement behind the foreground
+    /// cost's sign.
+    pub picks: PickStats,
     /// Prediction errors of foreground completions (actual − predicted, ns), when kept.
     #[serde(skip)]
     pub errors_ns: Vec<i64>,
@@ -206,6 +238,8 @@ pub struct HostStats {
     pub abs_error: Histogram,
     /// What the firmware did behind the host's back (for the report; the host never reads it).
     pub firmware: FirmwareLog,
+    /// With `adaptive_margin`: the learned margins ([`AdaptiveMargin::table`]).
+    pub margins: Vec<(u32, u64, f64)>,
 }
 
 /// Lateness beyond which a completion counts as late in [`AheadClass::late`]: more than the
@@ -261,6 +295,36 @@ pub struct AheadBreakdown {
     pub behind_free: AheadClass,
 }
 
+/// How far ahead the foreground scheduler committed to each request, and what it chose.
+///
+/// A host keeping two commands at the drive picks the next foreground request when a slot frees:
+/// `lead` is how long before the mechanism is predicted free that was, and `positioning` the
+/// chosen request's predicted seek and rotational wait from there. A pick made earlier sees a
+/// smaller pool of waiting requests, so its choice positions longer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PickStats {
+    /// Foreground requests dispatched.
+    pub count: u64,
+    /// Sum over them of (predicted free − dispatch), ns.
+    pub lead_ns: u64,
+    /// Sum over them of the predicted positioning alone (media start − free), ns.
+    pub positioning_ns: u64,
+}
+
+impl PickStats {
+    /// Mean lead, ms.
+    #[must_use]
+    pub fn mean_lead_ms(&self) -> f64 {
+        self.lead_ns as f64 / self.count.max(1) as f64 / 1e6
+    }
+
+    /// Mean predicted positioning of the chosen requests, ms.
+    #[must_use]
+    pub fn mean_positioning_ms(&self) -> f64 {
+        self.positioning_ns as f64 / self.count.max(1) as f64 / 1e6
+    }
+}
+
 /// A free read the planner chose.
 #[derive(Debug, Clone, Default)]
 struct FreePlan {
@@ -269,6 +333,67 @@ struct FreePlan {
     /// LBNs prepended to the foreground command.
     prepend: Option<Range<u64>>,
     wanted: u64,
+    /// The distance buckets of the moves whose margins the plan relied on.
+    moves: Vec<u8>,
+}
+
+/// Seek margins learned per distance (ours, `adaptive_margin`).
+///
+/// One margin for every move must cover the worst-predicted distance; the learned seek curve
+/// errs differently at different distances, so most moves carry more margin than they need.
+/// Each bucket of cylinder distances (0: a head switch; then 1, 2–3, 4–7, … doubling) starts
+/// at `conservatism_ms` and moves with what the foreground's completions show:
+///
+/// | a foreground command planned on moves in a bucket | the bucket's margin |
+/// | --- | --- |
+/// | completes within half a revolution of its prediction | − [`MARGIN_STEP_DOWN_NS`] (not below 0) |
+/// | completes a revolution late (a sector missed) | + [`MARGIN_STEP_UP_NS`] (not above [`MARGIN_MAX_NS`]) |
+///
+/// A separate free read's plan relies on two moves: the free read's own completion judges the
+/// move to it, the foreground's the move on (unless the free read ahead was late already).
+/// Only a lateness of about one revolution counts: the drive's internal activity is longer.
+///
+/// At equilibrium a bucket misses about once per `STEP_UP / STEP_DOWN` (400) plans, which
+/// costs the foreground a revolution that often.
+#[derive(Debug, Clone)]
+pub struct AdaptiveMargin {
+    margins_ns: Vec<SimTime>,
+    /// Plans seen per bucket.
+    seen: Vec<u64>,
+}
+
+/// How much one on-time completion lowers its buckets' margins, ns.
+pub const MARGIN_STEP_DOWN_NS: SimTime = 100;
+/// How much one completion a revolution late raises them, ns.
+pub const MARGIN_STEP_UP_NS: SimTime = 100_000;
+/// The most a learned margin grows to, ns.
+pub const MARGIN_MAX_NS: SimTime = 1_000_000;
+const MARGIN_BUCKETS: usize = 34;
+
+impl AdaptiveMargin {
+    fn new(start_ns: SimTime) -> Self {
+        Self { margins_ns: vec![start_ns; MARGIN_BUCKETS], seen: vec![0; MARGIN_BUCKETS] }
+    }
+
+    /// The bucket of a move between two cylinders.
+    fn bucket(from: u32, to: u32) -> u8 {
+        let d = from.abs_diff(to);
+        if d == 0 { 0 } else { 1 + d.ilog2() as u8 }
+    }
+
+    fn learn(&mut self, moves: &[u8], late_by_a_turn: bool) {
+        for &b in moves {
+            let (m, seen) = (&mut self.margins_ns[b as usize], &mut self.seen[b as usize]);
+            *seen += 1;
+            *m = if late_by_a_turn { (*m + MARGIN_STEP_UP_NS).min(MARGIN_MAX_NS) } else { m.saturating_sub(MARGIN_STEP_DOWN_NS) };
+        }
+    }
+
+    /// `(shortest distance in the bucket, plans seen, margin ms)` for every bucket a plan used.
+    #[must_use]
+    pub fn table(&self) -> Vec<(u32, u64, f64)> {
+        (0..MARGIN_BUCKETS).filter(|&b| self.seen[b] > 0).map(|b| (if b == 0 { 0 } else { 1u32 << (b - 1) }, self.seen[b], self.margins_ns[b] as f64 / 1e6)).collect()
+    }
 }
 
 /// The host side of external freeblock scheduling; [`crate::sim::Simulation::with_external`]
@@ -278,6 +403,10 @@ pub struct ExternalHost {
     model: Arc<Disk>,
     config: ExternalConfig,
     conservatism_ns: SimTime,
+    /// Per-distance margins, with `adaptive_margin`.
+    adaptive: Option<AdaptiveMargin>,
+    /// The last free read of its own completed a revolution late.
+    free_ahead_late: bool,
     /// Sent and not yet complete, in the order sent.
     at_drive: VecDeque<HostCommand>,
     /// Waiting in the host's FIFO dispatch queue.
@@ -312,6 +441,12 @@ pub struct ExternalHost {
     weights: Vec<u16>,
 }
 
+/// Whether a completion `error_ns` after its prediction is one missed revolution (a sector
+/// missed by a margin too small), not the drive's longer internal activity or a bus delay.
+fn one_turn_late(error_ns: i64, revolution_ns: SimTime) -> bool {
+    (error_ns - revolution_ns as i64).unsigned_abs() <= revolution_ns / 4
+}
+
 fn drive_error(e: DriveError) -> Error {
     Error::Config { origin: "external drive".into(), message: e.to_string() }
 }
@@ -335,6 +470,8 @@ impl ExternalHost {
         }
         let conservatism_ns = freeblock_disk::time::ms_to_ns(config.conservatism_ms);
         Ok(Self {
+            adaptive: config.adaptive_margin.then(|| AdaptiveMargin::new(conservatism_ns)),
+            free_ahead_late: false,
             drive,
             model,
             config,
@@ -381,7 +518,7 @@ impl ExternalHost {
     /// What the host did and how well it predicted.
     #[must_use]
     pub fn stats(&self) -> HostStats {
-        HostStats { firmware: self.drive.firmware_log(), ..self.stats.clone() }
+        HostStats { firmware: self.drive.firmware_log(), margins: self.adaptive.as_ref().map(AdaptiveMargin::table).unwrap_or_default(), ..self.stats.clone() }
     }
 
     /// Commands at the drive.
@@ -396,11 +533,24 @@ impl ExternalHost {
         !self.at_drive.is_empty() || !self.fifo.is_empty()
     }
 
-    /// Whether the foreground scheduler should pick another request now: the FIFO is empty and
-    /// the drive has room.
+    /// Whether the foreground scheduler should pick another request now: the FIFO is empty,
+    /// the drive has room and (with `pick_lead_ms`) the pick is due.
     #[must_use]
-    pub fn wants_request(&self) -> bool {
-        self.fifo.is_empty() && self.at_drive.len() < self.config.max_outstanding as usize
+    pub fn wants_request(&self, now: SimTime) -> bool {
+        self.fifo.is_empty() && self.at_drive.len() < self.config.max_outstanding as usize && self.pick_due().is_none_or(|t| now >= t)
+    }
+
+    /// When a held pick falls due (for the engine's wake-up), `None` when the host is not
+    /// holding one: with `pick_lead_ms`, the lead plus the next command's processing before the
+    /// mechanism is predicted free after the commands at the drive.
+    #[must_use]
+    pub fn pick_due(&self) -> Option<SimTime> {
+        let lead = self.config.pick_lead_ms?;
+        if !self.fifo.is_empty() || self.at_drive.len() >= self.config.max_outstanding as usize {
+            return None;
+        }
+        let last = self.at_drive.back()?;
+        Some(last.predicted.media_end.saturating_sub(freeblock_disk::time::ms_to_ns(lead) + self.model.overhead_ns(Op::Read)))
     }
 
     /// The instant from which the foreground scheduler should rank positioning: the mechanism
@@ -456,7 +606,7 @@ impl ExternalHost {
             c.tag = Some(self.drive.submit(at, c.command).map_err(drive_error)?);
             c.sent = Some(at);
             c.group_sent = match c.purpose {
-                Purpose::Free => *self.group_start.insert(at),
+                Purpose::Free { .. } => *self.group_start.insert(at),
                 Purpose::Foreground { .. } => self.group_start.take().unwrap_or(at),
             };
             self.at_drive.push_back(c);
@@ -483,6 +633,9 @@ impl ExternalHost {
             None => (self.base_head, self.base_free.max(self.last_seen), false),
         };
         let alone = self.model.access_when_free(head, now, free, p.lbn, sectors, p.op, &mut self.runs).map_err(req)?;
+        self.stats.picks.count += 1;
+        self.stats.picks.lead_ns += free.saturating_sub(now);
+        self.stats.picks.positioning_ns += alone.media_start.saturating_sub(free.max(now));
         let mut plan = FreePlan::default();
         if let Some(fb) = freeblock {
             // Background work may start once the mechanism is free and a command could be there.
@@ -514,7 +667,10 @@ impl ExternalHost {
         if let Some(r) = plan.separate.clone() {
             self.stats.free_commands += 1;
             let command = Command { lbn: r.start, sectors: r.end - r.start, op: Op::Read };
-            self.fifo.push_back(HostCommand { command, purpose: Purpose::Free, tag: None, sent: None, group_sent: 0, predicted: alone });
+            // A separate read's plan relies on two moves: the free read's completion shows the
+            // first, the foreground's the second.
+            let first_move = (plan.moves.len() == 2).then(|| plan.moves.remove(0));
+            self.fifo.push_back(HostCommand { command, purpose: Purpose::Free { first_move }, tag: None, sent: None, group_sent: 0, predicted: alone });
         }
         let own = p.lbn..p.lbn + sectors;
         let (lbn, prepended) = match plan.prepend {
@@ -523,7 +679,7 @@ impl ExternalHost {
         };
         let command = Command { lbn, sectors: own.end - lbn, op: p.op };
         let behind_free = plan.separate.is_some();
-        self.fifo.push_back(HostCommand { command, purpose: Purpose::Foreground { id: p.id, prepended, own, behind_free }, tag: None, sent: None, group_sent: 0, predicted: alone });
+        self.fifo.push_back(HostCommand { command, purpose: Purpose::Foreground { id: p.id, prepended, own, behind_free, moves: plan.moves }, tag: None, sent: None, group_sent: 0, predicted: alone });
         self.send(now)?;
         self.repredict(drive);
         if let Some(c) = self.fifo.back().or(self.at_drive.back()) {
@@ -565,28 +721,41 @@ impl ExternalHost {
         self.last_seen = self.last_seen.max(done.time);
         let mut result = None;
         match &c.purpose {
-            Purpose::Free => {
+            Purpose::Free { first_move } => {
                 if done.time > c.predicted.end + LATE_NS {
                     self.stats.free_late += 1;
+                }
+                let turn = one_turn_late(done.time as i64 - c.predicted.end as i64, self.model.revolution_ns());
+                self.free_ahead_late = turn;
+                if let (Some(a), Some(b)) = (&mut self.adaptive, first_move) {
+                    a.learn(&[*b], turn);
                 }
                 if let Some(fb) = freeblock {
                     fb.transferred_outside(c.command.lbn..c.command.lbn + c.command.sectors, done.time, Route::Free)?;
                 }
             }
-            Purpose::Foreground { id, prepended, own, behind_free } => {
+            Purpose::Foreground { id, prepended, own, behind_free, moves } => {
                 if let Some(fb) = freeblock {
                     if !prepended.is_empty() {
                         fb.transferred_outside(prepended.clone(), done.time, Route::Free)?;
                     }
-                    if own.start < own.end && c.command.op.is_read() {
+                    // A foreground write of wanted sectors delivers them too, as in the firmware
+                    // (`Freeblock::serve`): the host holds the data it wrote.
+                    if own.start < own.end {
                         fb.transferred_outside(own.clone(), done.time, Route::Piggyback)?;
                     }
                 }
                 self.stats.foreground += 1;
                 self.stats.merged += u64::from(!prepended.is_empty());
                 let error = done.time as i64 - c.predicted.end as i64;
-                if error > (self.model.revolution_ns() / 2) as i64 {
+                let late_by_a_turn = error > (self.model.revolution_ns() / 2) as i64;
+                if late_by_a_turn {
                     self.stats.late_by_a_turn += 1;
+                }
+                // A revolution late behind a free read that was itself a revolution late says
+                // nothing of the move to this track.
+                if let Some(a) = self.adaptive.as_mut().filter(|_| !(*behind_free && self.free_ahead_late)) {
+                    a.learn(moves, one_turn_late(error, self.model.revolution_ns()));
                 }
                 let class = match (*behind_free, prepended.is_empty()) {
                     (true, _) => &mut self.stats.by_ahead.behind_free,
@@ -747,13 +916,25 @@ impl ExternalHost {
         Some((r.start + first..r.end, wanted))
     }
 
+    /// The margin on a move between two tracks (none without a move): the one conservatism, or
+    /// the distance's learned margin.
+    fn margin(&self, from: HeadState, to: HeadState) -> SimTime {
+        if from == to {
+            return 0;
+        }
+        match &self.adaptive {
+            Some(a) => a.margins_ns[AdaptiveMargin::bucket(from.cylinder, to.cylinder) as usize],
+            None => self.conservatism_ns,
+        }
+    }
+
     /// A separate read on track `(cylinder, surface)` reached from `head` at `free`, leaving in
     /// time to reach the foreground's track by `deadline`.
     #[allow(clippy::too_many_arguments)]
     fn other_track(&mut self, fb: &Freeblock, head: HeadState, free: SimTime, cylinder: u32, surface: u32, p: &Pending, deadline: SimTime) -> Option<(Range<u64>, u64, SimTime)> {
-        let c = self.conservatism_ns;
-        let arrive = free + self.model.move_ns(head, cylinder, surface, Op::Read) + if head == (HeadState { cylinder, surface }) { 0 } else { c };
-        let to_dst = self.model.move_ns(HeadState { cylinder, surface }, p.target.cylinder, p.target.surface, p.op) + c;
+        let (here, dst) = (HeadState { cylinder, surface }, HeadState { cylinder: p.target.cylinder, surface: p.target.surface });
+        let arrive = free + self.model.move_ns(head, cylinder, surface, Op::Read) + self.margin(head, here);
+        let to_dst = self.model.move_ns(here, p.target.cylinder, p.target.surface, p.op) + self.margin(here, dst);
         let leave = deadline.checked_sub(to_dst)?;
         // The foreground command must be at the drive in time to follow: it is sent only when
         // a slot frees, and its seek cannot start before its processing is over.
@@ -782,7 +963,6 @@ impl ExternalHost {
     /// time to reach the foreground's track by `deadline`: nearest cylinders to the source and
     /// destination first, at most `max_tracks` tracks with wanted sectors.
     fn search_other(&mut self, fb: &Freeblock, head: HeadState, free: SimTime, p: &Pending, deadline: SimTime) -> Option<(Range<u64>, u64, SimTime)> {
-        let c = self.conservatism_ns;
         let dst = HeadState { cylinder: p.target.cylinder, surface: p.target.surface };
         let direct = self.model.move_ns(head, dst.cylinder, dst.surface, p.op);
         let slack = deadline.saturating_sub(free + direct);
@@ -801,7 +981,8 @@ impl ExternalHost {
                     }
                     // A lower bound on the detour (a head switch may be saved on one leg).
                     let extra = (self.model.move_ns(head, cyl, 0, Op::Read) + self.model.move_ns(HeadState { cylinder: cyl, surface: 0 }, dst.cylinder, dst.surface, p.op)).saturating_sub(direct + self.model.head_switch_ns());
-                    if extra + 2 * c >= slack {
+                    let ring = HeadState { cylinder: cyl, surface: u32::MAX };
+                    if extra + self.margin(head, ring) + self.margin(ring, dst) >= slack {
                         continue;
                     }
                     any_in_reach = true;
@@ -835,27 +1016,26 @@ impl ExternalHost {
     /// The free reads for foreground request `p` whose first sector passes at `deadline`, with
     /// the heads at `head` free from `free`.
     fn plan(&mut self, fb: &Freeblock, head: HeadState, free: SimTime, p: &Pending, deadline: SimTime) -> FreePlan {
-        let c = self.conservatism_ns;
         let dst = HeadState { cylinder: p.target.cylinder, surface: p.target.surface };
         let mut best = FreePlan::default();
         // The destination track: merge.
-        let arrive = free + self.model.move_ns(head, dst.cylinder, dst.surface, p.op) + if head == dst { 0 } else { c };
+        let arrive = free + self.model.move_ns(head, dst.cylinder, dst.surface, p.op) + self.margin(head, dst);
         let prepend = self.prepend(fb, p, arrive, deadline);
         if let Some((r, wanted)) = prepend.clone() {
-            best = FreePlan { separate: None, prepend: Some(r), wanted };
+            best = FreePlan { separate: None, prepend: Some(r), wanted, moves: Vec::new() };
         }
         // The source track: only without the one-per-track rule.
         if !self.config.one_per_track && head != dst && fb.sets().track_wanted(head.cylinder, head.surface) > 0 {
             if let Some((r, wanted, _)) = self.other_track(fb, head, free, head.cylinder, head.surface, p, deadline) {
                 if wanted > best.wanted {
                     self.stats.source_track_reads += 1;
-                    best = FreePlan { separate: Some(r), prepend: None, wanted };
+                    best = FreePlan { separate: Some(r), prepend: None, wanted, moves: Vec::new() };
                 }
             }
         }
         if let Some((r, wanted, _)) = self.search_other(fb, head, free, p, deadline) {
             if wanted > best.wanted {
-                best = FreePlan { separate: Some(r), prepend: None, wanted };
+                best = FreePlan { separate: Some(r), prepend: None, wanted, moves: Vec::new() };
             }
         }
         // Ours: when the prepend cannot fill the opportunity (the track's LBNs wrap before the
@@ -868,10 +1048,20 @@ impl ExternalHost {
                 if let Some((r, wanted, _)) = self.search_other(fb, head, free, p, prepend_start) {
                     if wanted + pw > best.wanted {
                         self.stats.combined += 1;
-                        best = FreePlan { separate: Some(r), prepend: Some(pr), wanted: wanted + pw };
+                        best = FreePlan { separate: Some(r), prepend: Some(pr), wanted: wanted + pw, moves: Vec::new() };
                     }
                 }
             }
+        }
+        // The moves whose margins the plan relied on: to a separate read's track and on, or
+        // straight to the destination for a prepend.
+        let mut via = vec![head];
+        if let Some(pbn) = best.separate.as_ref().and_then(|r| self.model.layout().lbn_to_pbn(r.start).ok()) {
+            via.push(HeadState { cylinder: pbn.cylinder, surface: pbn.surface });
+        }
+        via.push(dst);
+        if best.wanted > 0 {
+            best.moves = via.windows(2).filter(|w| w[0] != w[1]).map(|w| AdaptiveMargin::bucket(w[0].cylinder, w[1].cylinder)).collect();
         }
         best
     }
@@ -926,7 +1116,7 @@ mod tests {
         let mut now = 0;
         let mut next = 0;
         loop {
-            while next < lbns.len() && host.wants_request() {
+            while next < lbns.len() && host.wants_request(now) {
                 host.dispatch(now, &pending(&disk, next as u64, lbns[next], 8), fb.as_deref_mut(), &mut drive).unwrap();
                 next += 1;
                 assert!(host.outstanding() <= host.config.max_outstanding as usize);
@@ -999,6 +1189,64 @@ mod tests {
         assert_eq!(host.outstanding(), 1, "one command");
         assert_eq!(host.at_drive[0].command.lbn, r.start);
         assert_eq!(host.at_drive[0].command.sectors, u64::from(p.sectors) + (r.end - r.start));
+    }
+
+    #[test]
+    fn a_held_pick_falls_due_just_before_the_mechanism_frees() {
+        let disk = atlas();
+        let mut drive = Drive::new(Arc::clone(&disk));
+        let p = pending(&disk, 0, disk.capacity() / 2, 8);
+        let host_with = |pick_lead_ms| {
+            let config = ExternalConfig { effects: Effects::none(), model: HostModel::Truth, pick_lead_ms, ..ExternalConfig::default() };
+            ExternalHost::new(BlackBox::new(Arc::clone(&disk), Effects::none(), 1), Arc::clone(&disk), config).unwrap()
+        };
+        // Paper 001's host: the next pick as soon as a slot frees.
+        let mut at_slot = host_with(None);
+        at_slot.dispatch(0, &p, None, &mut drive).unwrap();
+        assert!(at_slot.wants_request(0) && at_slot.pick_due().is_none());
+        // Held: due the lead and the next command's processing before the predicted media end.
+        let mut held = host_with(Some(0.2));
+        assert!(held.wants_request(0), "an idle drive takes a request at once");
+        held.dispatch(0, &p, None, &mut drive).unwrap();
+        let end = held.at_drive[0].predicted.media_end;
+        let due = held.pick_due().expect("one command at the drive");
+        assert_eq!(due, end - 200_000 - disk.overhead_ns(Op::Read));
+        assert!(!held.wants_request(due - 1) && held.wants_request(due));
+        let bad = ExternalConfig { pick_lead_ms: Some(f64::NAN), ..ExternalConfig::default() };
+        let e = ExternalHost::new(BlackBox::new(Arc::clone(&disk), Effects::none(), 1), Arc::clone(&disk), bad).err().unwrap();
+        assert!(e.to_string().contains("external.pick_lead_ms"), "{e}");
+    }
+
+    #[test]
+    fn margins_are_learned_per_distance_bucket() {
+        assert_eq!([AdaptiveMargin::bucket(5, 5), AdaptiveMargin::bucket(5, 6), AdaptiveMargin::bucket(9, 6), AdaptiveMargin::bucket(0, 4), AdaptiveMargin::bucket(0, 7), AdaptiveMargin::bucket(0, 8)], [0, 1, 2, 3, 3, 4]);
+        let mut a = AdaptiveMargin::new(400_000);
+        a.learn(&[3], false);
+        a.learn(&[3], false);
+        assert_eq!(a.margins_ns[3], 400_000 - 2 * MARGIN_STEP_DOWN_NS);
+        a.learn(&[3, 5], true);
+        assert_eq!((a.margins_ns[3], a.margins_ns[5]), (500_000 - 2 * MARGIN_STEP_DOWN_NS, 500_000));
+        for _ in 0..20 {
+            a.learn(&[5], true);
+        }
+        assert_eq!(a.margins_ns[5], MARGIN_MAX_NS);
+        let bucket3_ms = (500_000 - 2 * MARGIN_STEP_DOWN_NS) as f64 / 1e6;
+        assert_eq!(a.table(), vec![(4, 3, bucket3_ms), (16, 21, 1.0)]);
+    }
+
+    #[test]
+    fn exact_predictions_teach_smaller_margins_and_more_free_sectors() {
+        let disk = atlas();
+        let lbns = random_lbns(600, disk.capacity());
+        let run = |adaptive_margin| {
+            let mut fb = scan(&disk);
+            let config = ExternalConfig { effects: Effects::none(), model: HostModel::Truth, adaptive_margin, ..ExternalConfig::default() };
+            serve(config, &lbns, Some(&mut fb)).stats()
+        };
+        let (fixed, learned) = (run(false), run(true));
+        assert!(learned.margins.iter().all(|m| m.2 < 0.4) && !learned.margins.is_empty(), "{:?}", learned.margins);
+        assert!(learned.planned_sectors > fixed.planned_sectors, "{} vs {}", learned.planned_sectors, fixed.planned_sectors);
+        assert_eq!(learned.late_by_a_turn, 0);
     }
 
     #[test]

@@ -136,6 +136,12 @@ pub struct FreeblockConfig {
     /// The applications.
     #[serde(default)]
     pub tasks: Vec<TaskSpec>,
+    /// Seek conservatism: a margin added to every move the planner predicts (seek or head
+    /// switch), ms, 0 to 10. Default 0: the firmware knows its mechanics exactly; paper 001's
+    /// Fig. 9 sets it to compare with a host at the same margin. The drive still moves as fast
+    /// as it does, so a margin only makes plans read less.
+    #[serde(default)]
+    pub conservatism_ms: f64,
     /// Where the planning happens: in the drive's firmware (exact knowledge) or on the host
     /// (paper 001: a learned model, completions only; see `crate::external::scheduler` and the
     /// experiment's `[external]` table). Default firmware.
@@ -179,6 +185,9 @@ impl FreeblockConfig {
                 ));
             }
         }
+        if !(self.conservatism_ms.is_finite() && (0.0..=10.0).contains(&self.conservatism_ms)) {
+            return Err(FreeblockError::invalid("conservatism_ms", format!("must be a time from 0 to 10 ms, not {}", crate::error::number(self.conservatism_ms))));
+        }
         if self.batch_blocks == 0 {
             return Err(FreeblockError::invalid("batch_blocks", "must be at least 1 block per call"));
         }
@@ -210,6 +219,7 @@ impl Default for FreeblockConfig {
             timeline_s: default_timeline(),
             max_promoted_sectors: None,
             tasks: Vec::new(),
+            conservatism_ms: 0.0,
             placement: Placement::Firmware,
         }
     }
@@ -430,8 +440,19 @@ impl Freeblock {
         }
         config.validate()?;
         let max_tracks = (config.max_tracks > 0).then_some(config.max_tracks);
+        // The planner times its moves on the sets' disk: with a margin, a copy whose every move
+        // settles that much longer (the layout and rotation are the same; `execute` and the
+        // foreground are timed on `disk`).
+        let planning = if config.conservatism_ms > 0.0 {
+            let mut spec = disk.spec().clone();
+            spec.read_settle_ms += config.conservatism_ms;
+            spec.write_settle_ms += config.conservatism_ms;
+            Arc::new(Disk::new(spec).map_err(|e| FreeblockError::invalid("conservatism_ms", e.to_string()))?)
+        } else {
+            disk.clone()
+        };
         let mut fb = Self {
-            sets: BackgroundSets::new(disk.clone()),
+            sets: BackgroundSets::new(planning),
             planner: Planner::new(&disk, config.planner, max_tracks, config.balances()),
             // At least MIN_TIMELINE_S (validated): a whole number of ns, never 0.
             timeline_ns: ((config.timeline_s * 1e9).round() as u64).max(1),
