@@ -506,9 +506,11 @@ fn checks(c: &ExternalReproConfig, errors: &[ErrorPdf], runs: &[RunRow], media_m
     }
     // Fig. 9, for SPTF: external against the firmware, and against an ideal host with the same
     // one-per-track rule, beyond 0.3 ms.
-    // The paper's penalty is the vertical gap between Fig. 9's lines: both at the same margin.
-    if let (Some(fw), Some(e)) = (find(runs, sptf, Mode::Firmware, m), at(sptf, m)) {
-        out.push(check(&format!("external / in-firmware free bandwidth − 1, both at {m} ms (SPTF)"), "≈ −35%", -PAPER_EXTERNAL_PENALTY - 0.1, -PAPER_EXTERNAL_PENALTY + 0.1, e.free_mb_s / fw.free_mb_s.max(1e-9) - 1.0));
+    // The paper's ≈35% penalty has two sources, conservatism (the decline of the in-firmware
+    // line) and the one-per-track rule (the vertical gap between the lines), so it sets the
+    // host at its margin against the firmware, which needs none.
+    if let (Some(fw), Some(e)) = (find(runs, sptf, Mode::Firmware, 0.0), at(sptf, m)) {
+        out.push(check(&format!("external at {m} ms / in-firmware at 0 ms, free bandwidth − 1 (SPTF)"), "≈ −35%", -PAPER_EXTERNAL_PENALTY - 0.1, -PAPER_EXTERNAL_PENALTY + 0.1, e.free_mb_s / fw.free_mb_s.max(1e-9) - 1.0));
     }
     let gaps: Vec<f64> = c
         .conservatism_ms
