@@ -1393,10 +1393,15 @@ impl Inbox<'_> {
     /// Applies the withdrawals the policy asked for since the last call.
     fn apply_withdrawals(&mut self) -> Result<()> {
         for (op, start) in std::mem::take(self.withdrawn) {
-            // Submitted in the same round and not registered yet: never registered at all.
-            if let Some(i) = self.submitted.iter().position(|(io, service)| *service == Service::Free && io.op == op && io.starts[0] == start) {
-                self.submitted.remove(i);
-                continue;
+            // Not registered yet (submitted in the same round): it never will be. A registered
+            // one goes first: a policy may withdraw it and submit a new read of the same sectors
+            // in one call.
+            let registered = self.tasks.as_ref().is_some_and(|t| t.jobs[usize::from(!op.is_read())].contains_key(&start));
+            if !registered {
+                if let Some(i) = self.submitted.iter().position(|(io, service)| *service == Service::Free && io.op == op && io.starts[0] == start) {
+                    self.submitted.remove(i);
+                    continue;
+                }
             }
             match (self.tasks.as_mut(), self.freeblock.as_mut()) {
                 (Some(tasks), Some(fb)) => tasks.withdraw(fb, op, start)?,
