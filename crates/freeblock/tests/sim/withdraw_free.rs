@@ -16,15 +16,19 @@ use super::{atlas, random};
 const KEPT: u64 = 2_000_000;
 const TAKEN_BACK: u64 = 3_000_000;
 const NEVER_REGISTERED: u64 = 4_000_000;
+const READ_AGAIN: u64 = 6_000_000;
 
 const TAG_KEPT: u64 = 1;
 const TAG_TAKEN_BACK: u64 = 2;
 const TAG_PROMOTED: u64 = 3;
 const TAG_NEVER_REGISTERED: u64 = 4;
+const TAG_FIRST_TRY: u64 = 5;
+const TAG_SECOND_TRY: u64 = 6;
 
 /// Requests go to the disk as they came; on the first one the policy registers two free reads
 /// and submits and withdraws a third at once; on the third it withdraws one of the two and
-/// submits it as foreground work (or, `bogus`, withdraws a read it never submitted).
+/// submits it as foreground work (or, `bogus`, withdraws a read it never submitted), and
+/// withdraws a third and registers the same sectors again in the same call.
 struct Withdrawing {
     seen: u64,
     bogus: bool,
@@ -42,6 +46,7 @@ impl LayoutPolicy for Withdrawing {
         if self.seen == 1 {
             ctx.submit(PhysIo::at(Op::Read, KEPT, 16, TAG_KEPT), Service::Free);
             ctx.submit(PhysIo::at(Op::Read, TAKEN_BACK, 16, TAG_TAKEN_BACK), Service::Free);
+            ctx.submit(PhysIo::at(Op::Read, READ_AGAIN, 16, TAG_FIRST_TRY), Service::Free);
             let never = PhysIo::at(Op::Read, NEVER_REGISTERED, 16, TAG_NEVER_REGISTERED);
             ctx.submit(never.clone(), Service::Free);
             ctx.withdraw_free(&never)?;
@@ -51,6 +56,8 @@ impl LayoutPolicy for Withdrawing {
             let taken = PhysIo::at(Op::Read, at, 16, TAG_TAKEN_BACK);
             ctx.withdraw_free(&taken)?;
             ctx.submit(PhysIo { tag: TAG_PROMOTED, ..taken }, Service::Foreground);
+            ctx.withdraw_free(&PhysIo::at(Op::Read, READ_AGAIN, 16, TAG_FIRST_TRY))?;
+            ctx.submit(PhysIo::at(Op::Read, READ_AGAIN, 16, TAG_SECOND_TRY), Service::Free);
         }
         Ok(())
     }
@@ -80,6 +87,9 @@ fn a_withdrawn_free_read_never_completes_and_its_foreground_copy_does() {
     let count = |tag| done.iter().filter(|(t, _)| *t == tag).count();
     assert_eq!(count(TAG_TAKEN_BACK), 0, "{done:?}");
     assert_eq!(count(TAG_NEVER_REGISTERED), 0, "{done:?}");
+    // Withdrawn and registered again in one call: the new read is the one that completes.
+    assert_eq!(count(TAG_FIRST_TRY), 0, "{done:?}");
+    assert_eq!(done.iter().filter(|&&(t, _)| t == TAG_SECOND_TRY).collect::<Vec<_>>(), [&(TAG_SECOND_TRY, false)]);
     // The kept one is delivered free (no media access of its own), the promoted one by the disk.
     assert_eq!(done.iter().filter(|&&(t, _)| t == TAG_KEPT).collect::<Vec<_>>(), [&(TAG_KEPT, false)]);
     assert_eq!(done.iter().filter(|&&(t, _)| t == TAG_PROMOTED).collect::<Vec<_>>(), [&(TAG_PROMOTED, true)]);
