@@ -5,13 +5,16 @@
 //! Fig. 7): ORIGINAL (LLD's foreground cleaner with cost-benefit selection), FREEBLOCK (cleaning
 //! reads as freeblock requests) and IDEAL (ORIGINAL with every cleaning cost taken out). We run
 //! the same cleaners ([`crate::layout::lfs`]) under a PostMark-like workload
-//! ([`crate::workload::postmark`]) through the one engine, plus ours, FREEBLOCK+IDLE.
+//! ([`crate::workload::postmark`]) through the one engine, plus ours ([`FreeCleaning::ours`]:
+//! 128 segments read free at once, blocks held until their segment is read, the foreground
+//! cleaner taking over the segments nearest done), with and without idle-time reads.
 //!
 //! | paper | what | ours |
 //! |---|---|---|
 //! | Fig. 7 | transactions/s against file-system utilisation, three cleaners | [`sweep`], one [`Point`] per utilisation |
 //! | §5.3 | ORIGINAL halves at 60% and quarters at 85% of IDEAL | [`statements`] |
 //! | §5.3 | FREEBLOCK close to IDEAL up to 93%, then degrades; up to ~3× ORIGINAL | [`statements`] |
+//! | §5.3 | FREEBLOCK "charged for the write cost of cleaned segments" | [`Point::free_reads_bound_tps`] |
 //!
 //! **IDEAL** is computed as the paper did: ORIGINAL's measured time less all its cleaning cost,
 //! the disk time of the foreground cleaner's segment reads plus the cleaned blocks' share of
