@@ -25,13 +25,13 @@ struct Report<'a> {
 }
 
 fn csv(points: &[Point]) -> Result<String, std::fmt::Error> {
-    let mut s = String::from("utilisation_pct,files,cleaner,tps,measured_s,cleaning_s,foreground_segments,free_segments,free_blocks_moved,read_misses,segment_writes,delayed_foreground,end_utilisation_pct,free_mb_s_while_asking,mean_wanted_blocks,free_blocks_dead,potential_free_mb_s,scan_free_mb_s\n");
+    let mut s = String::from("utilisation_pct,files,cleaner,tps,measured_s,cleaning_s,foreground_segments,free_segments,free_blocks_moved,read_misses,segment_writes,delayed_foreground,end_utilisation_pct,free_mb_s_while_asking,mean_wanted_blocks,free_blocks_dead,potential_free_mb_s,scan_free_mb_s,finished_segments,finished_blocks_read,free_reads_bound_tps\n");
     for p in points {
         let mut row = |name: &str, tps: f64, r: &Run| {
             let st = &r.stats;
             writeln!(
                 s,
-                "{:.1},{},{name},{tps:.3},{:.3},{:.3},{},{},{},{},{},{},{:.2},{:.3},{:.1},{},{:.3},{:.3}",
+                "{:.1},{},{name},{tps:.3},{:.3},{:.3},{},{},{},{},{},{},{:.2},{:.3},{:.1},{},{:.3},{:.3},{},{},{:.3}",
                 p.utilisation_pct,
                 p.files,
                 st.measured_ns as f64 / 1e9,
@@ -47,13 +47,17 @@ fn csv(points: &[Point]) -> Result<String, std::fmt::Error> {
                 r.mean_wanted_blocks(),
                 st.free_blocks_dead,
                 r.potential_free_mb_s,
-                p.scan_free_mb_s
+                p.scan_free_mb_s,
+                st.finished_segments,
+                st.finished_blocks_read,
+                p.free_reads_bound_tps(r)
             )
         };
         row("ORIGINAL", p.original.tps, &p.original)?;
         row("IDEAL", p.ideal_tps, &p.original)?;
         row("FREEBLOCK", p.freeblock.tps, &p.freeblock)?;
-        row("FREEBLOCK+IDLE", p.ours.tps, &p.ours)?;
+        row("ours", p.ours.tps, &p.ours)?;
+        row("ours+IDLE", p.ours_idle.tps, &p.ours_idle)?;
     }
     Ok(s)
 }
@@ -64,7 +68,7 @@ pub fn lfs_cleaning(a: &ReproArgs) -> CmdResult {
         cfg.threads = t.max(1);
     }
     let disk = cfg.disk()?;
-    let total = cfg.utilisations.len() * 3;
+    let total = cfg.utilisations.len() * if cfg.scan_reference { 5 } else { 4 };
     let pb = Runs::new("lfs-cleaning", total as u64, a.quiet || a.json);
     let points = lc::sweep(&cfg, &|_| pb.inc())?;
     pb.finish();
@@ -79,7 +83,8 @@ pub fn lfs_cleaning(a: &ReproArgs) -> CmdResult {
         series("ORIGINAL", &|p| p.original.tps),
         series("FREEBLOCK", &|p| p.freeblock.tps),
         series("IDEAL", &|p| p.ideal_tps),
-        series("FREEBLOCK+IDLE (ours)", &|p| p.ours.tps),
+        series("ours", &|p| p.ours.tps),
+        series("ours+IDLE", &|p| p.ours_idle.tps),
     ];
     lines(&plot, "PostMark on a 400 MB LFS, Atlas 10K one surface (paper 000 Fig. 7)", "file-system utilisation (%)", "transactions/s", &lines_, &[])?;
 
@@ -93,8 +98,9 @@ pub fn lfs_cleaning(a: &ReproArgs) -> CmdResult {
     let bus = disk.spec().controller.bus_sector_ms;
     let whose = if cfg.bus_sector_ms.is_some() { "set for this run" } else { "DiskSim's Atlas 10K host, as §5 configured DiskSim" };
     outln!("Bus {bus:.4} ms/sector ({:.1} MB/s, {whose}).", 512.0 / bus.max(1e-12) / 1e3);
+    outln!("FREEBLOCK: {} segments at once, blocks moved as they arrive, the foreground cleaner keeping off them (the paper's). Ours: {} segments at once, blocks held until their segment is read, the foreground cleaner taking over the segments nearest done.", cfg.free.parallel, cfg.ours.parallel);
     outln!("");
-    let mut t = Table::new(["util %", "files", "ORIGINAL", "FREEBLOCK", "IDEAL", "ours (+IDLE)", "ORIG/IDEAL", "FREE/IDEAL", "FREE/ORIG", "ours/IDEAL", "end util % (ORIG)", "fg segs (ORIG/FREE)", "delayed (FREE)"]);
+    let mut t = Table::new(["util %", "files", "ORIGINAL", "FREEBLOCK", "IDEAL", "ours", "ours+IDLE", "ORIG/IDEAL", "FREE/IDEAL", "FREE/ORIG", "ours/IDEAL", "ours/ORIG", "bound/IDEAL (ours)", "end util % (ORIG)", "fg segs (ORIG/FREE/ours)", "delayed (FREE/ours)"]);
     for p in &points {
         let r = |x: f64| if p.ideal_tps > 0.0 { format!("{:.2}", x / p.ideal_tps) } else { "-".into() };
         t.row([
@@ -104,22 +110,25 @@ pub fn lfs_cleaning(a: &ReproArgs) -> CmdResult {
             format!("{:.1}", p.freeblock.tps),
             format!("{:.1}", p.ideal_tps),
             format!("{:.1}", p.ours.tps),
+            format!("{:.1}", p.ours_idle.tps),
             r(p.original.tps),
             r(p.freeblock.tps),
             format!("{:.2}", p.freeblock.tps / p.original.tps.max(1e-9)),
             r(p.ours.tps),
+            format!("{:.2}", p.ours.tps / p.original.tps.max(1e-9)),
+            r(p.free_reads_bound_tps(&p.ours)),
             format!("{:.1}", p.original.end_utilisation_pct),
-            format!("{}/{}", p.original.stats.foreground_segments, p.freeblock.stats.foreground_segments),
-            p.freeblock.delayed_foreground.to_string(),
+            format!("{}/{}/{}", p.original.stats.foreground_segments, p.freeblock.stats.foreground_segments, p.ours.stats.foreground_segments),
+            format!("{}/{}", p.freeblock.delayed_foreground, p.ours.delayed_foreground),
         ]);
     }
-    let failed: Vec<String> = points.iter().flat_map(|p| [&p.original, &p.freeblock, &p.ours].into_iter().filter_map(move |r| r.failed.as_ref().map(|e| format!("{:.0}% {:?}: {e}", p.utilisation_pct, r.cleaner)))).collect();
+    let failed: Vec<String> = points.iter().flat_map(|p| [&p.original, &p.freeblock, &p.ours, &p.ours_idle].into_iter().filter_map(move |r| r.failed.as_ref().map(|e| format!("{:.0}% {:?}: {e}", p.utilisation_pct, r.cleaner)))).collect();
     outln!("{}", t.render());
     for f in &failed {
         outln!("failed run (tps 0): {f}");
     }
     outln!("Free bandwidth (MB/s; potential and scan over the whole run, the cleaners' over the measured phase while they had reads registered):");
-    let mut f = Table::new(["util %", "potential (FREE run)", "scan of the log", "FREEBLOCK", "ours", "blocks wanted (FREE, mean)", "dead on arrival (FREE)", "FREE active %"]);
+    let mut f = Table::new(["util %", "potential (FREE run)", "scan of the log", "FREEBLOCK", "ours", "ours+IDLE", "blocks wanted (FREE/ours, mean)", "dead on arrival (FREE)", "taken over (ours: segments, blocks read)", "FREE active %"]);
     for p in &points {
         let r = &p.freeblock;
         f.row([
@@ -128,8 +137,10 @@ pub fn lfs_cleaning(a: &ReproArgs) -> CmdResult {
             if p.scan_free_mb_s.is_nan() { "-".into() } else { format!("{:.2}", p.scan_free_mb_s) },
             format!("{:.2}", r.free_mb_s_while_asking()),
             format!("{:.2}", p.ours.free_mb_s_while_asking()),
-            format!("{:.0}", r.mean_wanted_blocks()),
+            format!("{:.2}", p.ours_idle.free_mb_s_while_asking()),
+            format!("{:.0}/{:.0}", r.mean_wanted_blocks(), p.ours.mean_wanted_blocks()),
             format!("{} of {}", r.stats.free_blocks_dead, r.stats.free_blocks_wanted),
+            format!("{}, {}", p.ours.stats.finished_segments, p.ours.stats.finished_blocks_read),
             if r.stats.measured_ns > 0 { format!("{:.0}", 100.0 * r.stats.free_active_ns as f64 / r.stats.measured_ns as f64) } else { "-".into() },
         ]);
     }

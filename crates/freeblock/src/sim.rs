@@ -633,6 +633,8 @@ impl<'w> Simulation<'w> {
         let mut promoted: HashMap<u64, Promoted> = HashMap::new();
         let mut layout_tasks: Option<LayoutTasks> = None;
         let mut submitted: Vec<(PhysIo, Service)> = Vec::new();
+        // Free I/O the policy took back (`LayoutCtx::withdraw_free`), applied at the next pump.
+        let mut withdrawn: Vec<(Op, u64)> = Vec::new();
         let idle_after = self.freeblock.as_ref().and_then(Freeblock::idle_after_ns);
         // At most one idle check waits in the queue (a stale one re-arms itself for the idle
         // period under way), so a long idle delay does not pile up one event per idle period.
@@ -655,7 +657,7 @@ impl<'w> Simulation<'w> {
 
         macro_rules! ctx {
             ($now:expr) => {
-                LayoutCtx { disk: &disk, head: self.drive.head(), now: $now, submitted: &mut submitted }
+                LayoutCtx { disk: &disk, head: self.drive.head(), now: $now, submitted: &mut submitted, withdrawn: Some(&mut withdrawn) }
             };
         }
 
@@ -741,6 +743,7 @@ impl<'w> Simulation<'w> {
                         disk: &disk,
                         drive: &self.drive,
                         submitted: &mut submitted,
+                        withdrawn: &mut withdrawn,
                         next_id: &mut next_id,
                         candidate_aware: selection.is_some(),
                         idle_queue: &mut idle_queue,
@@ -869,7 +872,7 @@ impl<'w> Simulation<'w> {
                             None => return Err(Error::Config { origin: "layout".into(), message: "streams that place their own writes need a layout policy".into() }),
                             Some(layout) => {
                                 let mut parts = Vec::new();
-                                let mut lctx = LayoutCtx { disk: &disk, head: self.drive.head(), now, submitted: &mut submitted };
+                                let mut lctx = LayoutCtx { disk: &disk, head: self.drive.head(), now, submitted: &mut submitted, withdrawn: Some(&mut withdrawn) };
                                 layout.translate(&mut lctx, &logical, &mut parts).map_err(in_request(id, stream))?;
                                 if parts.is_empty() && !layout.serves_from_memory() {
                                     return Err(in_request(id, stream)(LayoutError::Config { field: "layout", message: "the layout policy translated a request into no I/O".into() }));
@@ -1197,7 +1200,8 @@ impl<'w> Simulation<'w> {
             None => None,
         };
         if let Some(layout) = &mut self.layout {
-            drain_deliveries(&mut layout_tasks, layout.as_mut(), &disk, &self.drive, last_event, &mut submitted)?;
+            let mut inbox = Inbox { tasks: &mut layout_tasks, freeblock: &mut self.freeblock, submitted: &mut submitted, withdrawn: &mut withdrawn };
+            drain_deliveries(&mut inbox, layout.as_mut(), &disk, &self.drive, last_event)?;
         }
         let report = RunReport {
             freeblock,
@@ -1302,6 +1306,19 @@ impl LayoutTasks {
         Ok(Self { read, write, inbox, jobs: [BTreeMap::new(), BTreeMap::new()] })
     }
 
+    /// Forgets the free I/O of `op` starting at `start` (the policy withdrew it): freeblock
+    /// stops wanting its sectors, and what it already delivered is dropped.
+    fn withdraw(&mut self, fb: &mut Freeblock, op: Op, start: u64) -> Result<()> {
+        let (task, slot) = if op.is_read() { (self.read, 0) } else { (self.write, 1) };
+        let Some(job) = self.jobs[slot].remove(&start) else {
+            return Err(Error::Layout(LayoutError::Config { field: "layout", message: format!("withdrew a free {} at sector {start} that is not pending", if op.is_read() { "read" } else { "write" }) }));
+        };
+        let range = start..start + job.io.sectors;
+        fb.sets_mut().abort(task, range.clone())?;
+        self.inbox.lock().expect("the inbox is never poisoned").retain(|(t, d)| *t != task || !range.contains(&d.lbn));
+        Ok(())
+    }
+
     fn register(&mut self, fb: &mut Freeblock, io: PhysIo) -> Result<()> {
         let (task, slot) = if io.op.is_read() { (self.read, 0) } else { (self.write, 1) };
         let start = io.starts[0];
@@ -1327,6 +1344,7 @@ struct Pump<'a> {
     disk: &'a Arc<Disk>,
     drive: &'a Drive,
     submitted: &'a mut Vec<(PhysIo, Service)>,
+    withdrawn: &'a mut Vec<(Op, u64)>,
     next_id: &'a mut u64,
     candidate_aware: bool,
     idle_queue: &'a mut VecDeque<Job>,
@@ -1341,7 +1359,9 @@ struct Pump<'a> {
 #[inline(never)]
 fn pump_layout(layout: &mut dyn LayoutPolicy, now: SimTime, p: &mut Pump<'_>) -> Result<()> {
     loop {
-        drain_deliveries(p.tasks, layout, p.disk, p.drive, now, p.submitted)?;
+        let mut inbox = Inbox { tasks: p.tasks, freeblock: p.freeblock, submitted: p.submitted, withdrawn: p.withdrawn };
+        inbox.apply_withdrawals()?;
+        drain_deliveries(&mut inbox, layout, p.disk, p.drive, now)?;
         if p.submitted.is_empty() {
             return Ok(());
         }
@@ -1371,11 +1391,44 @@ fn pump_layout(layout: &mut dyn LayoutPolicy, now: SimTime, p: &mut Pump<'_>) ->
     }
 }
 
-/// Hands the layout policy every free I/O that freeblock has finished delivering.
-fn drain_deliveries(tasks: &mut Option<LayoutTasks>, layout: &mut dyn LayoutPolicy, disk: &Disk, drive: &Drive, now: SimTime, submitted: &mut Vec<(PhysIo, Service)>) -> Result<()> {
-    let Some(tasks) = tasks else { return Ok(()) };
+/// What [`drain_deliveries`] works on: the policy's free I/O and what its hooks hand back.
+struct Inbox<'a> {
+    tasks: &'a mut Option<LayoutTasks>,
+    freeblock: &'a mut Option<Freeblock>,
+    submitted: &'a mut Vec<(PhysIo, Service)>,
+    withdrawn: &'a mut Vec<(Op, u64)>,
+}
+
+impl Inbox<'_> {
+    /// Applies the withdrawals the policy asked for since the last call.
+    fn apply_withdrawals(&mut self) -> Result<()> {
+        for (op, start) in std::mem::take(self.withdrawn) {
+            // Not registered yet (submitted in the same round): it never will be. A registered
+            // one goes first: a policy may withdraw it and submit a new read of the same sectors
+            // in one call.
+            let registered = self.tasks.as_ref().is_some_and(|t| t.jobs[usize::from(!op.is_read())].contains_key(&start));
+            if !registered {
+                if let Some(i) = self.submitted.iter().position(|(io, service)| *service == Service::Free && io.op == op && io.starts[0] == start) {
+                    self.submitted.remove(i);
+                    continue;
+                }
+            }
+            match (self.tasks.as_mut(), self.freeblock.as_mut()) {
+                (Some(tasks), Some(fb)) => tasks.withdraw(fb, op, start)?,
+                _ => return Err(Error::Layout(LayoutError::Config { field: "layout", message: format!("withdrew a free I/O at sector {start}, but none was ever submitted") })),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Hands the layout policy every free I/O that freeblock has finished delivering. What the
+/// policy withdraws while it is called is applied at once, so it never hears of that I/O again.
+fn drain_deliveries(inbox: &mut Inbox<'_>, layout: &mut dyn LayoutPolicy, disk: &Disk, drive: &Drive, now: SimTime) -> Result<()> {
+    let Some(tasks) = inbox.tasks.as_ref() else { return Ok(()) };
     let delivered = std::mem::take(&mut *tasks.inbox.lock().expect("the inbox is never poisoned"));
     for (task, d) in delivered {
+        let tasks = inbox.tasks.as_mut().expect("checked above");
         let jobs = &mut tasks.jobs[usize::from(task != tasks.read)];
         let Some((&start, job)) = jobs.range_mut(..=d.lbn).next_back() else { continue };
         if d.lbn >= start + job.io.sectors {
@@ -1385,8 +1438,9 @@ fn drain_deliveries(tasks: &mut Option<LayoutTasks>, layout: &mut dyn LayoutPoli
         if job.left == 0 {
             let job = jobs.remove(&start).expect("present");
             let done = Completed { io: &job.io, chosen: 0, lbn: start, access: None, time: d.time, request: None, choice: None };
-            let mut ctx = LayoutCtx { disk, head: drive.head(), now, submitted };
+            let mut ctx = LayoutCtx { disk, head: drive.head(), now, submitted: inbox.submitted, withdrawn: Some(inbox.withdrawn) };
             layout.complete(&mut ctx, &done).map_err(Error::Layout)?;
+            inbox.apply_withdrawals()?;
         }
     }
     Ok(())

@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use freeblock::layout::lfs::CleanerKind;
+use freeblock::layout::lfs::{CleanerKind, FreeCleaning};
 use freeblock::layout::{Completed, LayoutCtx, LayoutPolicy, LogicalIo, PhysIo};
-use freeblock::lfs_cleaning::{run_one, LfsCleaningConfig};
+use freeblock::lfs_cleaning::{run_one, run_one_with, LfsCleaningConfig};
 use freeblock::sim::{SimConfig, Simulation};
 use freeblock::workload::postmark::PostmarkSpec;
 use freeblock::workload::{RandomSpec, WorkloadSpec};
@@ -155,4 +155,23 @@ fn a_bad_bus_time_is_a_clear_error() {
     // The Ultra2 bus of paper 001's host is accepted and used.
     let cfg = LfsCleaningConfig { bus_sector_ms: Some(freeblock::external_repro::ULTRA2_BUS_SECTOR_MS), ..small() };
     assert!((cfg.disk().unwrap().spec().controller.bus_sector_ms - 0.0064).abs() < 1e-9);
+}
+
+#[test]
+fn ours_takes_over_the_segments_nearest_done_and_still_never_delays_the_foreground() {
+    let cfg = small();
+    let disk = cfg.disk().unwrap();
+    // The paper's FREEBLOCK keeps off the free cleaner's segments; ours takes them over.
+    let (_, paper) = run_one(&cfg, &disk, 0.8, CleanerKind::Freeblock).unwrap();
+    assert_eq!(paper.stats.finished_segments, 0, "{:?}", paper.stats);
+    let (_, ours) = run_one_with(&cfg, &disk, 0.8, CleanerKind::Freeblock, FreeCleaning::ours()).unwrap();
+    let s = &ours.stats;
+    assert!(s.finished_segments > 0 && s.finished_blocks_read > 0, "{s:?}");
+    // A take-over reads only what the free reads had not brought: fewer blocks than whole
+    // segments would be (128 a segment, summary included).
+    assert!(s.finished_blocks_read < 128 * s.finished_segments, "{s:?}");
+    assert_eq!(ours.delayed_foreground, 0, "free means free");
+    // (run_one_with checks the usage table against the map at the end of every run.)
+    let (_, again) = run_one_with(&cfg, &disk, 0.8, CleanerKind::Freeblock, FreeCleaning::ours()).unwrap();
+    assert_eq!(serde_json::to_string(&ours.stats).unwrap(), serde_json::to_string(&again.stats).unwrap());
 }

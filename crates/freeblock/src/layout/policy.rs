@@ -25,6 +25,17 @@
 //! else; a request arriving meanwhile waits for at most the one I/O under way), or with free
 //! bandwidth through the freeblock subsystem (in the rotational latency of foreground requests:
 //! it costs them nothing, but takes as long as the foreground takes to pass by).
+//!
+//! A free I/O may be taken back before it completes ([`LayoutCtx::withdraw_free`]): the engine
+//! drops what freeblock still wants of it, and the policy never hears of it again. That is how a
+//! policy turns free work into foreground work (withdraw it, then submit it as
+//! [`Service::Foreground`]) when it cannot wait for the free bandwidth any longer:
+//!
+//! | call | the engine | completion |
+//! |---|---|---|
+//! | `submit(io, Free)` | registers `io`'s sectors with freeblock | once every sector was transferred free |
+//! | `withdraw_free(&io)` | forgets `io`, drops its sectors from freeblock's wanted set | never |
+//! | `submit(io, Foreground)` | queues `io` with the workload's requests | when the disk has served it |
 
 use freeblock_disk::{Disk, HeadState, MediaAccess, Op, SimTime};
 
@@ -142,19 +153,47 @@ pub struct LayoutCtx<'a> {
     /// The time of the call.
     pub now: SimTime,
     pub(crate) submitted: &'a mut Vec<(PhysIo, Service)>,
+    /// Free I/O taken back, by op and start; `None` outside an engine until
+    /// [`LayoutCtx::collecting_withdrawals`].
+    pub(crate) withdrawn: Option<&'a mut Vec<(Op, u64)>>,
 }
 
 impl<'a> LayoutCtx<'a> {
     /// A context for calling a policy outside an engine (tests, offline tools): what it submits
     /// is collected in `submitted`.
     pub fn new(disk: &'a Disk, head: HeadState, now: SimTime, submitted: &'a mut Vec<(PhysIo, Service)>) -> Self {
-        Self { disk, head, now, submitted }
+        Self { disk, head, now, submitted, withdrawn: None }
+    }
+
+    /// The same context, collecting what the policy withdraws ([`LayoutCtx::withdraw_free`]) in
+    /// `withdrawn`, as `(op, first sector)`.
+    #[must_use]
+    pub fn collecting_withdrawals(mut self, withdrawn: &'a mut Vec<(Op, u64)>) -> Self {
+        self.withdrawn = Some(withdrawn);
+        self
     }
 
     /// Issues an I/O of the policy's own, served as `service` says. Its completion comes back
     /// through [`LayoutPolicy::complete`] with `io.tag`.
     pub fn submit(&mut self, io: PhysIo, service: Service) {
         self.submitted.push((io, service));
+    }
+
+    /// Takes back a [`Service::Free`] I/O submitted earlier whose completion has not come yet:
+    /// freeblock stops looking for its sectors and [`LayoutPolicy::complete`] is never called
+    /// for it. Sectors already transferred are dropped. To have it served anyway, submit it
+    /// again as [`Service::Foreground`] (it is then foreground work, and costs what it costs).
+    ///
+    /// # Errors
+    /// [`LayoutError::Config`] when the context has nowhere to send it (built with
+    /// [`LayoutCtx::new`] without [`LayoutCtx::collecting_withdrawals`]). The engine refuses,
+    /// with an error naming the sector, an I/O that is not pending.
+    pub fn withdraw_free(&mut self, io: &PhysIo) -> Result<()> {
+        let Some(w) = self.withdrawn.as_deref_mut() else {
+            return Err(super::error::LayoutError::Config { field: "layout", message: format!("withdrawing the free I/O at sector {}: this context collects no withdrawals", io.starts[0]) });
+        };
+        w.push((io.op, io.starts[0]));
+        Ok(())
     }
 }
 

@@ -7,6 +7,7 @@ mod prediction;
 mod rotational_latency;
 mod scheduler_order;
 mod time_limit;
+mod withdraw_free;
 mod zero_latency;
 
 use std::sync::Arc;

@@ -153,6 +153,13 @@ impl Log {
         self.durable_live[segment as usize]
     }
 
+    /// Segments whose live blocks have all moved to (or been superseded in) the segment being
+    /// filled: the next segment write frees them.
+    #[must_use]
+    pub fn emptied_in_memory(&self) -> u32 {
+        self.durable_live.iter().zip(&self.live).filter(|&(&on_disk, &left)| on_disk > 0 && left == 0).count() as u32
+    }
+
     /// Live data blocks on the disk.
     #[must_use]
     pub fn live_blocks(&self) -> u64 {

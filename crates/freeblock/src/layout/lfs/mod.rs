@@ -25,9 +25,23 @@
 //!     ORIGINAL:  all of it in the foreground, when fewer than 2 segments are free
 //!     FREEBLOCK: the reads as freeblock requests (any order) when fewer than 24 are free,
 //!                8 segments at a time; the foreground cleaner stays as the fallback
-//!     ours:      FREEBLOCK's reads served in idle time too, and each segment's blocks held in
-//!                memory until all are read, then moved together
+//!     ours:      FREEBLOCK with 128 segments at once, each one's blocks held in memory until
+//!                all are read; when the foreground cleaner must run it takes over the
+//!                segments nearest done: their free reads withdrawn, only the missing blocks
+//!                read (ours+IDLE: the same, with idle-time reads too)
 //! ```
+//!
+//! **Taking over.** A segment being read free waits on its last few blocks: the planner finds
+//! them only when the head passes near. When free segments run out, ours does not read a fresh
+//! segment whole (about 100 ms on the Atlas 10K's bus) but finishes the free cleaner's segments,
+//! fewest reads outstanding first: it withdraws their free reads ([`LayoutCtx::withdraw_free`](crate::layout::LayoutCtx::withdraw_free))
+//! and reads only those blocks in the foreground, neighbours joined where the sectors between
+//! cost less than a positioning. Those reads are foreground work and count as cleaning.
+//!
+//! | free cleaner | segments at once | blocks read free | when free segments run out |
+//! |---|---|---|---|
+//! | FREEBLOCK (paper) | 8 | moved as they arrive | a fresh segment read whole, keeping off the free cleaner's |
+//! | ours | 128 | held until the segment is read | the free cleaner's segments nearest done, only their missing blocks read |
 //!
 //! **Free reads.** When a segment is chosen, its summary and every live block are registered
 //! with freeblock at once, each block a free read of its own (one task for all the cleaner's
@@ -39,12 +53,13 @@
 //! **Why free cleaning falls behind on this model.** Measured (`repro lfs-cleaning`): free
 //! reads arrive at under 0.5 MB/s while cleaning at 85% needs several times that, so the
 //! foreground cleaner still does most of the work. A free scan of the whole log on the same
-//! foreground gets about 3.7 MB/s: the cleaner asks for too little (about one segment's worth of
-//! live blocks outstanding on average, 0.1% of the log, its segments waiting on their last few
-//! blocks), not the planner for too much. The foreground cleaner keeps off the segments being
-//! read free ([`clean_foreground_avoiding`]): their reads cannot be withdrawn, and cleaning them
-//! under the free reads made half the blocks read free dead on arrival. More segments at once
-//! (32), moved as they arrive, spend the free segments on copies before their sources are free.
+//! foreground gets about 3.7 MB/s: the paper's cleaner asks for too little (about one segment's
+//! worth of live blocks outstanding on average, 0.1% of the log, its segments waiting on their
+//! last few blocks), not the planner for too much. Its foreground cleaner keeps off the segments
+//! being read free ([`clean_foreground_avoiding`]): cleaning them under the free reads made half
+//! the blocks read free dead on arrival. More segments at once (32), moved as they arrive, spend
+//! the free segments on copies before their sources are free. Ours (above) asks for thousands of
+//! blocks and gets about 2 MB/s at 85% (docs/lfs.md).
 //! The bus of DiskSim's Atlas 10K moves a sector in 0.099 ms, so the foreground cleaner's 512 KB
 //! segment read costs about 100 ms (18 ms of it media); docs/lfs.md has the runs on an Ultra2 bus.
 //!

@@ -10,7 +10,7 @@ use freeblock_disk::{Op, SimTime};
 use serde::Serialize;
 
 use super::cache::BufferCache;
-use super::cleaner::{clean_foreground_avoiding, CleanerKind, FreeCleaning, LogIo};
+use super::cleaner::{clean_foreground_finishing, CleanerKind, Finish, FreeCleaning, LogIo};
 use super::error::LfsError;
 use super::log::{Found, Log};
 use super::LfsConfig;
@@ -76,6 +76,11 @@ pub struct LfsStats {
     pub free_blocks_dead: u64,
     /// Blocks free cleaning read but left (no room without the last free segments).
     pub free_blocks_left: u64,
+    /// Segments the foreground cleaner took over from free cleaning, reading only what free
+    /// reads had not brought ([`FreeCleaning::finish_in_foreground`]).
+    pub finished_segments: u64,
+    /// Blocks (summaries included) those take-overs read in the foreground.
+    pub finished_blocks_read: u64,
     /// Live blocks registered for free reads (what free cleaning asked freeblock for).
     pub free_blocks_wanted: u64,
     /// Free reads registered (summaries and runs of live blocks).
@@ -217,6 +222,7 @@ impl LfsPolicy {
                 PhysIo::at(Op::Write, cfg.segment_lbn(f.segment), cfg.segment_sectors(), tag(write_kind, u64::from(f.cleaned)))
             }
             LogIo::CleanRead { segment } => PhysIo::at(Op::Read, cfg.segment_lbn(segment), cfg.segment_sectors(), tag(TAG_CLEAN_READ, u64::from(segment))),
+            LogIo::CleanReadPart { lbn, sectors } => PhysIo::at(Op::Read, lbn, sectors, tag(TAG_CLEAN_READ, 0)),
         }
     }
 
@@ -264,7 +270,9 @@ impl LfsPolicy {
         let busy = &self.in_progress;
         let victims = self.log.cost_benefit(want, &|s| busy.contains_key(&s));
         let cfg = *self.log.config();
-        for s in victims {
+        // Only segments with something dead to gain (cost-benefit ranks full ones last, but
+        // ranks them when asked for more segments than have dead space).
+        for s in victims.into_iter().filter(|&s| self.log.live(s) < cfg.data_blocks()) {
             ctx.submit(PhysIo::at(Op::Read, cfg.summary_lbn(s), cfg.block_sectors, tag(TAG_FREE_SUMMARY, u64::from(s))), Service::Free);
             self.stats.free_segments += 1;
             self.stats.free_reads += 1;
@@ -343,8 +351,14 @@ impl LfsPolicy {
         }
         if self.log.free_segments() <= self.log.config().min_free {
             let mut ios = Vec::new();
-            let busy = &self.in_progress;
-            let segments = clean_foreground_avoiding(&mut self.log, &mut ios, &|s| busy.contains_key(&s))?;
+            let take_over = self.free.finish_in_foreground;
+            // The segments being read free when the cleaner starts: those it takes over are
+            // cleaned by then, the others it keeps off.
+            let reading: std::collections::BTreeSet<u32> = self.in_progress.keys().copied().collect();
+            let mut free_reads = FreeReads { in_progress: &mut self.in_progress, runs: &mut self.runs, held: &mut self.held, stats: &mut self.stats };
+            let costs = ReadCosts::of(ctx.disk);
+            let mut finish = |log: &Log| if take_over { free_reads.take_over(log, ctx, costs) } else { Ok(None) };
+            let segments = clean_foreground_finishing(&mut self.log, &mut ios, &|s| reading.contains(&s), &mut finish)?;
             self.stats.foreground_cleanings += 1;
             self.stats.foreground_segments += u64::from(segments);
             for x in ios {
@@ -393,6 +407,83 @@ impl LfsPolicy {
         }
         self.start_free_cleaning(ctx);
         Ok(())
+    }
+}
+
+/// What reading a few blocks costs against reading a whole segment, to choose how the
+/// foreground cleaner reads what a segment still misses.
+#[derive(Debug, Clone, Copy)]
+struct ReadCosts {
+    /// Positioning a read saves by joining the next one: half a revolution, ns.
+    positioning_ns: f64,
+    /// Moving one sector to the host, ns (the bus, or the media when the bus is faster).
+    sector_ns: f64,
+}
+
+impl ReadCosts {
+    fn of(disk: &freeblock_disk::Disk) -> Self {
+        let spec = disk.spec();
+        let revolution = disk.revolution_ns() as f64;
+        let outer_track = spec.zones.first().map_or(1.0, |z| f64::from(z.sectors_per_track.max(1)));
+        let sector_ns = (spec.controller.bus_sector_ms * 1e6).max(revolution / outer_track);
+        Self { positioning_ns: revolution / 2.0, sector_ns }
+    }
+
+    /// `lbns` (sorted, `sectors` each) as reads: neighbours joined where the sectors between
+    /// cost less to move than a positioning. (So the pieces never cost more than one read of
+    /// the whole segment: every gap left open costs more to read through than the positioning
+    /// it takes.) Returns the reads and the sectors they move.
+    fn plan(self, lbns: &[u64], sectors: u64) -> (Vec<LogIo>, u64) {
+        let mut pieces: Vec<(u64, u64)> = Vec::new();
+        for &lbn in lbns {
+            match pieces.last_mut() {
+                Some((start, n)) if ((lbn - (*start + *n)) as f64) * self.sector_ns < self.positioning_ns => *n = lbn + sectors - *start,
+                _ => pieces.push((lbn, sectors)),
+            }
+        }
+        let moved: u64 = pieces.iter().map(|p| p.1).sum();
+        (pieces.into_iter().map(|(lbn, sectors)| LogIo::CleanReadPart { lbn, sectors }).collect(), moved)
+    }
+}
+
+/// The free cleaner's reads in flight, as the foreground cleaner takes segments over from it.
+struct FreeReads<'a> {
+    in_progress: &'a mut BTreeMap<u32, u32>,
+    runs: &'a mut HashMap<u64, (u32, u64, u64)>,
+    held: &'a mut HashMap<u32, Vec<(u64, u64)>>,
+    stats: &'a mut LfsStats,
+}
+
+impl FreeReads<'_> {
+    /// The segment being read free with the fewest reads outstanding (that still has live
+    /// blocks and a dead one to gain), taken over: its outstanding free reads withdrawn, and the reads of those blocks
+    /// (and of its summary, if that is outstanding) returned for the foreground cleaner. Blocks
+    /// already read and held stay live where they are and move with the rest.
+    fn take_over(&mut self, log: &Log, ctx: &mut LayoutCtx<'_>, costs: ReadCosts) -> std::result::Result<Option<Finish>, LfsError> {
+        // A segment with nothing dead gains nothing: moving its blocks fills the segment it frees.
+        let gains = |s: u32| log.live(s) > 0 && log.live(s) < log.config().data_blocks();
+        let Some(segment) = self.in_progress.iter().filter(|(&s, _)| gains(s)).min_by_key(|(&s, &n)| (n, s)).map(|(&s, _)| s) else { return Ok(None) };
+        let outstanding = self.in_progress.remove(&segment).unwrap_or(0);
+        self.held.remove(&segment);
+        let cfg = *log.config();
+        let mut ids: Vec<u64> = self.runs.iter().filter(|(_, r)| r.0 == segment).map(|(&id, _)| id).collect();
+        ids.sort_unstable();
+        let mut lbns = Vec::with_capacity(ids.len() + 1);
+        for id in ids {
+            let (_, _, lbn) = self.runs.remove(&id).expect("listed above");
+            ctx.withdraw_free(&PhysIo::at(Op::Read, lbn, cfg.block_sectors, tag(TAG_FREE_RUN, id)))?;
+            lbns.push(lbn);
+        }
+        if outstanding as usize > lbns.len() {
+            let summary = cfg.summary_lbn(segment);
+            ctx.withdraw_free(&PhysIo::at(Op::Read, summary, cfg.block_sectors, tag(TAG_FREE_SUMMARY, u64::from(segment))))?;
+            lbns.push(summary);
+        }
+        lbns.sort_unstable();
+        let (reads, sectors) = costs.plan(&lbns, cfg.block_sectors);
+        self.stats.finished_segments += 1;
+        self.stats.finished_blocks_read += sectors / cfg.block_sectors;
+        Ok(Some((segment, reads)))
     }
 }
 
@@ -445,5 +536,30 @@ impl LayoutPolicy for LfsPolicy {
 
     fn report(&self) -> serde_json::Value {
         serde_json::to_value(&self.stats).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{LogIo, ReadCosts};
+
+    /// 1 ms positioning, 0.1 ms a sector: a gap of under 10 sectors is cheaper to read through.
+    const COSTS: ReadCosts = ReadCosts { positioning_ns: 1e6, sector_ns: 1e5 };
+
+    fn part(lbn: u64, sectors: u64) -> LogIo {
+        LogIo::CleanReadPart { lbn, sectors }
+    }
+
+    #[test]
+    fn near_blocks_are_read_together_and_far_ones_apart() {
+        // 8-sector blocks at 0 and 8 (adjacent), 24 (a gap of 8 sectors: joined), 100 (a gap of
+        // 68: apart), 116 (a gap of 8 again: joined).
+        let (reads, sectors) = COSTS.plan(&[0, 8, 24, 100, 116], 8);
+        assert_eq!(reads, [part(0, 32), part(100, 24)]);
+        assert_eq!(sectors, 56);
+        // Without a bus to pay for, every gap is worth reading through.
+        let (reads, _) = ReadCosts { positioning_ns: 1e6, sector_ns: 0.0 }.plan(&[0, 500, 1000], 8);
+        assert_eq!(reads, [part(0, 1008)]);
+        assert_eq!(COSTS.plan(&[], 8), (vec![], 0));
     }
 }
