@@ -38,6 +38,7 @@ use super::sets::{BackgroundSets, GROUP};
 
 mod balance;
 mod chain;
+mod weights;
 
 pub use balance::{MAX_WEIGHT as BALANCE_MAX_WEIGHT, REFRESH_DECISIONS as BALANCE_REFRESH_DECISIONS, UNIT as BALANCE_UNIT};
 
@@ -150,7 +151,6 @@ pub struct Planner {
     pub kind: PlannerKind,
     /// Most other tracks examined per decision (`None`: no limit).
     pub max_tracks: Option<u32>,
-    pieces: Vec<(std::ops::Range<u64>, u32)>,
     weights_a: Vec<u16>,
     prefix_b: Vec<u32>,
     weights_b: Vec<u16>,
@@ -170,20 +170,18 @@ pub struct Planner {
     balance: Option<balance::Balance>,
     /// The current decision's source and destination tracks.
     near: [NearTrack; 2],
+    /// Every weighed track's sector weights, kept until its wanted sectors change.
+    track_weights: weights::TrackWeights,
     /// Tests turn the split bounds off to check that they change no plan.
     #[cfg(test)]
     prune_splits: bool,
 }
 
-/// The source or destination track of a decision. Every split weighs a pass over one of them
-/// again (from a different start, or for a different length), so the two-track planners weigh
-/// each whole track once, on first use, and copy the passes out of it.
+/// The source or destination track of a decision, whose angles most splits need again.
 #[derive(Debug, Clone, Default)]
 struct NearTrack {
     track: (u32, u32),
     angles: Option<TrackAngles>,
-    /// The weight of every sector of the track, by sector number (empty until first used).
-    weights: Vec<u16>,
 }
 
 /// A cursor walking cylinders in one direction from a start, up to a stop.
@@ -218,7 +216,6 @@ impl Planner {
         Self {
             kind,
             max_tracks,
-            pieces: Vec::new(),
             weights_a: Vec::new(),
             prefix_b: Vec::new(),
             weights_b: Vec::new(),
@@ -229,6 +226,7 @@ impl Planner {
             chain: chain::ChainScratch::default(),
             balance: balance.then(|| balance::Balance::new(disk.layout())),
             near: Default::default(),
+            track_weights: weights::TrackWeights::new(disk.layout(), max_spt),
             #[cfg(test)]
             prune_splits: true,
         }
@@ -309,45 +307,14 @@ impl Planner {
     /// Fills the weights of `pass` (`weights_b` if `second`, else `weights_a`) with how much each
     /// of its sectors is wanted, and returns their total.
     fn weigh(&mut self, sets: &BackgroundSets, pass: &Pass, second: bool) -> u64 {
-        self.fill_weights(sets, pass, second);
-        let w = if second { &self.weights_b } else { &self.weights_a };
-        w.iter().map(|&x| u64::from(x)).sum()
-    }
-
-    fn fill_weights(&mut self, sets: &BackgroundSets, pass: &Pass, second: bool) {
         let w = if second { &mut self.weights_b } else { &mut self.weights_a };
-        w.clear();
-        w.resize(pass.count as usize, 0);
         if pass.count == 0 || sets.track_wanted(pass.cylinder, pass.surface) == 0 {
-            return;
+            w.clear();
+            w.resize(pass.count as usize, 0);
+            return 0;
         }
-        let track = (pass.cylinder, pass.surface);
-        if self.kind != PlannerKind::SingleTrack {
-            if let Some(i) = self.near.iter().position(|n| n.track == track) {
-                if self.near[i].weights.is_empty() {
-                    let scale = self.balance_scale(pass.cylinder);
-                    let mut full = std::mem::take(&mut self.near[i].weights);
-                    full.resize(pass.spt as usize, 0);
-                    self.pieces.clear();
-                    sets.disk().layout().arc_lbns(pass.cylinder, pass.surface, 0, pass.spt, &mut self.pieces);
-                    sets.mark_wanted(&self.pieces, &mut full, scale);
-                    self.near[i].weights = full;
-                }
-                let w = if second { &mut self.weights_b } else { &mut self.weights_a };
-                let full = &self.near[i].weights;
-                // The pass runs from sector `first` round the track (at most once).
-                let (first, count) = (pass.first as usize, pass.count as usize);
-                let head = count.min(full.len() - first);
-                w[..head].copy_from_slice(&full[first..first + head]);
-                w[head..].copy_from_slice(&full[..count - head]);
-                return;
-            }
-        }
-        self.pieces.clear();
-        sets.disk().layout().arc_lbns(pass.cylinder, pass.surface, pass.first, pass.count, &mut self.pieces);
-        let scale = self.balance_scale(pass.cylinder);
-        let w = if second { &mut self.weights_b } else { &mut self.weights_a };
-        sets.mark_wanted(&self.pieces, w, scale);
+        let scale = self.balance.as_ref().map_or(1, |b| b.weight(pass.cylinder));
+        self.track_weights.copy_pass(sets, pass.cylinder, pass.surface, pass.spt, pass.first, pass.count, scale, w)
     }
 
     /// What passes over track `t` between the window's start and its deadline weighs.
@@ -478,7 +445,6 @@ impl Planner {
         for (n, t) in self.near.iter_mut().zip([src, dst]) {
             n.track = t;
             n.angles = Some(Self::angles(disk, t.0, t.1));
-            n.weights.clear();
         }
         let two = self.kind != PlannerKind::SingleTrack;
         let mut best = Plan::default();
