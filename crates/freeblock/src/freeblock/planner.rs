@@ -340,10 +340,16 @@ impl Planner {
         let disk = sets.disk();
         let arrive = leave + disk.move_ns(head, c, s, move_op);
         let pass = Self::pass(disk, &self.track_angles(disk, c, s), c, s, arrive, until);
-        let wanted = self.weigh(sets, &pass, false);
-        if self.kind == PlannerKind::MultiTrack {
+        let wanted = if self.kind == PlannerKind::MultiTrack {
+            // Chains may reuse the pass: keep its sectors.
+            let wanted = self.weigh(sets, &pass, false);
             self.chain.remember(&pass, &self.weights_a);
-        }
+            wanted
+        } else if pass.count == 0 || sets.track_wanted(c, s) == 0 {
+            0
+        } else {
+            self.track_weights.pass_total(sets, c, s, pass.spt, pass.first, pass.count, self.balance_scale(c))
+        };
         let seg = Segment { cylinder: c, surface: s, first: pass.first, sectors: pass.count, move_op };
         Plan { segments: if wanted > 0 { vec![seg] } else { Vec::new() }, wanted, examined: 0 }
     }
@@ -369,7 +375,13 @@ impl Planner {
         let pb = Self::pass(disk, &b_angles, b.0, b.1, a_arrive + move_ab, until);
         // With nothing wanted on one of them, the best split is a single-track plan, which the
         // caller looks at anyway (and reaches it no later).
-        if self.weigh(sets, &pa, false) == 0 || self.weigh(sets, &pb, true) == 0 {
+        let a_total = self.weigh(sets, &pa, false);
+        if a_total == 0 {
+            return Plan::default();
+        }
+        let b_total = self.weigh(sets, &pb, true);
+        // Nor can a split read more than both passes hold.
+        if b_total == 0 || !self.may_beat(a_total + b_total, beat) {
             return Plan::default();
         }
         self.prefix_b.clear();
@@ -381,14 +393,15 @@ impl Planner {
         let mut best = Plan::default();
         let mut a_sum = 0u64;
         let rev = u128::from(disk.revolution_ns());
-        let b_total = self.prefix_b[pb.count as usize];
+        let b_prefix_total = self.prefix_b[pb.count as usize];
         for k in 0..=pa.count as usize {
             if k > 0 {
                 a_sum += u64::from(self.weights_a[k - 1]);
             }
             // Leaving in the middle of a run of wanted sectors can only lose: try the ends.
             let run_end = k == 0 || (self.weights_a[k - 1] > 0 && (k == pa.count as usize || self.weights_a[k] == 0));
-            if !run_end {
+            // Nothing after `k` on `a` and all of `b` (the bound below without its divisions).
+            if !run_end || !self.may_beat(a_sum + b_total, best.wanted.max(beat)) {
                 continue;
             }
             // Before timing it exactly: at best, `b` is read from the sector its nominal sector
@@ -398,7 +411,7 @@ impl Planner {
             // (Within the pass's last sector of a whole revolution, `b`'s clock wraps to its first.)
             let clock = (u128::from(since) * u128::from(pb.spt) / rev) as usize;
             let skipped_b = if clock + 1 < pb.spt as usize { clock.saturating_sub(1).min(pb.count as usize) } else { 0 };
-            if !self.may_beat(a_sum + u64::from(b_total - self.prefix_b[skipped_b]), best.wanted.max(beat)) {
+            if !self.may_beat(a_sum + u64::from(b_prefix_total - self.prefix_b[skipped_b]), best.wanted.max(beat)) {
                 continue;
             }
             let depart = if k == 0 { a_arrive } else { Self::after(disk, &pa, k as u32) };

@@ -47,8 +47,9 @@ pub(super) struct TrackWeights {
     max_slots: usize,
     /// Per track (`cylinder × surfaces + surface`): its slot, or [`NONE`].
     slot_of: Vec<u32>,
-    /// Per slot: the track it holds and that track's version when the slot was filled.
-    owner: Vec<(u32, u64)>,
+    /// Per slot: the track it holds, that track's version when the slot was filled, and its
+    /// heaviest sector (when that times the scale fits a `u16`, nothing saturates).
+    owner: Vec<(u32, u64, u16)>,
     /// Every slot's weights, `max_spt` apiece.
     weights: Vec<u16>,
     /// The slot to reuse next once all are taken.
@@ -75,18 +76,18 @@ impl TrackWeights {
     }
 
     /// The unscaled weight of every sector of track `(c, s)` (`spt` sectors), by sector number,
-    /// weighed again if the track changed since it was last weighed.
-    pub(super) fn track(&mut self, sets: &BackgroundSets, c: u32, s: u32, spt: u32) -> &[u16] {
+    /// weighed again if the track changed since it was last weighed; and the heaviest of them.
+    pub(super) fn track(&mut self, sets: &BackgroundSets, c: u32, s: u32, spt: u32) -> (&[u16], u16) {
         let track = c as usize * self.surfaces as usize + s as usize;
         let version = sets.track_version(c, s);
         let mut slot = self.slot_of[track];
         if slot != NONE && self.owner[slot as usize].1 == version {
             let at = slot as usize * self.max_spt;
-            return &self.weights[at..at + spt as usize];
+            return (&self.weights[at..at + spt as usize], self.owner[slot as usize].2);
         }
         if slot == NONE {
             slot = if self.owner.len() < self.max_slots {
-                self.owner.push((track as u32, version));
+                self.owner.push((track as u32, version, 0));
                 self.weights.resize(self.owner.len() * self.max_spt, 0);
                 (self.owner.len() - 1) as u32
             } else {
@@ -97,14 +98,33 @@ impl TrackWeights {
             };
             self.slot_of[track] = slot;
         }
-        self.owner[slot as usize] = (track as u32, version);
         let at = slot as usize * self.max_spt;
         let w = &mut self.weights[at..at + spt as usize];
         w.fill(0);
         self.pieces.clear();
         sets.disk().layout().arc_lbns(c, s, 0, spt, &mut self.pieces);
         sets.mark_wanted(&self.pieces, w, 1);
-        w
+        let heaviest = w.iter().copied().max().unwrap_or(0);
+        self.owner[slot as usize] = (track as u32, version, heaviest);
+        (w, heaviest)
+    }
+
+    /// The total weight of `count` sectors of track `(c, s)` from sector `first` on (wrapping
+    /// round the track), each times `scale` and saturated as [`TrackWeights::copy_pass`] copies
+    /// them: what a pass holds when its sectors one by one are not needed.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn pass_total(&mut self, sets: &BackgroundSets, c: u32, s: u32, spt: u32, first: u32, count: u32, scale: u16) -> u64 {
+        let (full, heaviest) = self.track(sets, c, s, spt);
+        let (first, count) = (first as usize, (count as usize).min(full.len()));
+        let head = count.min(full.len() - first);
+        let (a, b) = (&full[first..first + head], &full[..count - head]);
+        let sum = |w: &[u16]| w.iter().map(|&x| u64::from(x)).sum::<u64>();
+        if u32::from(heaviest) * u32::from(scale) <= u32::from(u16::MAX) {
+            // Nothing saturates: scale the sum once.
+            (sum(a) + sum(b)) * u64::from(scale)
+        } else {
+            a.iter().chain(b).map(|&x| (u32::from(x) * u32::from(scale)).min(u32::from(u16::MAX)) as u64).sum()
+        }
     }
 
     /// Copies the weights of `count` sectors of track `(c, s)` from sector `first` on (wrapping
@@ -112,13 +132,20 @@ impl TrackWeights {
     /// [`BackgroundSets::mark_wanted`] does; returns their sum.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn copy_pass(&mut self, sets: &BackgroundSets, c: u32, s: u32, spt: u32, first: u32, count: u32, scale: u16, out: &mut Vec<u16>) -> u64 {
-        let full = self.track(sets, c, s, spt);
+        let (full, heaviest) = self.track(sets, c, s, spt);
         let (first, count) = (first as usize, (count as usize).min(full.len()));
         let head = count.min(full.len() - first);
+        let (a, b) = (&full[first..first + head], &full[..count - head]);
         out.clear();
-        let scaled = |&x: &u16| (u32::from(x) * u32::from(scale)).min(u32::from(u16::MAX)) as u16;
-        out.extend(full[first..first + head].iter().map(scaled));
-        out.extend(full[..count - head].iter().map(scaled));
+        let saturates = u32::from(heaviest) * u32::from(scale) > u32::from(u16::MAX);
+        for part in [a, b] {
+            if saturates {
+                out.extend(part.iter().map(|&x| (u32::from(x) * u32::from(scale)).min(u32::from(u16::MAX)) as u16));
+            } else {
+                // A plain product, which vectorises.
+                out.extend(part.iter().map(|&x| x * scale));
+            }
+        }
         out.iter().map(|&x| u64::from(x)).sum()
     }
 }
@@ -192,10 +219,12 @@ mod tests {
                 // The last one saturates: two tasks, urgent, weigh up to 8 × 9000.
                 let scale = [1, 8, 64, 9000][rng.gen_range(0..4)];
                 let want = fresh(&sets, c, s, first, count, scale);
+                let want_sum = want.iter().map(|&x| u64::from(x)).sum::<u64>();
                 for cache in [&mut big, &mut small] {
                     let sum = cache.copy_pass(&sets, c, s, spt, first, count, scale, &mut out);
                     assert_eq!(out, want, "step {step}, track ({c}, {s}), sectors {first}+{count}, scale {scale}");
-                    assert_eq!(sum, want.iter().map(|&x| u64::from(x)).sum::<u64>());
+                    assert_eq!(sum, want_sum);
+                    assert_eq!(cache.pass_total(&sets, c, s, spt, first, count, scale), want_sum);
                 }
                 compared += usize::from(want.iter().any(|&x| x > 0));
             }
