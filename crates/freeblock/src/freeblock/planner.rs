@@ -600,7 +600,10 @@ impl Planner {
                 c
             };
             let spt = u64::from(spt_of(c));
-            for sf in 0..surfaces {
+            // Not even the cylinder's heaviest track passes the first test below: none does.
+            let heaviest = u64::from(sets.cylinder_heaviest_track(c)) * self.balance_weight(c);
+            let look_at = if heaviest == 0 || (if two { heaviest + near_wanted } else { heaviest }) <= best.wanted { 0 } else { surfaces };
+            for sf in 0..look_at {
                 if (c, sf) == src || (c, sf) == dst {
                     continue;
                 }

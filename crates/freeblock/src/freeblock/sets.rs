@@ -120,6 +120,9 @@ pub struct BackgroundSets {
     /// of a track are good while this stays the same).
     track_version: Vec<u64>,
     cylinder_wanted: Vec<u32>,
+    /// Per cylinder: the weight of its heaviest track (the planner skips a cylinder's tracks at
+    /// once when even that one cannot beat its best plan).
+    cylinder_heaviest: Vec<u32>,
     group_wanted: Vec<u64>,
     total_wanted: u64,
     /// Urgent sectors over all tasks.
@@ -140,6 +143,7 @@ impl BackgroundSets {
             track_wanted: vec![0; cylinders as usize * surfaces as usize],
             track_version: vec![0; cylinders as usize * surfaces as usize],
             cylinder_wanted: vec![0; cylinders as usize],
+            cylinder_heaviest: vec![0; cylinders as usize],
             group_wanted: vec![0; cylinders.div_ceil(GROUP) as usize],
             disk,
             surfaces,
@@ -318,6 +322,7 @@ impl BackgroundSets {
         }
         let surfaces = self.surfaces;
         let (tracks, versions, cyls, groups) = (&mut self.track_wanted, &mut self.track_version, &mut self.cylinder_wanted, &mut self.group_wanted);
+        let heaviest = &mut self.cylinder_heaviest;
         self.disk
             .layout()
             .for_each_track_run(r.start, r.end - r.start, |run| {
@@ -334,6 +339,8 @@ impl BackgroundSets {
                     cyls[c] -= n as u32;
                     groups[g] -= n;
                 }
+                let first = c * surfaces as usize;
+                heaviest[c] = tracks[first..first + surfaces as usize].iter().copied().max().unwrap_or(0);
             })
             .expect("ranges are inside the disk");
         if add {
@@ -346,6 +353,7 @@ impl BackgroundSets {
     fn move_remapped(&mut self, r: &Range<u64>, weight: u32, to_spare: bool) {
         let surfaces = self.surfaces as usize;
         let (tracks, versions, cyls, groups) = (&mut self.track_wanted, &mut self.track_version, &mut self.cylinder_wanted, &mut self.group_wanted);
+        let heaviest = &mut self.cylinder_heaviest;
         self.disk.layout().for_each_remapped_lbn(r.start, r.end, |_, counted, actual| {
             let ((c0, s0), (c1, s1)) = if to_spare { (counted, actual) } else { (actual, counted) };
             let (t0, t1) = (c0 as usize * surfaces + s0 as usize, c1 as usize * surfaces + s1 as usize);
@@ -353,6 +361,9 @@ impl BackgroundSets {
             tracks[t1] += weight;
             versions[t0] += 1;
             versions[t1] += 1;
+            for c in [c0 as usize, c1 as usize] {
+                heaviest[c] = tracks[c * surfaces..(c + 1) * surfaces].iter().copied().max().unwrap_or(0);
+            }
             cyls[c0 as usize] -= weight;
             cyls[c1 as usize] += weight;
             groups[(c0 / GROUP) as usize] -= u64::from(weight);
@@ -554,6 +565,13 @@ impl BackgroundSets {
         self.cylinder_wanted[cylinder as usize]
     }
 
+    /// Weight of the wanted sectors of the heaviest track of a cylinder.
+    #[inline]
+    #[must_use]
+    pub fn cylinder_heaviest_track(&self, cylinder: u32) -> u32 {
+        self.cylinder_heaviest[cylinder as usize]
+    }
+
     /// Weight of the wanted sectors in the group of [`GROUP`] cylinders holding `cylinder`.
     #[inline]
     #[must_use]
@@ -593,7 +611,7 @@ impl BackgroundSets {
     /// stored range costs at most 48 bytes in the B-tree, with its share of node overhead).
     #[must_use]
     pub fn memory_bytes(&self) -> u64 {
-        let summary = self.track_wanted.capacity() * 4 + self.track_version.capacity() * 8 + self.cylinder_wanted.capacity() * 4 + self.group_wanted.capacity() * 8;
+        let summary = self.track_wanted.capacity() * 4 + self.track_version.capacity() * 8 + self.cylinder_wanted.capacity() * 4 + self.cylinder_heaviest.capacity() * 4 + self.group_wanted.capacity() * 8;
         let ranges: usize = self.tasks.iter().flatten().map(|t| t.wanted.iter().count() + t.promoted.iter().count() + t.urgent.iter().count()).sum();
         (summary + ranges * 48) as u64
     }

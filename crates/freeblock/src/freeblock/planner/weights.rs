@@ -211,6 +211,11 @@ mod tests {
                     let _ = sets.abort(task, lbn..lbn + rng.gen_range(1..100));
                 }
             }
+            // The per-cylinder summary the planner skips cylinders by stays the heaviest track's.
+            for &c in &cylinders {
+                let heaviest = (0..layout.surfaces()).map(|s| sets.track_wanted(c, s)).max().unwrap();
+                assert_eq!(sets.cylinder_heaviest_track(c), heaviest, "step {step}, cylinder {c}");
+            }
             for _ in 0..6 {
                 let c = cylinders[rng.gen_range(0..cylinders.len())];
                 let s = rng.gen_range(0..layout.surfaces());
