@@ -22,14 +22,18 @@
 //! one pass; a two-track plan splits the time between two tracks, and the best split is found by
 //! trying departures only at the ends of runs of wanted sectors on the first track (leaving in the
 //! middle of a run can only lose), and only at those ends where the sector clock of the second
-//! track leaves room to beat the best plan so far. The source and destination tracks take part in
-//! most splits, so each is weighed whole once per decision. Other tracks are visited in ascending
+//! track leaves room to beat the best plan so far. Other tracks are visited in ascending
 //! order of extra seek, outward from the source and destination cylinders, skipping empty
-//! cylinders through the per-cylinder summary, and the search stops as soon as the time left
+//! cylinders through the per-cylinder summary (and a cylinder's tracks at once when its heaviest
+//! track holds too little to beat the best plan), and the search stops as soon as the time left
 //! after the extra seek could not hold more wanted sectors than the best plan so far (the
 //! paper's pruning). An optional budget caps the number of other tracks examined per decision
 //! (the paper allowed its search only as long as the current foreground request was being
 //! served); a count keeps runs deterministic where a wall-clock limit would not.
+//!
+//! A pass is weighed from the track's sector weights, kept between decisions until the wanted
+//! sets report a change to that track (`planner/weights.rs`); a split is weighed only when its two
+//! passes together hold more than the best plan so far.
 
 use freeblock_disk::{Disk, HeadState, Op, SimTime, Target, TrackAngles};
 use serde::{Deserialize, Serialize};
