@@ -22,14 +22,18 @@
 //! one pass; a two-track plan splits the time between two tracks, and the best split is found by
 //! trying departures only at the ends of runs of wanted sectors on the first track (leaving in the
 //! middle of a run can only lose), and only at those ends where the sector clock of the second
-//! track leaves room to beat the best plan so far. The source and destination tracks take part in
-//! most splits, so each is weighed whole once per decision. Other tracks are visited in ascending
+//! track leaves room to beat the best plan so far. Other tracks are visited in ascending
 //! order of extra seek, outward from the source and destination cylinders, skipping empty
-//! cylinders through the per-cylinder summary, and the search stops as soon as the time left
+//! cylinders through the per-cylinder summary (and a cylinder's tracks at once when its heaviest
+//! track holds too little to beat the best plan), and the search stops as soon as the time left
 //! after the extra seek could not hold more wanted sectors than the best plan so far (the
 //! paper's pruning). An optional budget caps the number of other tracks examined per decision
 //! (the paper allowed its search only as long as the current foreground request was being
 //! served); a count keeps runs deterministic where a wall-clock limit would not.
+//!
+//! A pass is weighed from the track's sector weights, kept between decisions until the wanted
+//! sets report a change to that track (`planner/weights.rs`); a split is weighed only when its two
+//! passes together hold more than the best plan so far.
 
 use freeblock_disk::{Disk, HeadState, Op, SimTime, Target, TrackAngles};
 use serde::{Deserialize, Serialize};
@@ -38,6 +42,7 @@ use super::sets::{BackgroundSets, GROUP};
 
 mod balance;
 mod chain;
+mod weights;
 
 pub use balance::{MAX_WEIGHT as BALANCE_MAX_WEIGHT, REFRESH_DECISIONS as BALANCE_REFRESH_DECISIONS, UNIT as BALANCE_UNIT};
 
@@ -150,7 +155,6 @@ pub struct Planner {
     pub kind: PlannerKind,
     /// Most other tracks examined per decision (`None`: no limit).
     pub max_tracks: Option<u32>,
-    pieces: Vec<(std::ops::Range<u64>, u32)>,
     weights_a: Vec<u16>,
     prefix_b: Vec<u32>,
     weights_b: Vec<u16>,
@@ -170,20 +174,18 @@ pub struct Planner {
     balance: Option<balance::Balance>,
     /// The current decision's source and destination tracks.
     near: [NearTrack; 2],
+    /// Every weighed track's sector weights, kept until its wanted sectors change.
+    track_weights: weights::TrackWeights,
     /// Tests turn the split bounds off to check that they change no plan.
     #[cfg(test)]
     prune_splits: bool,
 }
 
-/// The source or destination track of a decision. Every split weighs a pass over one of them
-/// again (from a different start, or for a different length), so the two-track planners weigh
-/// each whole track once, on first use, and copy the passes out of it.
+/// The source or destination track of a decision, whose angles most splits need again.
 #[derive(Debug, Clone, Default)]
 struct NearTrack {
     track: (u32, u32),
     angles: Option<TrackAngles>,
-    /// The weight of every sector of the track, by sector number (empty until first used).
-    weights: Vec<u16>,
 }
 
 /// A cursor walking cylinders in one direction from a start, up to a stop.
@@ -218,7 +220,6 @@ impl Planner {
         Self {
             kind,
             max_tracks,
-            pieces: Vec::new(),
             weights_a: Vec::new(),
             prefix_b: Vec::new(),
             weights_b: Vec::new(),
@@ -229,6 +230,7 @@ impl Planner {
             chain: chain::ChainScratch::default(),
             balance: balance.then(|| balance::Balance::new(disk.layout())),
             near: Default::default(),
+            track_weights: weights::TrackWeights::new(disk.layout(), max_spt),
             #[cfg(test)]
             prune_splits: true,
         }
@@ -309,45 +311,14 @@ impl Planner {
     /// Fills the weights of `pass` (`weights_b` if `second`, else `weights_a`) with how much each
     /// of its sectors is wanted, and returns their total.
     fn weigh(&mut self, sets: &BackgroundSets, pass: &Pass, second: bool) -> u64 {
-        self.fill_weights(sets, pass, second);
-        let w = if second { &self.weights_b } else { &self.weights_a };
-        w.iter().map(|&x| u64::from(x)).sum()
-    }
-
-    fn fill_weights(&mut self, sets: &BackgroundSets, pass: &Pass, second: bool) {
         let w = if second { &mut self.weights_b } else { &mut self.weights_a };
-        w.clear();
-        w.resize(pass.count as usize, 0);
         if pass.count == 0 || sets.track_wanted(pass.cylinder, pass.surface) == 0 {
-            return;
+            w.clear();
+            w.resize(pass.count as usize, 0);
+            return 0;
         }
-        let track = (pass.cylinder, pass.surface);
-        if self.kind != PlannerKind::SingleTrack {
-            if let Some(i) = self.near.iter().position(|n| n.track == track) {
-                if self.near[i].weights.is_empty() {
-                    let scale = self.balance_scale(pass.cylinder);
-                    let mut full = std::mem::take(&mut self.near[i].weights);
-                    full.resize(pass.spt as usize, 0);
-                    self.pieces.clear();
-                    sets.disk().layout().arc_lbns(pass.cylinder, pass.surface, 0, pass.spt, &mut self.pieces);
-                    sets.mark_wanted(&self.pieces, &mut full, scale);
-                    self.near[i].weights = full;
-                }
-                let w = if second { &mut self.weights_b } else { &mut self.weights_a };
-                let full = &self.near[i].weights;
-                // The pass runs from sector `first` round the track (at most once).
-                let (first, count) = (pass.first as usize, pass.count as usize);
-                let head = count.min(full.len() - first);
-                w[..head].copy_from_slice(&full[first..first + head]);
-                w[head..].copy_from_slice(&full[..count - head]);
-                return;
-            }
-        }
-        self.pieces.clear();
-        sets.disk().layout().arc_lbns(pass.cylinder, pass.surface, pass.first, pass.count, &mut self.pieces);
-        let scale = self.balance_scale(pass.cylinder);
-        let w = if second { &mut self.weights_b } else { &mut self.weights_a };
-        sets.mark_wanted(&self.pieces, w, scale);
+        let scale = self.balance.as_ref().map_or(1, |b| b.weight(pass.cylinder));
+        self.track_weights.copy_pass(sets, pass.cylinder, pass.surface, pass.spt, pass.first, pass.count, scale, w)
     }
 
     /// What passes over track `t` between the window's start and its deadline weighs.
@@ -373,10 +344,16 @@ impl Planner {
         let disk = sets.disk();
         let arrive = leave + disk.move_ns(head, c, s, move_op);
         let pass = Self::pass(disk, &self.track_angles(disk, c, s), c, s, arrive, until);
-        let wanted = self.weigh(sets, &pass, false);
-        if self.kind == PlannerKind::MultiTrack {
+        let wanted = if self.kind == PlannerKind::MultiTrack {
+            // Chains may reuse the pass: keep its sectors.
+            let wanted = self.weigh(sets, &pass, false);
             self.chain.remember(&pass, &self.weights_a);
-        }
+            wanted
+        } else if pass.count == 0 || sets.track_wanted(c, s) == 0 {
+            0
+        } else {
+            self.track_weights.pass_total(sets, c, s, pass.spt, pass.first, pass.count, self.balance_scale(c))
+        };
         let seg = Segment { cylinder: c, surface: s, first: pass.first, sectors: pass.count, move_op };
         Plan { segments: if wanted > 0 { vec![seg] } else { Vec::new() }, wanted, examined: 0 }
     }
@@ -402,7 +379,13 @@ impl Planner {
         let pb = Self::pass(disk, &b_angles, b.0, b.1, a_arrive + move_ab, until);
         // With nothing wanted on one of them, the best split is a single-track plan, which the
         // caller looks at anyway (and reaches it no later).
-        if self.weigh(sets, &pa, false) == 0 || self.weigh(sets, &pb, true) == 0 {
+        let a_total = self.weigh(sets, &pa, false);
+        if a_total == 0 {
+            return Plan::default();
+        }
+        let b_total = self.weigh(sets, &pb, true);
+        // Nor can a split read more than both passes hold.
+        if b_total == 0 || !self.may_beat(a_total + b_total, beat) {
             return Plan::default();
         }
         self.prefix_b.clear();
@@ -414,14 +397,15 @@ impl Planner {
         let mut best = Plan::default();
         let mut a_sum = 0u64;
         let rev = u128::from(disk.revolution_ns());
-        let b_total = self.prefix_b[pb.count as usize];
+        let b_prefix_total = self.prefix_b[pb.count as usize];
         for k in 0..=pa.count as usize {
             if k > 0 {
                 a_sum += u64::from(self.weights_a[k - 1]);
             }
             // Leaving in the middle of a run of wanted sectors can only lose: try the ends.
             let run_end = k == 0 || (self.weights_a[k - 1] > 0 && (k == pa.count as usize || self.weights_a[k] == 0));
-            if !run_end {
+            // Nothing after `k` on `a` and all of `b` (the bound below without its divisions).
+            if !run_end || !self.may_beat(a_sum + b_total, best.wanted.max(beat)) {
                 continue;
             }
             // Before timing it exactly: at best, `b` is read from the sector its nominal sector
@@ -431,7 +415,7 @@ impl Planner {
             // (Within the pass's last sector of a whole revolution, `b`'s clock wraps to its first.)
             let clock = (u128::from(since) * u128::from(pb.spt) / rev) as usize;
             let skipped_b = if clock + 1 < pb.spt as usize { clock.saturating_sub(1).min(pb.count as usize) } else { 0 };
-            if !self.may_beat(a_sum + u64::from(b_total - self.prefix_b[skipped_b]), best.wanted.max(beat)) {
+            if !self.may_beat(a_sum + u64::from(b_prefix_total - self.prefix_b[skipped_b]), best.wanted.max(beat)) {
                 continue;
             }
             let depart = if k == 0 { a_arrive } else { Self::after(disk, &pa, k as u32) };
@@ -478,7 +462,6 @@ impl Planner {
         for (n, t) in self.near.iter_mut().zip([src, dst]) {
             n.track = t;
             n.angles = Some(Self::angles(disk, t.0, t.1));
-            n.weights.clear();
         }
         let two = self.kind != PlannerKind::SingleTrack;
         let mut best = Plan::default();
@@ -621,7 +604,10 @@ impl Planner {
                 c
             };
             let spt = u64::from(spt_of(c));
-            for sf in 0..surfaces {
+            // Not even the cylinder's heaviest track passes the first test below: none does.
+            let heaviest = u64::from(sets.cylinder_heaviest_track(c)) * self.balance_weight(c);
+            let look_at = if heaviest == 0 || (if two { heaviest + near_wanted } else { heaviest }) <= best.wanted { 0 } else { surfaces };
+            for sf in 0..look_at {
                 if (c, sf) == src || (c, sf) == dst {
                     continue;
                 }

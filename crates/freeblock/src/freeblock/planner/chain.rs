@@ -167,11 +167,10 @@ impl Planner {
                 pass
             } else {
                 let pass = Self::pass(disk, &Self::angles(disk, c, s), c, s, arrive, until);
-                scratch.weights.resize(pass.count as usize, 0);
                 if pass.count > 0 && sets.track_wanted(c, s) > 0 {
-                    self.pieces.clear();
-                    disk.layout().arc_lbns(c, s, pass.first, pass.count, &mut self.pieces);
-                    sets.mark_wanted(&self.pieces, &mut scratch.weights, self.balance_scale(c));
+                    self.track_weights.copy_pass(sets, c, s, pass.spt, pass.first, pass.count, self.balance_scale(c), &mut scratch.weights);
+                } else {
+                    scratch.weights.resize(pass.count as usize, 0);
                 }
                 pass
             };
