@@ -254,6 +254,10 @@ pub struct ReproArgs {
     /// --quick). A run that reaches it before its scan pass ends is reported as partial.
     #[arg(long)]
     pub max_requests: Option<u64>,
+    /// free-mining: also run ours as a repeated scan with overlapping passes (its steady state;
+    /// beyond the paper). Four long runs that take more CPU than the rest of the reproduction.
+    #[arg(long)]
+    pub repeated_scans: bool,
     /// free-mining, rearrangement: simulations run at once (default 2). With the Python
     /// package's `freeblock` command, free-mining runs them as Dask tasks: the number of local
     /// worker processes (default: one per core).

@@ -73,6 +73,7 @@ pub fn free_mining_config(a: &ReproArgs) -> FreeMiningConfig {
     if let Some(t) = a.threads {
         config.threads = t.max(1);
     }
+    config.repeated_scans |= a.repeated_scans;
     config
 }
 

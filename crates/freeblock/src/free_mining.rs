@@ -100,6 +100,11 @@ pub struct FreeMiningConfig {
     pub compare_schedulers: Vec<SchedulerSpec>,
     /// Planner comparison: multiprogramming levels.
     pub compare_mpls: Vec<u32>,
+    /// Planner comparison: also run ours as a repeated scan with overlapping passes, for its
+    /// steady state. Beyond the paper and the dearest runs by far (four runs of `steady_s`
+    /// simulated seconds take more CPU than the rest of the full reproduction), so off by
+    /// default (`--repeated-scans`); on in [`FreeMiningConfig::quick`], whose runs are short.
+    pub repeated_scans: bool,
     /// Planner comparison, repeated scans: passes ours keeps in flight (overlapping passes).
     pub steady_passes_in_flight: u32,
     /// The same: share of the newest pass read before another starts.
@@ -133,6 +138,7 @@ impl Default for FreeMiningConfig {
             sample_planners: vec![PlannerKind::SingleTrack, PlannerKind::MultiTrack],
             compare_schedulers: vec![SchedulerSpec::Fcfs, SchedulerSpec::Sptf],
             compare_mpls: vec![10, 20],
+            repeated_scans: false,
             steady_passes_in_flight: 8,
             steady_next_pass_at: 0.5,
             steady_s: 40_000.0,
@@ -155,6 +161,7 @@ impl FreeMiningConfig {
             sample_planners: vec![PlannerKind::SingleTrack, PlannerKind::MultiTrack],
             compare_schedulers: vec![SchedulerSpec::Fcfs],
             compare_mpls: vec![10],
+            repeated_scans: true,
             steady_s: 120.0,
             max_requests: 12_000,
             timeline_s: 5.0,
@@ -582,7 +589,9 @@ pub fn plan_runs(c: &FreeMiningConfig) -> Vec<RunKey> {
                 add(RunKey::new(scheduler, mpl, planner, 100.0, false));
             }
             add(RunKey { balance: false, ..RunKey::new(scheduler, mpl, c.ours_planner, 100.0, false) });
-            add(RunKey::new(scheduler, mpl, c.ours_planner, 100.0, true));
+            if c.repeated_scans {
+                add(RunKey::new(scheduler, mpl, c.ours_planner, 100.0, true));
+            }
         }
     }
     for &planner in &c.sample_planners {
@@ -1152,7 +1161,7 @@ mod tests {
 
     #[test]
     fn each_run_is_planned_once() {
-        let c = FreeMiningConfig::default();
+        let c = FreeMiningConfig { repeated_scans: true, ..FreeMiningConfig::default() };
         let keys = plan_runs(&c);
         // 40 grid runs; the comparison adds ours for FCFS and SPTF at MPL 10 and 20: one pass
         // with and without balancing, and repeated; the samples add 10 + 10 (both full scans at
@@ -1163,5 +1172,8 @@ mod tests {
         for (i, k) in keys.iter().enumerate() {
             assert!(!keys[i + 1..].contains(k));
         }
+        // Without the repeated scans (the default), the same runs less those four.
+        let default = plan_runs(&FreeMiningConfig::default());
+        assert_eq!(default, keys.iter().copied().filter(|k| !k.overlap).collect::<Vec<_>>());
     }
 }
