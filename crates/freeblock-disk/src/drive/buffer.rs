@@ -259,16 +259,33 @@ impl Track {
         if self.is(cyl, surf) {
             return;
         }
+        self.fill(disk, cyl, surf, disk.layout().track_summary(cyl, surf));
+    }
+
+    /// Loads the track holding `lbn` (an LBN of the disk) and returns the sector holding it.
+    fn load_lbn(&mut self, disk: &Disk, lbn: u64) -> Pbn {
+        if self.valid && self.one_run && (self.first..self.next).contains(&lbn) {
+            return Pbn { cylinder: self.cyl, surface: self.surf, sector: (lbn - self.base) as u32 };
+        }
+        let (pbn, summary) = disk.layout().lbn_track(lbn).expect("in range");
+        if !self.is(pbn.cylinder, pbn.surface) {
+            self.fill(disk, pbn.cylinder, pbn.surface, summary);
+        }
+        pbn
+    }
+
+    /// Loads track `(cyl, surf)`, whose [`crate::Layout::track_summary`] is `summary`.
+    fn fill(&mut self, disk: &Disk, cyl: u32, surf: u32, summary: (u32, u64, Option<u64>)) {
         let layout = disk.layout();
-        let spt = layout.sectors_per_track(cyl);
+        let (spt, pos0, first_lbn) = summary;
         self.cyl = cyl;
         self.surf = surf;
         self.spt = spt;
         self.valid = true;
         self.one_run = false;
-        self.pos0 = layout.sector_start(cyl, surf, 0);
+        self.pos0 = pos0;
         self.lbns.clear();
-        if let Some(a) = layout.track_first_lbn(cyl, surf) {
+        if let Some(a) = first_lbn {
             self.one_run = true;
             self.base = a;
             self.first = a;
@@ -1019,8 +1036,7 @@ impl Buffer {
                     let (first, next) = match self.dec_track {
                         Some((e, first, next)) if e == end => (first, next),
                         _ => {
-                            let pbn = disk.layout().lbn_to_pbn(end).expect("in range");
-                            self.last_track.load(disk, pbn.cylinder, pbn.surface);
+                            self.last_track.load_lbn(disk, end);
                             let found = (self.last_track.first, self.last_track.next);
                             self.dec_track = Some((end, found.0, found.1));
                             found
@@ -1310,13 +1326,9 @@ impl Buffer {
         if target >= self.p.capacity {
             return false;
         }
-        let known = &self.last_track;
-        let pbn = if known.valid && known.one_run && (known.first..known.next).contains(&target) {
-            // Usually the track a read's read-ahead limit was just looked up on.
-            Pbn { cylinder: known.cyl, surface: known.surf, sector: (target - known.base) as u32 }
-        } else {
-            disk.layout().lbn_to_pbn(target).expect("in range")
-        };
+        // Usually the track a read's read-ahead limit was just looked up on; else the track
+        // `seek_done` will want.
+        let pbn = self.last_track.load_lbn(disk, target);
         let h = self.hda.as_mut().expect("access");
         let op = if h.read { Op::Read } else { Op::Write };
         let seek = disk.move_ns(self.head, pbn.cylinder, pbn.surface, op) * 1000;
