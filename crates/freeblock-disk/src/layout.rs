@@ -625,7 +625,7 @@ fn check_defects(spec: &DiskSpec, zone_index: usize, zone: &ZoneMap) -> Result<(
 /// a non-negative value below 2^52 (a track's offset always is); any other `x` goes to
 /// `rem_euclid` itself.
 ///
-/// Why it is exact: `q = ⌊fl(x/m)⌋` is the true quotient `⌊x/m⌋` or one more (rounding is
+/// Why it is exact: `q = ⌊fl(x/m)⌋` (below 2^52) is the true quotient `⌊x/m⌋` or one more (rounding is
 /// monotonic and whole numbers below 2^53 are representable, so it is never less); `q·m` is a
 /// whole number below 2^53, so exact; `x − q·m` and, when `q` was one too many, the `+ m` that
 /// corrects it, are multiples of `ulp(x)` no larger than `x` (or equal to it), so exact too.
@@ -634,7 +634,9 @@ fn check_defects(spec: &DiskSpec, zone_index: usize, zone: &ZoneMap) -> Result<(
 fn rem_whole(x: f64, m: u32) -> f64 {
     let mf = f64::from(m);
     if m > 0 && x.is_sign_positive() && x < 4_503_599_627_370_496.0 {
-        let r = x - (x / mf).floor() * mf;
+        // The quotient is below 2^52, so truncating it through `u64` is `floor`, exactly,
+        // without the library call `floor` is on targets before SSE4.1.
+        let r = x - ((x / mf) as u64) as f64 * mf;
         return if r < 0.0 { r + mf } else { r };
     }
     x.rem_euclid(mf)
