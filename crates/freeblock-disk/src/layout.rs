@@ -133,6 +133,10 @@ impl ZoneMap {
 #[derive(Debug, Clone)]
 pub struct Layout {
     pub(crate) zones: Vec<ZoneMap>,
+    /// Each zone's last cylinder and its LBNs' end, apart from the zones so that the searches
+    /// for a cylinder's or an LBN's zone read a few cache lines, not every zone's record.
+    zone_last_cylinders: Vec<u32>,
+    zone_lbn_ends: Vec<u64>,
     surfaces: u32,
     capacity: u64,
     mapping: Mapping,
@@ -222,7 +226,9 @@ impl Layout {
                 message: "the zones hold no LBNs (every sector is spare, slipped or empty)".into(),
             });
         }
-        Ok(Self { zones, surfaces: spec.surfaces, capacity, mapping: spec.mapping, rev_ps })
+        let zone_last_cylinders = zones.iter().map(|z| z.last_cylinder).collect();
+        let zone_lbn_ends = zones.iter().map(|z| z.first_lbn + z.lbn_count).collect();
+        Ok(Self { zones, zone_last_cylinders, zone_lbn_ends, surfaces: spec.surfaces, capacity, mapping: spec.mapping, rev_ps })
     }
 
     /// Number of addressable sectors (LBNs `0..capacity`).
@@ -251,12 +257,12 @@ impl Layout {
 
     /// Index of the zone holding `cylinder`.
     pub(crate) fn zone_of_cylinder(&self, cylinder: u32) -> Option<usize> {
-        let i = self.zones.partition_point(|z| z.last_cylinder < cylinder);
+        let i = self.zone_last_cylinders.partition_point(|&last| last < cylinder);
         (i < self.zones.len() && self.zones[i].first_cylinder <= cylinder).then_some(i)
     }
 
     fn zone_of_lbn(&self, lbn: u64) -> usize {
-        self.zones.partition_point(|z| z.first_lbn + z.lbn_count <= lbn)
+        self.zone_lbn_ends.partition_point(|&end| end <= lbn)
     }
 
     /// Zone-relative track index (mapping order) of `(cylinder, surface)`.
