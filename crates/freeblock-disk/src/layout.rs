@@ -60,6 +60,18 @@ impl TrackAngles {
     }
 }
 
+/// One track as [`Layout::track_summary`] gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrackSummary {
+    /// Sectors per track (0 for a cylinder that does not exist).
+    pub sectors_per_track: u32,
+    /// Rotational position at which physical sector 0 starts passing under the head.
+    pub sector0_pos: RotPos,
+    /// The LBN of sector 0 when the track's sectors hold consecutive LBNs
+    /// ([`Layout::track_first_lbn`]).
+    pub first_lbn: Option<u64>,
+}
+
 /// One zone, precomputed for lookups.
 #[derive(Debug, Clone)]
 pub(crate) struct ZoneMap {
@@ -402,14 +414,13 @@ impl Layout {
 
     /// What the on-disk cache model asks of a track it moves to, with one zone lookup where
     /// asking [`Layout::sectors_per_track`], [`Layout::sector_start`] of sector 0 and
-    /// [`Layout::track_first_lbn`] in turn takes three: `(sectors per track, rotational position
-    /// of sector 0, first LBN when the track holds one run)`, the same values those give.
+    /// [`Layout::track_first_lbn`] in turn takes three; the same values those give.
     #[must_use]
-    pub fn track_summary(&self, cylinder: u32, surface: u32) -> (u32, RotPos, Option<u64>) {
-        let Some(zi) = self.zone_of_cylinder(cylinder) else { return (0, 0, None) };
+    pub fn track_summary(&self, cylinder: u32, surface: u32) -> TrackSummary {
+        let Some(zi) = self.zone_of_cylinder(cylinder) else { return TrackSummary { sectors_per_track: 0, sector0_pos: 0, first_lbn: None } };
         let z = &self.zones[zi];
         let angles = TrackAngles { offset: self.track_offset_sectors(z, cylinder, surface), spt: z.spt, rev_ps: self.rev_ps };
-        (z.spt, angles.sector_start(0), self.first_lbn_in_zone(z, cylinder, surface))
+        TrackSummary { sectors_per_track: z.spt, sector0_pos: angles.sector_start(0), first_lbn: self.first_lbn_in_zone(z, cylinder, surface) }
     }
 
     /// The sector holding `lbn` and its track's [`Layout::track_summary`]: the same values as
@@ -419,7 +430,7 @@ impl Layout {
     ///
     /// # Errors
     /// [`AccessError::OutOfRange`] for an LBN at or past the capacity.
-    pub fn lbn_track(&self, lbn: u64) -> Result<(Pbn, (u32, RotPos, Option<u64>)), AccessError> {
+    pub fn lbn_track(&self, lbn: u64) -> Result<(Pbn, TrackSummary), AccessError> {
         if lbn >= self.capacity {
             return Err(AccessError::OutOfRange { lbn, end: lbn + 1, capacity: self.capacity });
         }
@@ -439,11 +450,11 @@ impl Layout {
             let (start, len) = z.reserved[ranges_before - 1];
             start + len <= first_slot
         };
-        let clear_after = z.reserved.get(ranges_before).map_or(true, |&(start, _)| start >= first_slot + spt);
+        let clear_after = z.reserved.get(ranges_before).is_none_or(|&(start, _)| start >= first_slot + spt);
         let first_lbn = (clear_before && clear_after)
             .then(|| lbn - (slot - first_slot))
             .filter(|&first| first + spt <= self.capacity);
-        Ok((pbn, (z.spt, angles.sector_start(0), first_lbn)))
+        Ok((pbn, TrackSummary { sectors_per_track: z.spt, sector0_pos: angles.sector_start(0), first_lbn }))
     }
 
     /// Angular offset of physical sector 0 of a track, in sectors (fractional, `0..spt`).

@@ -30,7 +30,7 @@
 
 use crate::disk::{Disk, HeadState, Op};
 use crate::error::AccessError;
-use crate::layout::Pbn;
+use crate::layout::{Pbn, TrackSummary};
 use crate::spec::ReadAhead;
 
 /// No LBN (unmapped sector).
@@ -292,9 +292,9 @@ impl Track {
     }
 
     /// Loads track `(cyl, surf)`, whose [`crate::Layout::track_summary`] is `summary`.
-    fn fill(&mut self, disk: &Disk, cyl: u32, surf: u32, summary: (u32, u64, Option<u64>)) {
+    fn fill(&mut self, disk: &Disk, cyl: u32, surf: u32, summary: TrackSummary) {
         let layout = disk.layout();
-        let (spt, pos0, first_lbn) = summary;
+        let TrackSummary { sectors_per_track: spt, sector0_pos: pos0, first_lbn } = summary;
         let rev = disk.revolution_ps();
         self.rev_whole = rev.checked_div(u64::from(spt)).unwrap_or(0);
         self.rev_rest = rev.checked_rem(u64::from(spt)).unwrap_or(0);
