@@ -67,6 +67,18 @@ impl TrackAngles {
     }
 }
 
+/// One track as [`Layout::track_summary`] gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrackSummary {
+    /// Sectors per track (0 for a cylinder that does not exist).
+    pub sectors_per_track: u32,
+    /// Rotational position at which physical sector 0 starts passing under the head.
+    pub sector0_pos: RotPos,
+    /// The LBN of sector 0 when the track's sectors hold consecutive LBNs
+    /// ([`Layout::track_first_lbn`]).
+    pub first_lbn: Option<u64>,
+}
+
 /// One zone, precomputed for lookups.
 #[derive(Debug, Clone)]
 pub(crate) struct ZoneMap {
@@ -114,6 +126,12 @@ impl ZoneMap {
 
     /// Slot holding the zone-relative logical index `k` (before defect remapping).
     fn slot_of(&self, k: u64) -> u64 {
+        self.slot_and_ranges_before(k).0
+    }
+
+    /// [`ZoneMap::slot_of`], and the number of reserved ranges that lie before that slot (the
+    /// next range, if any, starts after it).
+    fn slot_and_ranges_before(&self, k: u64) -> (u64, usize) {
         // Ranges whose logical start (start - reserved before them) is ≤ k lie before our slot.
         let mut lo = 0usize;
         let mut hi = self.reserved.len();
@@ -126,7 +144,7 @@ impl ZoneMap {
             }
         }
         let before = if lo == 0 { 0 } else { self.reserved_before[lo - 1] + self.reserved[lo - 1].1 };
-        k + before
+        (k + before, lo)
     }
 }
 
@@ -134,6 +152,10 @@ impl ZoneMap {
 #[derive(Debug, Clone)]
 pub struct Layout {
     pub(crate) zones: Vec<ZoneMap>,
+    /// Each zone's last cylinder and its LBNs' end, apart from the zones so that the searches
+    /// for a cylinder's or an LBN's zone read a few cache lines, not every zone's record.
+    zone_last_cylinders: Vec<u32>,
+    zone_lbn_ends: Vec<u64>,
     surfaces: u32,
     capacity: u64,
     mapping: Mapping,
@@ -227,7 +249,9 @@ impl Layout {
             });
         }
         let remaps = zones.iter().any(|z| !z.remap.is_empty());
-        Ok(Self { zones, surfaces: spec.surfaces, capacity, mapping: spec.mapping, rev_ps, remaps })
+        let zone_last_cylinders = zones.iter().map(|z| z.last_cylinder).collect();
+        let zone_lbn_ends = zones.iter().map(|z| z.first_lbn + z.lbn_count).collect();
+        Ok(Self { zones, zone_last_cylinders, zone_lbn_ends, surfaces: spec.surfaces, capacity, mapping: spec.mapping, rev_ps, remaps })
     }
 
     /// Number of addressable sectors (LBNs `0..capacity`).
@@ -256,12 +280,12 @@ impl Layout {
 
     /// Index of the zone holding `cylinder`.
     pub(crate) fn zone_of_cylinder(&self, cylinder: u32) -> Option<usize> {
-        let i = self.zones.partition_point(|z| z.last_cylinder < cylinder);
+        let i = self.zone_last_cylinders.partition_point(|&last| last < cylinder);
         (i < self.zones.len() && self.zones[i].first_cylinder <= cylinder).then_some(i)
     }
 
     fn zone_of_lbn(&self, lbn: u64) -> usize {
-        self.zones.partition_point(|z| z.first_lbn + z.lbn_count <= lbn)
+        self.zone_lbn_ends.partition_point(|&end| end <= lbn)
     }
 
     /// Zone-relative track index (mapping order) of `(cylinder, surface)`.
@@ -371,7 +395,11 @@ impl Layout {
     /// lookup, where checking the first and last sectors takes two.
     #[must_use]
     pub fn track_first_lbn(&self, cylinder: u32, surface: u32) -> Option<u64> {
-        let z = &self.zones[self.zone_of_cylinder(cylinder)?];
+        self.first_lbn_in_zone(&self.zones[self.zone_of_cylinder(cylinder)?], cylinder, surface)
+    }
+
+    /// [`Layout::track_first_lbn`] for a track of zone `z`.
+    fn first_lbn_in_zone(&self, z: &ZoneMap, cylinder: u32, surface: u32) -> Option<u64> {
         if surface >= self.surfaces {
             return None;
         }
@@ -395,6 +423,51 @@ impl Layout {
         (lbn + spt <= self.capacity).then_some(lbn)
     }
 
+    /// What the on-disk cache model asks of a track it moves to, with one zone lookup where
+    /// asking [`Layout::sectors_per_track`], [`Layout::sector_start`] of sector 0 and
+    /// [`Layout::track_first_lbn`] in turn takes three; the same values those give.
+    #[must_use]
+    pub fn track_summary(&self, cylinder: u32, surface: u32) -> TrackSummary {
+        let Some(zi) = self.zone_of_cylinder(cylinder) else { return TrackSummary { sectors_per_track: 0, sector0_pos: 0, first_lbn: None } };
+        let z = &self.zones[zi];
+        let angles = TrackAngles { offset: self.track_offset_sectors(z, cylinder, surface), spt: z.spt, rev_ps: self.rev_ps };
+        TrackSummary { sectors_per_track: z.spt, sector0_pos: angles.sector_start(0), first_lbn: self.first_lbn_in_zone(z, cylinder, surface) }
+    }
+
+    /// The sector holding `lbn` and its track's [`Layout::track_summary`]: the same values as
+    /// [`Layout::lbn_to_pbn`] followed by `track_summary`, with one zone lookup and one search of
+    /// the zone's reserved ranges where those take two and four (the on-disk cache model asks
+    /// this for every request).
+    ///
+    /// # Errors
+    /// [`AccessError::OutOfRange`] for an LBN at or past the capacity.
+    pub fn lbn_track(&self, lbn: u64) -> Result<(Pbn, TrackSummary), AccessError> {
+        if lbn >= self.capacity {
+            return Err(AccessError::OutOfRange { lbn, end: lbn + 1, capacity: self.capacity });
+        }
+        let z = &self.zones[self.zone_of_lbn(lbn)];
+        if !z.remap.is_empty() {
+            let pbn = self.lbn_to_pbn(lbn)?;
+            return Ok((pbn, self.track_summary(pbn.cylinder, pbn.surface)));
+        }
+        let (slot, ranges_before) = z.slot_and_ranges_before(lbn - z.first_lbn);
+        let pbn = self.slot_to_pbn(z, slot);
+        let angles = TrackAngles { offset: self.track_offset_sectors(z, pbn.cylinder, pbn.surface), spt: z.spt, rev_ps: self.rev_ps };
+        // The track's slots hold one run of LBNs when no reserved range reaches into them: the
+        // ranges before the slot end by the track's first slot, the next starts past its last.
+        let spt = u64::from(z.spt);
+        let first_slot = slot / spt * spt;
+        let clear_before = ranges_before == 0 || {
+            let (start, len) = z.reserved[ranges_before - 1];
+            start + len <= first_slot
+        };
+        let clear_after = z.reserved.get(ranges_before).is_none_or(|&(start, _)| start >= first_slot + spt);
+        let first_lbn = (clear_before && clear_after)
+            .then(|| lbn - (slot - first_slot))
+            .filter(|&first| first + spt <= self.capacity);
+        Ok((pbn, TrackSummary { sectors_per_track: z.spt, sector0_pos: angles.sector_start(0), first_lbn }))
+    }
+
     /// Angular offset of physical sector 0 of a track, in sectors (fractional, `0..spt`).
     fn track_offset_sectors(&self, z: &ZoneMap, cylinder: u32, surface: u32) -> f64 {
         let c = f64::from(cylinder - z.first_cylinder);
@@ -404,7 +477,7 @@ impl Layout {
         if let Some(skew) = &z.slip_skew {
             off += skew.sectors(t);
         }
-        off.rem_euclid(f64::from(z.spt))
+        rem_whole(off, z.spt)
     }
 
     /// Rotational position at which physical sector `sector` of track `(cylinder, surface)`
@@ -658,6 +731,27 @@ fn check_defects(spec: &DiskSpec, zone_index: usize, zone: &ZoneMap) -> Result<(
     Ok(())
 }
 
+/// `x.rem_euclid(m)`, bit for bit, without `fmod`'s loop over the quotient's bits when `x` is
+/// a non-negative value below 2^52 (a track's offset always is); any other `x` goes to
+/// `rem_euclid` itself.
+///
+/// Why it is exact: `q = ⌊fl(x/m)⌋` (below 2^52) is the true quotient `⌊x/m⌋` or one more (rounding is
+/// monotonic and whole numbers below 2^53 are representable, so it is never less); `q·m` is a
+/// whole number below 2^53, so exact; `x − q·m` and, when `q` was one too many, the `+ m` that
+/// corrects it, are multiples of `ulp(x)` no larger than `x` (or equal to it), so exact too.
+/// `fmod`, and so `rem_euclid` on a non-negative `x`, is the exact remainder as well.
+#[inline]
+fn rem_whole(x: f64, m: u32) -> f64 {
+    let mf = f64::from(m);
+    if m > 0 && x.is_sign_positive() && x < 4_503_599_627_370_496.0 {
+        // The quotient is below 2^52, so truncating it through `u64` is `floor`, exactly,
+        // without the library call `floor` is on targets before SSE4.1.
+        let r = x - ((x / mf) as u64) as f64 * mf;
+        return if r < 0.0 { r + mf } else { r };
+    }
+    x.rem_euclid(mf)
+}
+
 /// Appends a piece to `out`, extending the last one when both LBNs and sectors continue it.
 fn push_piece(out: &mut Vec<(std::ops::Range<u64>, u32)>, r: std::ops::Range<u64>, position: u32) {
     if let Some((last, at)) = out.last_mut() {
@@ -667,4 +761,81 @@ fn push_piece(out: &mut Vec<(std::ops::Range<u64>, u32)>, r: std::ops::Range<u64
         }
     }
     out.push((r, position));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `rem_whole` must give `rem_euclid`'s bits: track angles feed every service time.
+    #[test]
+    fn rem_whole_is_rem_euclid_bit_for_bit() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut checked = 0;
+        let mut check = |x: f64, m: u32| {
+            let (ours, std) = (rem_whole(x, m), x.rem_euclid(f64::from(m)));
+            assert!(ours.to_bits() == std.to_bits() || (ours.is_nan() && std.is_nan()), "{x:e} mod {m}: {ours:e} against {std:e}");
+            checked += 1;
+        };
+        for _ in 0..200_000 {
+            let m = [1, 2, 3, 7, 17, 63, 229, 334, 500, 1023, 4096, 1 << 20, u32::MAX][(next() % 13) as usize];
+            // Offsets as layouts form them (skews are fractions of sectors times track counts),
+            // raw bit patterns, and values a few ulps from a multiple of `m`, where the quotient
+            // rounds up.
+            let scale = [1.0, 100.0, 1e4, 1e7, 1e12, 4e15][(next() % 6) as usize];
+            let x = (next() >> 11) as f64 / (1u64 << 53) as f64 * scale;
+            check(x, m);
+            check(f64::from_bits(next() >> 2), m);
+            let k = (next() % 1_000_000) as f64 * f64::from(m);
+            let mut y = k;
+            for _ in 0..4 {
+                y = f64::from_bits(y.to_bits().saturating_sub(1));
+                check(y, m);
+            }
+            check(k, m);
+            check(f64::from_bits(k.to_bits() + 1), m);
+        }
+        for x in [0.0, -0.0, -1.5, -1e9, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 4_503_599_627_370_495.5, 4_503_599_627_370_496.0, 1e300, f64::MIN_POSITIVE, 5e-324] {
+            for m in [1, 3, 334, u32::MAX] {
+                check(x, m);
+            }
+        }
+        assert!(checked > 1_000_000);
+    }
+
+    /// `lbn_track` must agree with `lbn_to_pbn` then `track_summary`, which it stands in for in
+    /// the cache model: on every built-in disk (slips, spares per track, cylinder, range, zone
+    /// and at the end, track sparing, a remapped defect), across each zone's first and last
+    /// few thousand LBNs and at random ones.
+    #[test]
+    fn lbn_track_is_lbn_to_pbn_then_track_summary() {
+        let mut state = 7u64;
+        let mut next = move || {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            state >> 11
+        };
+        for name in crate::library::names() {
+            let disk = crate::Disk::new(crate::library::get(name).unwrap()).unwrap();
+            let layout = disk.layout();
+            let capacity = layout.capacity();
+            let mut lbns: Vec<u64> = (0..5000).map(|_| next() % capacity).collect();
+            for &(_, _, _, first, count) in &layout.zone_table() {
+                let end = (first + count).min(capacity);
+                lbns.extend(first..end.min(first + 3000));
+                lbns.extend(end.saturating_sub(3000).max(first)..end);
+            }
+            for lbn in lbns {
+                let pbn = layout.lbn_to_pbn(lbn).unwrap();
+                let expected = (pbn, layout.track_summary(pbn.cylinder, pbn.surface));
+                assert_eq!(layout.lbn_track(lbn).unwrap(), expected, "{name}: LBN {lbn}");
+            }
+            assert!(layout.lbn_track(capacity).is_err(), "{name}");
+        }
+    }
 }

@@ -42,7 +42,7 @@ pub mod time;
 pub use disk::{ArcAccess, Breakdown, Disk, HeadState, MediaAccess, Op, Target, ON_TIME_PS};
 pub use drive::{Drive, Service};
 pub use error::{AccessError, SpecError};
-pub use layout::{Layout, Pbn, RotPos, TrackAngles, TrackRun};
+pub use layout::{Layout, Pbn, RotPos, TrackAngles, TrackRun, TrackSummary};
 pub use seek::SeekCurve;
 pub use summary::DiskSummary;
 pub use spec::{CacheSpec, Controller, DiskSpec, Mapping, PowerSpec, SeekModel, Sparing, Zone};

@@ -40,7 +40,7 @@
 
 use crate::disk::{Disk, HeadState, Op};
 use crate::error::AccessError;
-use crate::layout::Pbn;
+use crate::layout::{Pbn, TrackSummary};
 use crate::spec::ReadAhead;
 
 /// No LBN (unmapped sector).
@@ -193,7 +193,14 @@ struct Seg {
 
 impl Seg {
     fn overlaps(&self, lbn: u64, end: u64) -> bool {
-        (lbn >= self.start && lbn < self.end) || (end > self.start && end <= self.end) || (lbn <= self.start && end >= self.end)
+        // `&` and `|`, not `&&` and `||`: the same value without a branch on each comparison,
+        // which random requests would mispredict half the time.
+        ((lbn >= self.start) & (lbn < self.end)) | ((end > self.start) & (end <= self.end)) | ((lbn <= self.start) & (end >= self.end))
+    }
+
+    /// Whether the segment's data `start..end` holds `lbn` (without branches, as `overlaps`).
+    fn holds(&self, lbn: u64) -> bool {
+        (lbn >= self.start) & (lbn < self.end)
     }
 }
 
@@ -241,6 +248,9 @@ struct Track {
     /// A track whose LBNs are one run in consecutive sectors but fill only part of it: the
     /// sectors of its last and first LBN (for `CacheSpec::skip_unmapped_sectors`).
     short: Option<(u32, u32)>,
+    /// The revolution (ps) as `rev_whole·spt + rev_rest`, for [`Track::boundary_time`].
+    rev_whole: u64,
+    rev_rest: u64,
 }
 
 impl Track {
@@ -259,6 +269,13 @@ impl Track {
         } else {
             self.lbns.contains(&lbn)
         }
+    }
+
+    /// `base + ⌊i·rev/spt⌋`, the time of sector boundary `i` of a pass that starts at `base`.
+    /// Written as `base + i·rev_whole + ⌊i·rev_rest/spt⌋`, the same number, so the division is of
+    /// a small product: the mechanism asks for it at every event.
+    fn boundary_time(&self, base: u64, i: u64) -> u64 {
+        base + i * self.rev_whole + i * self.rev_rest / u64::from(self.spt)
     }
 
     /// Rotational position of sector `s`'s start.
@@ -284,17 +301,37 @@ impl Track {
         if self.is(cyl, surf) {
             return;
         }
+        self.fill(disk, cyl, surf, disk.layout().track_summary(cyl, surf));
+    }
+
+    /// Loads the track holding `lbn` (an LBN of the disk) and returns the sector holding it.
+    fn load_lbn(&mut self, disk: &Disk, lbn: u64) -> Pbn {
+        if self.valid && self.one_run && (self.first..self.next).contains(&lbn) {
+            return Pbn { cylinder: self.cyl, surface: self.surf, sector: (lbn - self.base) as u32 };
+        }
+        let (pbn, summary) = disk.layout().lbn_track(lbn).expect("in range");
+        if !self.is(pbn.cylinder, pbn.surface) {
+            self.fill(disk, pbn.cylinder, pbn.surface, summary);
+        }
+        pbn
+    }
+
+    /// Loads track `(cyl, surf)`, whose [`crate::Layout::track_summary`] is `summary`.
+    fn fill(&mut self, disk: &Disk, cyl: u32, surf: u32, summary: TrackSummary) {
         let layout = disk.layout();
-        let spt = layout.sectors_per_track(cyl);
+        let TrackSummary { sectors_per_track: spt, sector0_pos: pos0, first_lbn } = summary;
+        let rev = disk.revolution_ps();
+        self.rev_whole = rev.checked_div(u64::from(spt)).unwrap_or(0);
+        self.rev_rest = rev.checked_rem(u64::from(spt)).unwrap_or(0);
         self.cyl = cyl;
         self.surf = surf;
         self.spt = spt;
         self.valid = true;
         self.one_run = false;
         self.short = None;
-        self.pos0 = layout.sector_start(cyl, surf, 0);
+        self.pos0 = pos0;
         self.lbns.clear();
-        if let Some(a) = layout.track_first_lbn(cyl, surf) {
+        if let Some(a) = first_lbn {
             self.one_run = true;
             self.base = a;
             self.first = a;
@@ -361,10 +398,10 @@ struct Hda {
 }
 
 impl Hda {
-    fn next_time(&self, rev: u64) -> Option<u64> {
+    fn next_time(&self) -> Option<u64> {
         match &self.phase {
             Phase::Seek { at, .. } => Some(*at),
-            Phase::Rot { base, i, .. } => Some(base + i * rev / u64::from(self.track.spt)),
+            Phase::Rot { base, i, .. } => Some(self.track.boundary_time(*base, *i)),
             Phase::Idle => None,
         }
     }
@@ -661,6 +698,18 @@ fn first_kept_piece<const N: usize>(run: IdleRun, first_lbn: u64, thresholds: [u
     (m >= 2).then_some(m)
 }
 
+/// The last boundary `j` (at `base + ⌊j·rev/spt⌋`) before `limit`, for `limit > base`: the
+/// boundaries `j` with `⌊j·rev/spt⌋ < limit − base` are those below `⌈(limit − base)·spt/rev⌉`.
+/// In `u64` when the product fits (always, for real drives and runs), as `u128` division is a
+/// library call.
+fn last_boundary_before(base: u64, rev: u64, spt: u64, limit: u64) -> u64 {
+    let d = limit - base;
+    match d.checked_mul(spt) {
+        Some(p) => p.div_ceil(rev) - 1,
+        None => ((u128::from(d) * u128::from(spt)).div_ceil(u128::from(rev)) - 1).min(u128::from(u64::MAX)) as u64,
+    }
+}
+
 /// The first boundary `j ≥ j0` with `j ≡ j0 (mod spt)` (the same sector on a later revolution)
 /// at or after `at`, boundary `j` being at `base + ⌊j·rev/spt⌋`.
 fn first_pass(base: u64, rev: u64, spt: u64, j0: u64, at: u64) -> u64 {
@@ -781,15 +830,15 @@ impl Buffer {
             if r.done.is_some() {
                 return Ok(());
             }
-            let th = self.hda.as_ref().and_then(|h| h.next_time(self.p.rev));
+            let th = self.hda.as_ref().and_then(|h| h.next_time());
             let tb = match r.bus {
                 Bus::Msg { at, .. } => Some(at),
                 Bus::Xfer { end, .. } => Some(end),
                 Bus::Idle | Bus::Outwait => None,
             };
             match (th, tb) {
-                (Some(a), Some(b)) if a <= b => self.hda_event(disk, b),
-                (Some(_), None) => self.hda_event(disk, u64::MAX),
+                (Some(a), Some(b)) if a <= b => self.hda_event(disk, a, b),
+                (Some(a), None) => self.hda_event(disk, a, u64::MAX),
                 (_, Some(b)) => self.bus_event(disk, b),
                 (None, None) => {
                     return Err(format!(
@@ -810,17 +859,17 @@ impl Buffer {
 
     /// The time of the mechanism's next event, or of the last seek's end, ns: where the model is.
     fn now_ns(&self) -> u64 {
-        self.hda.as_ref().and_then(|h| h.next_time(self.p.rev)).unwrap_or(self.seek_stop) / 1000
+        self.hda.as_ref().and_then(|h| h.next_time()).unwrap_or(self.seek_stop) / 1000
     }
 
     /// Runs background media work (read-ahead, write-back) up to `t`.
     fn advance(&mut self, disk: &Disk, t: u64) -> Result<(), String> {
         let mut events = 0u64;
-        while let Some(at) = self.hda.as_ref().and_then(|h| h.next_time(self.p.rev)) {
+        while let Some(at) = self.hda.as_ref().and_then(|h| h.next_time()) {
             if at >= t {
                 break;
             }
-            self.hda_event(disk, t);
+            self.hda_event(disk, at, t);
             events += 1;
             if events > self.event_limit {
                 return Err(format!(
@@ -882,7 +931,7 @@ impl Buffer {
             let mut ht = Hit::NoMatch;
             if s.state == St::Empty {
                 v = 3;
-            } else if lbn < s.start || lbn >= s.end {
+            } else if !s.holds(lbn) {
                 if s.state == St::Clean && !busy {
                     v = 2;
                 } else if s.state == St::Reading {
@@ -1059,8 +1108,7 @@ impl Buffer {
                     let (first, next) = match self.dec_track {
                         Some((e, first, next)) if e == end => (first, next),
                         _ => {
-                            let pbn = disk.layout().lbn_to_pbn(end).expect("in range");
-                            self.last_track.load(disk, pbn.cylinder, pbn.surface);
+                            self.last_track.load_lbn(disk, end);
                             let found = (self.last_track.first, self.last_track.next);
                             self.dec_track = Some((end, found.0, found.1));
                             found
@@ -1134,7 +1182,7 @@ impl Buffer {
                 self.seek_stop = at;
             }
             Phase::Rot { .. } if !self.p.stop_in_sector => {
-                self.seek_stop = h.next_time(self.p.rev).unwrap_or(self.seek_stop);
+                self.seek_stop = h.next_time().unwrap_or(self.seek_stop);
             }
             _ => {}
         }
@@ -1350,13 +1398,9 @@ impl Buffer {
         if target >= self.p.capacity {
             return false;
         }
-        let known = &self.last_track;
-        let pbn = if known.valid && known.one_run && (known.first..known.next).contains(&target) {
-            // Usually the track a read's read-ahead limit was just looked up on.
-            Pbn { cylinder: known.cyl, surface: known.surf, sector: (target - known.base) as u32 }
-        } else {
-            disk.layout().lbn_to_pbn(target).expect("in range")
-        };
+        // Usually the track a read's read-ahead limit was just looked up on; else the track
+        // `seek_done` will want.
+        let pbn = self.last_track.load_lbn(disk, target);
         let h = self.hda.as_mut().expect("access");
         let op = if h.read { Op::Read } else { Op::Write };
         let seek = disk.move_ns(self.head, pbn.cylinder, pbn.surface, op) * 1000;
@@ -1378,14 +1422,15 @@ impl Buffer {
         true
     }
 
-    /// The mechanism's next event. Nothing else may happen before `limit`, which lets a run of
-    /// sector boundaries that change nothing but the segment's end be taken at once.
-    fn hda_event(&mut self, disk: &Disk, limit: u64) {
+    /// The mechanism's next event, due at `now` ([`Hda::next_time`]). Nothing else may happen
+    /// before `limit`, which lets a run of sector boundaries that change nothing but the
+    /// segment's end be taken at once.
+    fn hda_event(&mut self, disk: &Disk, now: u64, limit: u64) {
         let phase = self.hda.as_ref().expect("access").phase.clone();
         match phase {
             Phase::Seek { at, target, pbn } => self.seek_done(disk, at, target, pbn),
             Phase::Rot { base, i, prev, next } => {
-                self.boundary(disk, base, i, prev, next);
+                self.boundary(disk, now, base, i, prev, next);
                 // The runs below step sectors physically, not through a short track's LBNs.
                 if self.fast_forward && !self.hda.as_ref().is_some_and(|h| self.skips_unmapped(h)) {
                     self.fast_forward(limit);
@@ -1420,12 +1465,11 @@ impl Buffer {
         };
         let rev = self.p.rev;
         let spt = u64::from(h.track.spt);
-        if base + i * rev / spt >= limit {
+        if h.track.boundary_time(base, i) >= limit {
             return;
         }
         // Boundaries j ≥ i with base + ⌊j·rev/spt⌋ < limit.
-        let d = u128::from(limit - base);
-        let last_j = ((d * u128::from(spt)).div_ceil(u128::from(rev)) - 1).min(u128::from(u64::MAX)) as u64;
+        let last_j = last_boundary_before(base, rev, spt, limit);
         let by_time = (last_j - i).saturating_add(1);
         let (outblkno, size_limited, watching) = match (&self.req, h.owner) {
             (Some(r), Owner::Req) => (r.outblkno, !r.completion_sent, (r.seg_out == SegOut::Idle).then_some(r.watermark)),
@@ -1569,11 +1613,10 @@ impl Buffer {
         let rev = self.p.rev;
         let tr = &h.track;
         let spt = u64::from(tr.spt);
-        if base + i * rev / spt >= limit {
+        if tr.boundary_time(base, i) >= limit {
             return;
         }
-        let d = u128::from(limit - base);
-        let last_j = ((d * u128::from(spt)).div_ceil(u128::from(rev)) - 1).min(u128::from(u64::MAX)) as u64;
+        let last_j = last_boundary_before(base, rev, spt, limit);
         let by_time = (last_j - i).saturating_add(1);
         let inblkno = h.inblkno;
         // `block_available` for a write: None if the sector is never writable meanwhile, else how
@@ -1640,12 +1683,11 @@ impl Buffer {
         }
         let rev = self.p.rev;
         let spt = u64::from(tr.spt);
-        if base + i * rev / spt >= limit {
+        if tr.boundary_time(base, i) >= limit {
             return;
         }
         // Boundaries j ≥ i with base + ⌊j·rev/spt⌋ < limit.
-        let d = u128::from(limit - base);
-        let last_j = ((d * u128::from(spt)).div_ceil(u128::from(rev)) - 1).min(u128::from(u64::MAX)) as u64;
+        let last_j = last_boundary_before(base, rev, spt, limit);
         let by_time = (last_j - i).saturating_add(1);
         // Boundary i + k writes LBN w + k and leaves the next one to write at w + k + 1, which
         // must stay short of the segment's end (write-back done), the track's end (seek) and
@@ -1716,11 +1758,10 @@ impl Buffer {
     }
 
     /// A sector boundary (DiskSim `disk_buffer_sector_done`).
-    fn boundary(&mut self, disk: &Disk, base: u64, i: u64, prev: Option<(u32, bool)>, next: u32) {
-        let t = {
-            let h = self.hda.as_ref().expect("access");
-            base + i * self.p.rev / u64::from(h.track.spt)
-        };
+    /// `t` is the boundary's time, [`Hda::next_time`], which the caller has already computed.
+    fn boundary(&mut self, disk: &Disk, t: u64, base: u64, i: u64, prev: Option<(u32, bool)>, next: u32) {
+        let spt = self.hda.as_ref().expect("access").track.spt;
+        debug_assert_eq!(t, base + i * self.p.rev / u64::from(spt));
         if let Some((s, true)) = prev {
             self.process_sector(s);
         }
