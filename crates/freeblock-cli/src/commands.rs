@@ -360,14 +360,21 @@ pub fn bench(a: &BenchArgs, probe: Option<&'static dyn freeblock::bench::Allocat
         return print_json(&serde_json::json!({ "speed": rows, "freeblock": fb }));
     }
     if speed {
-        let mut t = Table::new(["case", "requests", "wall s", "simulated requests/s", "target", "peak RSS MB"]);
+        let mut t = Table::new(["case", "requests", "wall s", "simulated requests/s", "target", "on / off", "peak RSS MB"]);
         for r in &rows {
+            // A cache-on row against its cache-off twin of the same run (issue 18: at least 0.5).
+            let off = rows.iter().find(|o| r.case.ends_with("cache on") && o.case == r.case.replace("cache on", "cache off"));
+            let ratio = off.map_or(String::new(), |o| {
+                let x = r.requests_per_s / o.requests_per_s;
+                format!("{x:.2} {}", if x >= 0.5 { "(≥ 0.5)" } else { "(< 0.5, MISSES)" })
+            });
             t.row([
                 r.case.clone(),
                 r.requests.to_string(),
                 format!("{:.3}", r.wall_s),
                 format!("{:.0}", r.requests_per_s),
                 r.target_per_s.map_or(String::new(), |x| format!("≥ {x:.0}")),
+                ratio,
                 format!("{:.1}", r.peak_rss_mb),
             ]);
         }
