@@ -516,14 +516,7 @@ impl Layout {
     /// # Errors
     /// As [`Layout::track_runs`]; `f` is not called then.
     pub fn for_each_track_run(&self, lbn: u64, count: u64, mut f: impl FnMut(TrackRun)) -> Result<(), AccessError> {
-        if count == 0 {
-            return Err(AccessError::Empty { lbn });
-        }
-        let end = lbn.checked_add(count).filter(|&e| e <= self.capacity).ok_or(AccessError::OutOfRange {
-            lbn,
-            end: lbn.saturating_add(count),
-            capacity: self.capacity,
-        })?;
+        let end = self.request_end(lbn, count)?;
         let mut cur = lbn;
         while cur < end {
             let zi = self.zone_of_lbn(cur);
@@ -550,6 +543,18 @@ impl Layout {
             cur = run_end;
         }
         Ok(())
+    }
+
+    /// The end of `lbn..lbn+count`, or the error for an empty or out-of-range request.
+    fn request_end(&self, lbn: u64, count: u64) -> Result<u64, AccessError> {
+        if count == 0 {
+            return Err(AccessError::Empty { lbn });
+        }
+        lbn.checked_add(count).filter(|&e| e <= self.capacity).ok_or(AccessError::OutOfRange {
+            lbn,
+            end: lbn.saturating_add(count),
+            capacity: self.capacity,
+        })
     }
 
     /// Whether some zone stores a defective sector's LBN in a spare elsewhere.
@@ -579,14 +584,7 @@ impl Layout {
         if !self.remaps {
             return self.for_each_track_run(lbn, count, f);
         }
-        if count == 0 {
-            return Err(AccessError::Empty { lbn });
-        }
-        let end = lbn.checked_add(count).filter(|&e| e <= self.capacity).ok_or(AccessError::OutOfRange {
-            lbn,
-            end: lbn.saturating_add(count),
-            capacity: self.capacity,
-        })?;
+        let end = self.request_end(lbn, count)?;
         let moved = self.remapped_lbns(lbn, end);
         let mut cur = lbn;
         let mut i = 0;
