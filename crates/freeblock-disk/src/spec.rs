@@ -479,7 +479,8 @@ pub struct CacheSpec {
     /// On a track whose LBNs fill only part of its sectors (the rest unmapped), the media
     /// process goes from the sector of the track's last LBN to that of its first in one sector
     /// time, as DiskSim 4.0 does (it steps through a track's LBNs, not its sectors), so a sector
-    /// missed comes round again after as many sector times as the track has LBNs. Default false:
+    /// missed comes round again after as many sector times as the track has LBNs; likewise a
+    /// slipped sector between two LBNs of a track takes no time. Default false:
     /// the head passes the unmapped sectors, and a missed sector comes round after a revolution.
     #[serde(skip_serializing_if = "is_false")]
     pub skip_unmapped_sectors: bool,

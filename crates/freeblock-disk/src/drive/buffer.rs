@@ -248,6 +248,10 @@ struct Track {
     /// A track whose LBNs are one run in consecutive sectors but fill only part of it: the
     /// sectors of its last and first LBN (for `CacheSpec::skip_unmapped_sectors`).
     short: Option<(u32, u32)>,
+    /// Some sectors hold no LBN (spares, slips) and none of the track's LBNs is remapped
+    /// elsewhere: with `skip_unmapped_sectors`, a mapped sector is followed by the next mapped
+    /// one.
+    gaps: bool,
     /// The revolution (ps) as `rev_whole·spt + rev_rest`, for [`Track::boundary_time`].
     rev_whole: u64,
     rev_rest: u64,
@@ -291,6 +295,13 @@ impl Track {
     /// (it steps through the track's LBNs, one sector time each): on a short track, the sector
     /// of the first LBN follows that of the last one at once.
     fn after(&self, s: u32, skip_unmapped: bool) -> u32 {
+        if skip_unmapped && self.gaps && self.lbns[s as usize] != NONE {
+            let mut n = (s + 1) % self.spt;
+            while self.lbns[n as usize] == NONE {
+                n = (n + 1) % self.spt;
+            }
+            return n;
+        }
         match self.short {
             Some((last, first)) if skip_unmapped && s == last => first,
             _ => (s + 1) % self.spt,
@@ -329,6 +340,7 @@ impl Track {
         self.valid = true;
         self.one_run = false;
         self.short = None;
+        self.gaps = false;
         self.pos0 = pos0;
         self.lbns.clear();
         if let Some(a) = first_lbn {
@@ -368,6 +380,7 @@ impl Track {
                 s < u64::from(spt) && self.lbns[s as usize] == first + k
             });
             let mapped = self.lbns.iter().filter(|&&l| l != NONE).count() as u64;
+            self.gaps = mapped < u64::from(spt) && !layout.has_remapped_defects();
             if run && mapped == n && n < u64::from(spt) {
                 self.short = Some(((u64::from(s0) + n - 1) as u32, s0));
             }
@@ -1431,7 +1444,7 @@ impl Buffer {
             Phase::Seek { at, target, pbn } => self.seek_done(disk, at, target, pbn),
             Phase::Rot { base, i, prev, next } => {
                 self.boundary(disk, now, base, i, prev, next);
-                // The runs below step sectors physically, not through a short track's LBNs.
+                // The runs below step sectors physically, not through a track's LBNs.
                 if self.fast_forward && !self.hda.as_ref().is_some_and(|h| self.skips_unmapped(h)) {
                     self.fast_forward(limit);
                 }
@@ -1796,11 +1809,11 @@ impl Buffer {
         h.phase = Phase::Rot { base, i: i + 1, prev: Some((next, valid)), next: h.track.after(next, skip) };
     }
 
-    /// Does the access step from a short track's last LBN straight to its first
-    /// (`CacheSpec::skip_unmapped_sectors`)? Not a zero-latency or "read any free blocks" read:
+    /// Does the access step from a mapped sector straight to the next mapped one, over a short
+    /// track's spares or a slip (`CacheSpec::skip_unmapped_sectors`)? Not a zero-latency or "read any free blocks" read:
     /// DiskSim 4.0 was seen to pass the unmapped sectors there (docs/disksim-compat.md).
     fn skips_unmapped(&self, h: &Hda) -> bool {
-        self.p.skip_unmapped && h.track.short.is_some() && !(h.immed || (self.p.read_any_free && h.read))
+        self.p.skip_unmapped && (h.track.short.is_some() || h.track.gaps) && !(h.immed || (self.p.read_any_free && h.read))
     }
 
     /// What the head did with sector `s` (which it was allowed to read or write).
@@ -2543,6 +2556,22 @@ read_ahead_on_hit = true
                 fast_forward_changes_nothing(disk, 200, 400, 91 + seed);
             }
         }
+    }
+
+    /// A slipped sector inside a track (zone 0's sector 3, on track 0/0): with
+    /// `skip_unmapped_sectors` the mapped sector before it is followed by the one after it, as
+    /// DiskSim steps from LBN to LBN (st41601n random #3247); the head still passes an unmapped
+    /// sector it starts on one sector at a time; without the option nothing is skipped.
+    #[test]
+    fn a_slipped_sector_is_stepped_over_with_skip_unmapped_sectors() {
+        let disk = Disk::new(crate::DiskSpec::from_toml_str(SLOW_BUS_DISK, "slow-bus.toml").unwrap()).unwrap();
+        let mut tr = Track::default();
+        tr.load(&disk, 0, 0);
+        assert!(tr.gaps && tr.short.is_none());
+        assert_eq!((tr.after(2, true), tr.after(2, false), tr.after(3, true), tr.after(63, true)), (4, 3, 4, 0));
+        tr.load(&disk, 0, 1);
+        assert!(!tr.gaps);
+        assert_eq!(tr.after(2, true), 3);
     }
 
     /// Requests over remapped defects, whose spares are on the same track, on another surface
