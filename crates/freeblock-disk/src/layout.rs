@@ -338,6 +338,17 @@ impl Layout {
     /// handful of defects, so this walks the zones' remap lists, not the range).
     pub fn for_each_remapped_lbn(&self, lbn: u64, end: u64, mut f: impl FnMut(u64, (u32, u32), (u32, u32))) {
         let spt_track = |z: &ZoneMap, slot: u64| self.track_at(z, slot / u64::from(z.spt));
+        self.visit_remapped(lbn, end, |z, l, slot, spare_slot| {
+            let (counted, actual) = (spt_track(z, slot), spt_track(z, spare_slot));
+            if counted != actual {
+                f(l, counted, actual);
+            }
+        });
+    }
+
+    /// Calls `f(zone, lbn, slot, spare slot)` for each LBN of `lbn..end` that a remapped defect
+    /// moved, zone by zone in the order of the zones' remap lists.
+    fn visit_remapped(&self, lbn: u64, end: u64, mut f: impl FnMut(&ZoneMap, u64, u64, u64)) {
         for z in self.zones.iter().filter(|z| !z.remap.is_empty() && z.first_lbn < end && lbn < z.first_lbn + z.lbn_count) {
             for &(defective, spare) in &z.remap {
                 for within in 0..z.remap_unit {
@@ -346,12 +357,8 @@ impl Layout {
                         continue;
                     }
                     let l = z.first_lbn + slot - z.reserved_below(slot);
-                    if l < lbn || l >= end || l >= z.first_lbn + z.lbn_count {
-                        continue;
-                    }
-                    let (counted, actual) = (spt_track(z, slot), spt_track(z, spare * z.remap_unit + within));
-                    if counted != actual {
-                        f(l, counted, actual);
+                    if l >= lbn && l < end && l < z.first_lbn + z.lbn_count {
+                        f(z, l, slot, spare * z.remap_unit + within);
                     }
                 }
             }
@@ -614,20 +621,7 @@ impl Layout {
     /// track)`, by LBN.
     fn remapped_lbns(&self, lbn: u64, end: u64) -> Vec<(u64, Pbn, u32)> {
         let mut out = Vec::new();
-        for z in self.zones.iter().filter(|z| !z.remap.is_empty() && z.first_lbn < end && lbn < z.first_lbn + z.lbn_count) {
-            for &(defective, spare) in &z.remap {
-                for within in 0..z.remap_unit {
-                    let slot = defective * z.remap_unit + within;
-                    if z.is_reserved(slot) {
-                        continue;
-                    }
-                    let l = z.first_lbn + slot - z.reserved_below(slot);
-                    if l >= lbn && l < end && l < z.first_lbn + z.lbn_count {
-                        out.push((l, self.slot_to_pbn(z, spare * z.remap_unit + within), z.spt));
-                    }
-                }
-            }
-        }
+        self.visit_remapped(lbn, end, |z, l, _, spare_slot| out.push((l, self.slot_to_pbn(z, spare_slot), z.spt)));
         out.sort_unstable_by_key(|m| m.0);
         out
     }
