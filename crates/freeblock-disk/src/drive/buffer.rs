@@ -248,9 +248,9 @@ struct Track {
     /// A track whose LBNs are one run in consecutive sectors but fill only part of it: the
     /// sectors of its last and first LBN (for `CacheSpec::skip_unmapped_sectors`).
     short: Option<(u32, u32)>,
-    /// Some sectors hold no LBN (spares, slips) and none of the track's LBNs is remapped
-    /// elsewhere: with `skip_unmapped_sectors`, a mapped sector is followed by the next mapped
-    /// one.
+    /// Some sectors hold no LBN (spares, slips), and the track is short or none of the disk's
+    /// LBNs is remapped elsewhere: with `skip_unmapped_sectors`, a mapped sector is followed by
+    /// the next mapped one (on a short track, the first LBN's sector follows the last one's).
     gaps: bool,
     /// The revolution (ps) as `rev_whole·spt + rev_rest`, for [`Track::boundary_time`].
     rev_whole: u64,
@@ -292,20 +292,16 @@ impl Track {
     }
 
     /// The sector after `s` in the sector-by-sector media process. With `skip_unmapped`, DiskSim's
-    /// (it steps through the track's LBNs, one sector time each): on a short track, the sector
-    /// of the first LBN follows that of the last one at once.
+    /// (it steps through the track's LBNs, one sector time each): from a mapped sector, the next
+    /// mapped one, at once.
     fn after(&self, s: u32, skip_unmapped: bool) -> u32 {
+        let mut n = (s + 1) % self.spt;
         if skip_unmapped && self.gaps && self.lbns[s as usize] != NONE {
-            let mut n = (s + 1) % self.spt;
             while self.lbns[n as usize] == NONE {
                 n = (n + 1) % self.spt;
             }
-            return n;
         }
-        match self.short {
-            Some((last, first)) if skip_unmapped && s == last => first,
-            _ => (s + 1) % self.spt,
-        }
+        n
     }
 
     fn load(&mut self, disk: &Disk, cyl: u32, surf: u32) {
@@ -380,10 +376,10 @@ impl Track {
                 s < u64::from(spt) && self.lbns[s as usize] == first + k
             });
             let mapped = self.lbns.iter().filter(|&&l| l != NONE).count() as u64;
-            self.gaps = mapped < u64::from(spt) && !layout.has_remapped_defects();
             if run && mapped == n && n < u64::from(spt) {
                 self.short = Some(((u64::from(s0) + n - 1) as u32, s0));
             }
+            self.gaps = mapped < u64::from(spt) && (self.short.is_some() || !layout.has_remapped_defects());
         }
     }
 }
@@ -1813,7 +1809,7 @@ impl Buffer {
     /// track's spares or a slip (`CacheSpec::skip_unmapped_sectors`)? Not a zero-latency or "read any free blocks" read:
     /// DiskSim 4.0 was seen to pass the unmapped sectors there (docs/disksim-compat.md).
     fn skips_unmapped(&self, h: &Hda) -> bool {
-        self.p.skip_unmapped && (h.track.short.is_some() || h.track.gaps) && !(h.immed || (self.p.read_any_free && h.read))
+        self.p.skip_unmapped && h.track.gaps && !(h.immed || (self.p.read_any_free && h.read))
     }
 
     /// What the head did with sector `s` (which it was allowed to read or write).
