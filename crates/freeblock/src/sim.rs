@@ -1071,6 +1071,16 @@ impl<'w> Simulation<'w> {
                     timer_at = wanted.map(|t| t.max(now));
                 }
             }
+            // Outside the drive, blocks are delivered at completions (and by a dispatched
+            // foreground transfer), so an application may have promoted some since the last
+            // decision: they join the foreground requests the host picks from.
+            if let (Some(_), Some(fb)) = (&self.external, &mut self.freeblock) {
+                for q in fb.take_promoted() {
+                    let job = promoted_job(&disk, q, now, &mut next_id, &mut promoted)?;
+                    enqueue(job, &mut disk_queue, &mut disk_meta, &mut driver_queue, depth);
+                    requests_in_flight += 1;
+                }
+            }
             // Start the next I/O if the disk is free. Events at the same instant (e.g. the
             // arrival a completion just triggered) are handled first, so the scheduler sees them.
             let device_free = match &self.external {
@@ -1128,13 +1138,8 @@ impl<'w> Simulation<'w> {
                     // own head-usage breakdown is the one it would have had alone.
                     let (done, alone) = fb.serve(&mut self.drive, now, &p)?;
                     for q in fb.take_promoted() {
-                        let target = disk.target(q.lbn).map_err(|source| Error::Request { index: next_id, source })?;
-                        let sectors = u32::try_from(q.sectors).unwrap_or(u32::MAX);
-                        let pending = Pending { id: next_id, arrival: now, lbn: q.lbn, sectors, op: q.op, target };
-                        promoted.insert(next_id, q);
-                        next_id += 1;
+                        driver_queue.push_back(promoted_job(&disk, q, now, &mut next_id, &mut promoted)?);
                         requests_in_flight += 1;
-                        driver_queue.push_back(Job { pending, meta: Meta { owner: Owner::Workload { stream: PROMOTED }, measured: None, layout: None } });
                     }
                     let svc = freeblock_disk::Service { access: MediaAccess { breakdown: alone.breakdown, ..done }, cache_hit: false };
                     // What the background work delivered counts from this dispatch on.
@@ -1268,6 +1273,18 @@ fn take_job(disk_queue: &mut Vec<Pending>, disk_meta: &mut Vec<Meta>, i: usize) 
     } else {
         Job { pending: disk_queue.remove(i), meta: disk_meta.remove(i) }
     }
+}
+
+/// A foreground job for blocks a background application promoted, remembered under its id so
+/// its completion delivers them.
+fn promoted_job(disk: &Disk, q: Promoted, now: SimTime, next_id: &mut u64, promoted: &mut HashMap<u64, Promoted>) -> Result<Job> {
+    let id = *next_id;
+    let target = disk.target(q.lbn).map_err(|source| Error::Request { index: id, source })?;
+    let sectors = u32::try_from(q.sectors).unwrap_or(u32::MAX);
+    let pending = Pending { id, arrival: now, lbn: q.lbn, sectors, op: q.op, target };
+    promoted.insert(id, q);
+    *next_id += 1;
+    Ok(Job { pending, meta: Meta { owner: Owner::Workload { stream: PROMOTED }, measured: None, layout: None } })
 }
 
 /// Puts a job at the disk, or in the driver's FIFO when the disk's queue is full.

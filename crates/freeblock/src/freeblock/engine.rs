@@ -689,11 +689,15 @@ impl Freeblock {
     /// Books media transfers an external (host-side) scheduler had a drive carry out: the LBNs
     /// `range` passed under the head at `time` by `route` (free background or piggyback). The
     /// sectors that served a task count in the accounts, and the applications get their blocks
-    /// as [`Freeblock::serve`] would hand them over. Returns those sectors.
+    /// as [`Freeblock::serve`] would hand them over (a foreground transfer only with
+    /// `piggyback` on). Returns those sectors.
     ///
     /// # Errors
     /// An application's registration error.
     pub fn transferred_outside(&mut self, range: std::ops::Range<u64>, time: SimTime, route: Route) -> Result<u64> {
+        if route == Route::Piggyback && !self.config.piggyback {
+            return Ok(0);
+        }
         let got = self.sets.transferred(range, time, route, Some(Op::Read));
         let bytes = got * u64::from(self.disk.spec().sector_bytes);
         let acc = match route {

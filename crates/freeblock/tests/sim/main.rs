@@ -3,6 +3,7 @@
 mod determinism;
 mod online;
 mod energy;
+mod external_promotion;
 mod prediction;
 mod rotational_latency;
 mod scheduler_order;
