@@ -56,6 +56,7 @@ echo "freeblock serve --pace ${PACE:-real} (realtime ${REALTIME:-0}, load: $(cut
 sed 's/^/  /' "$dir/summary"
 if [[ -n "${capture:-}" ]]; then
     # Unpaced, the model's time is not on the wire: the client's share only.
-    model=$([[ "${PACE:-real}" == real ]] && sed -n 's/.*mean response \([0-9.]*\) ms.*/\1/p' "$dir/summary")
+    model=
+    if [[ "${PACE:-real}" == real ]]; then model=$(sed -n 's/.*mean response \([0-9.]*\) ms.*/\1/p' "$dir/summary"); fi
     python3 crates/freeblock-server/bench/wire_times.py "$dir/cap.pcap" "$PORT" "${client%% ms*}" $model
 fi
