@@ -36,6 +36,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinSet;
 
+use crate::arrival::Stamped;
 use crate::placement::{PlacementCounters, RequestBytes};
 use crate::protocol::{self as p, cflag, chunk, errno, info, opt, rep, tflag, Command, ProtocolError};
 use crate::reply::{DirectSocket, Replies};
@@ -266,10 +267,13 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    // Paced, a request's arrival is when its bytes reached the socket (crate::arrival); the
+    // descriptor stays open as long as the replies do, which outlive this reader.
+    let stamp_fd = direct.as_ref().filter(|_| export.timing.pace() == Pace::Real).map(DirectSocket::raw_fd);
     let replies = Arc::new(Replies::new(direct, Arc::clone(&export.stats)));
     let conn = Connection { export, replies: Arc::clone(&replies), outstanding: Arc::default(), structured };
     let mut in_flight = JoinSet::new();
-    let mut rd = tokio::io::BufReader::with_capacity(READ_BUFFER_BYTES, &mut rd);
+    let mut rd = tokio::io::BufReader::with_capacity(READ_BUFFER_BYTES, Stamped::new(&mut rd, stamp_fd));
     let reading = async {
         let mut batch = Vec::new();
         let result = read_requests(&mut rd, &conn, &mut in_flight, &mut batch, &mut shutdown).await;
@@ -289,7 +293,7 @@ where
 /// Reads requests until the client leaves. Requests the engine answers gather in `batch`, which
 /// goes to the engine whenever the next header is not buffered yet (the caller sends what is
 /// left when this returns).
-async fn read_requests<R>(rd: &mut tokio::io::BufReader<R>, conn: &Connection, in_flight: &mut JoinSet<()>, batch: &mut Vec<Submission>, shutdown: &mut watch::Receiver<bool>) -> Result<(), ConnectionError>
+async fn read_requests<R>(rd: &mut tokio::io::BufReader<Stamped<R>>, conn: &Connection, in_flight: &mut JoinSet<()>, batch: &mut Vec<Submission>, shutdown: &mut watch::Receiver<bool>) -> Result<(), ConnectionError>
 where
     R: AsyncRead + Unpin,
 {
@@ -301,6 +305,7 @@ where
             export.timing.submit_all(std::mem::take(batch));
         }
         let mut header = [0u8; p::REQUEST_BYTES];
+        let reads_before = rd.get_ref().latest().0;
         tokio::select! {
             read = rd.read_exact(&mut header) => match read {
                 Ok(_) => {}
@@ -310,7 +315,12 @@ where
             },
             _ = shutdown.wait_for(|stop| *stop) => return Ok(()),
         }
-        let received = Instant::now();
+        // The first request a fresh read completes arrived with that read's first packet; any
+        // other is taken as arriving now (crate::arrival).
+        let received = match rd.get_ref().latest() {
+            (reads, Some(stamp)) if reads != reads_before => stamp,
+            _ => Instant::now(),
+        };
         let req = p::parse_request(&header)?;
         let payload = if req.command == Command::Write {
             if req.length > p::MAX_PAYLOAD_BYTES {

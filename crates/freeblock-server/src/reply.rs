@@ -70,6 +70,16 @@ impl DirectSocket {
         }
     }
 
+    /// The descriptor.
+    #[must_use]
+    pub fn raw_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd as _;
+        match self {
+            Self::Tcp(s) => s.as_raw_fd(),
+            Self::Unix(s) => s.as_raw_fd(),
+        }
+    }
+
     /// Writes as much of `replies`, in order, as the socket takes now: the number written whole,
     /// and the bytes written of the next one.
     fn write_now(&self, replies: &[Vec<u8>]) -> std::io::Result<(usize, usize)> {
