@@ -19,8 +19,8 @@
 //! [`TimingError::Stopped`] if the engine stopped first (it is dropped uncalled anywhere: in the
 //! channel, in the engine, in a failed send).
 //!
-//! Model time 0 is the server's start; a request arrives in the model at the instant it was read
-//! off the socket (or at the engine's clock, if that is later).
+//! Model time 0 is the server's start; a request arrives in the model at the instant its bytes
+//! reached the socket ([`crate::arrival`]), or at the engine's clock, if that is later.
 //!
 //! | pace | the engine handles an event at model time `t` | a reply is sent |
 //! |---|---|---|
@@ -112,8 +112,8 @@ impl Drop for Done {
     }
 }
 
-/// A request for the engine to time: `sectors` sectors at `lbn`, read off the socket at
-/// `received`, with its bytes when the engine carries them; `done` is called at its completion.
+/// A request for the engine to time: `sectors` sectors at `lbn`, arrived at `received`
+/// ([`crate::arrival`]), with its bytes when the engine carries them; `done` is called at its completion.
 pub struct Submission {
     op: Op,
     lbn: u64,
