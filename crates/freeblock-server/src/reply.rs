@@ -341,6 +341,38 @@ mod tests {
         (server, client)
     }
 
+    /// What the client's end can read now, without waiting.
+    fn readable_now(client: &mut std::os::unix::net::UnixStream) -> Vec<u8> {
+        client.set_nonblocking(true).unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            match client.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        got
+    }
+
+    #[test]
+    fn an_outbox_that_holds_writes_nothing_until_its_flush_then_every_reply_in_order() {
+        let (server, mut client) = pair();
+        let replies = Arc::new(Replies::new(Some(DirectSocket::unix(server.into())), Arc::default()));
+        let mut outbox = Outbox::new(true);
+        for i in 0..3u8 {
+            outbox.send(&replies, vec![i; 100], None);
+        }
+        assert!(readable_now(&mut client).is_empty(), "held replies were written before the flush");
+        outbox.flush();
+        assert_eq!(readable_now(&mut client), [vec![0u8; 100], vec![1; 100], vec![2; 100]].concat());
+        // Unpaced or not, an outbox that does not hold writes at once.
+        Outbox::new(false).send(&replies, vec![7; 10], None);
+        assert_eq!(readable_now(&mut client), vec![7u8; 10]);
+    }
+
     #[test]
     fn replies_go_out_whole_and_in_order_when_the_socket_is_full() {
         let (server, mut client) = pair();
@@ -370,5 +402,47 @@ mod tests {
         });
         let got = reader.join().unwrap();
         assert_eq!(got, replies_sent.concat(), "every reply whole, in the order sent");
+    }
+
+    #[test]
+    fn held_replies_the_socket_cannot_take_go_to_the_flusher_in_order() {
+        let (server, mut client) = pair();
+        let direct = DirectSocket::unix(server.try_clone().unwrap().into());
+        let replies = Arc::new(Replies::new(Some(direct), Arc::default()));
+        // More than a socket buffer holds, held and then released in one flush.
+        let replies_sent: Vec<Vec<u8>> = (0..64u8).map(|i| vec![i; 64 * 1024]).collect();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut all = Vec::new();
+            client.read_to_end(&mut all).unwrap();
+            all
+        });
+        rt.block_on(async {
+            let wr = tokio::net::UnixStream::from_std(server).unwrap();
+            // As a connection does: the write half is shut the moment the flusher ends.
+            let flusher = {
+                let replies = Arc::clone(&replies);
+                tokio::spawn(async move {
+                    let mut wr = replies.flush_until_closed(wr).await;
+                    wr.shutdown().await.unwrap();
+                })
+            };
+            let mut outbox = Outbox::new(true);
+            for r in &replies_sent[..32] {
+                outbox.send(&replies, r.clone(), None);
+            }
+            outbox.flush();
+            for r in &replies_sent[32..] {
+                outbox.send(&replies, r.clone(), None);
+            }
+            // Closed with replies still held: the flusher must wait for them.
+            replies.close();
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            outbox.flush();
+            flusher.await.unwrap();
+        });
+        let got = reader.join().unwrap();
+        assert_eq!(got.len(), 64 * 64 * 1024, "every held reply written");
+        assert_eq!(got, replies_sent.concat(), "every reply whole, in the order held");
     }
 }
