@@ -5,6 +5,9 @@
 # mean. With SCRUB=1 the server also scrubs (free bandwidth) and prints what the scrub read;
 # with REALTIME=1 its engine thread runs at SCHED_FIFO (`realtime = true`, needs CAP_SYS_NICE);
 # with CLIENT_RT=1 qemu-io does too (`chrt -f 1`), to see what the client's own wake-ups cost.
+# With CAPTURE=1, tcpdump records the connection and wire_times.py splits the client's time into
+# the server's (request packet to reply packet) and the client's own; PACE=none runs the same
+# reads unpaced (the client's own overhead, with a model that answers at once).
 #
 #   crates/freeblock-server/bench/timing.sh            # N=2000 (about 20 s)
 #   N=5000 SCRUB=1 crates/freeblock-server/bench/timing.sh
@@ -19,13 +22,18 @@ trap 'rm -rf "$dir"' EXIT
 ref=$("$FB" run crates/freeblock-server/bench/random-4k-reads.toml --json | python3 -c 'import json,sys; print("%.3f" % json.load(sys.stdin)["response"]["mean_ms"])')
 
 config="$dir/server.toml"
-printf 'store = "%s"\nlisten = "127.0.0.1:%s"\npace = "real"\n' "$dir/store" "$PORT" > "$config"
+printf 'store = "%s"\nlisten = "127.0.0.1:%s"\npace = "%s"\n' "$dir/store" "$PORT" "${PACE:-real}" > "$config"
 [[ "${REALTIME:-0}" == 1 ]] && printf 'realtime = true\n' >> "$config"
 [[ "${SCRUB:-0}" == 1 ]] && printf '[scrub]\npasses = 0\n' >> "$config"
 "$FB" serve --config "$config" > "$dir/summary" 2> "$dir/log" &
 server=$!
 for _ in $(seq 50); do grep -q "freeblock serve:" "$dir/log" 2>/dev/null && break; sleep 0.1; done
 
+if [[ "${CAPTURE:-0}" == 1 ]]; then
+    tcpdump -i lo -s 96 -B 16384 -w "$dir/cap.pcap" "tcp port $PORT" 2> /dev/null &
+    capture=$!
+    sleep 1
+fi
 capacity=$(qemu-img info --output=json "nbd://127.0.0.1:$PORT/atlas10k" | python3 -c 'import json,sys; print(json.load(sys.stdin)["virtual-size"])')
 python3 -c "
 import random
@@ -35,6 +43,7 @@ for _ in range($N):
 " | $( [[ "${CLIENT_RT:-0}" == 1 ]] && echo chrt -f 1 ) qemu-io -f raw "nbd://127.0.0.1:$PORT/atlas10k" > "$dir/client"
 kill -TERM "$server"
 wait "$server"
+[[ -n "${capture:-}" ]] && { sleep 0.5; kill -INT "$capture"; wait "$capture" || true; }
 
 client=$(python3 -c "
 import re,sys
@@ -43,5 +52,11 @@ print('%.3f ms over %d reads' % (sum(lat) / len(lat), len(lat)))
 ")
 echo "freeblock run, same workload (20000 requests): mean response $ref ms"
 echo "qemu-io, $N random 4 KB reads at QD 1:         client-observed mean $client"
-echo "freeblock serve --pace real (realtime ${REALTIME:-0}, load: $(cut -d' ' -f1-3 /proc/loadavg)):"
+echo "freeblock serve --pace ${PACE:-real} (realtime ${REALTIME:-0}, load: $(cut -d' ' -f1-3 /proc/loadavg)):"
 sed 's/^/  /' "$dir/summary"
+if [[ -n "${capture:-}" ]]; then
+    # Unpaced, the model's time is not on the wire: the client's share only.
+    model=
+    if [[ "${PACE:-real}" == real ]]; then model=$(sed -n 's/.*mean response \([0-9.]*\) ms.*/\1/p' "$dir/summary"); fi
+    python3 crates/freeblock-server/bench/wire_times.py "$dir/cap.pcap" "$PORT" "${client%% ms*}" $model
+fi

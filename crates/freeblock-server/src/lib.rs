@@ -17,6 +17,7 @@
 //! | module | owns |
 //! |---|---|
 //! | [`protocol`] | the NBD wire format: constants, parsers, encoders |
+//! | [`arrival`] | when a request arrived: the kernel's receive timestamp of its bytes |
 //! | [`nbd`] | one connection: handshake, transmission, requests |
 //! | [`reply`] | one connection's replies, written the moment they are due (by the engine thread) |
 //! | [`store`] | the backing file and what it belongs to |
@@ -29,6 +30,7 @@
 //! | [`config`] | the TOML configuration |
 //! | [`server`] | listeners, connections, shutdown |
 
+pub mod arrival;
 pub mod check;
 pub mod config;
 pub mod nbd;

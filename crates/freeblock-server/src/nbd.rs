@@ -2,13 +2,17 @@
 //! concurrently and each reply written whole the moment it is due ([`crate::reply`]).
 //!
 //! ```text
-//!  socket ─► reader: header (+ WRITE payload)
+//!  socket ─► reader (buffered): header (+ WRITE payload)
 //!     ▲        │ READ/WRITE/WRITE_ZEROES (no layout, no FUA): the bytes at once, the reply
-//!     │        │   built, the request handed to the engine ───► engine thread, at the model's
-//!     │        │                                                  completion: writes the reply ─┐
+//!     │        │   built, the request batched; the batch goes ──► engine thread, at the model's
+//!     │        │   to the engine when the buffer is drained       completion: writes the reply ─┐
 //!     │        └ the rest (FLUSH, FUA, a layout's requests, errors): a task per request ──────┤
 //!     └──────────────────────────── Replies: direct write, or queued for the flusher ◄────────┘
 //! ```
+//!
+//! One socket read brings every request the client has sent since the last one (fio keeps 32 in
+//! flight); they go to the engine in one message, so the engine thread wakes once for them, not
+//! once per request.
 //!
 //! The reader stops at DISC, a protocol error or the server's shutdown; the connection closes
 //! once every request it read is answered.
@@ -32,13 +36,17 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinSet;
 
+use crate::arrival::Stamped;
 use crate::placement::{PlacementCounters, RequestBytes};
 use crate::protocol::{self as p, cflag, chunk, errno, info, opt, rep, tflag, Command, ProtocolError};
 use crate::reply::{DirectSocket, Replies};
 use crate::scrub::{Checksums, ScrubCounters};
 use crate::stats::{Counted, Stats};
 use crate::store::Store;
-use crate::timing::{Completion, Done, Pace, Timing, TimingError};
+use crate::timing::{Completion, Done, Pace, Submission, Timing, TimingError};
+
+/// The reader's buffer: room for many request headers (and small WRITEs) per socket read.
+const READ_BUFFER_BYTES: usize = 64 * 1024;
 
 /// What connections serve: one export.
 pub struct Export {
@@ -259,11 +267,17 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    // Paced, a request's arrival is when its bytes reached the socket (crate::arrival); the
+    // descriptor stays open as long as the replies do, which outlive this reader.
+    let stamp_fd = direct.as_ref().filter(|_| export.timing.pace() == Pace::Real).map(DirectSocket::raw_fd);
     let replies = Arc::new(Replies::new(direct, Arc::clone(&export.stats)));
     let conn = Connection { export, replies: Arc::clone(&replies), outstanding: Arc::default(), structured };
     let mut in_flight = JoinSet::new();
+    let mut rd = tokio::io::BufReader::with_capacity(READ_BUFFER_BYTES, Stamped::new(&mut rd, stamp_fd));
     let reading = async {
-        let result = read_requests(&mut rd, &conn, &mut in_flight, &mut shutdown).await;
+        let mut batch = Vec::new();
+        let result = read_requests(&mut rd, &conn, &mut in_flight, &mut batch, &mut shutdown).await;
+        conn.export.timing.submit_all(batch);
         // Every reply of a request already read is sent before the connection closes.
         while in_flight.join_next().await.is_some() {}
         conn.outstanding.all_done().await;
@@ -276,14 +290,22 @@ where
     closed.map_err(Into::into)
 }
 
-async fn read_requests<R>(rd: &mut R, conn: &Connection, in_flight: &mut JoinSet<()>, shutdown: &mut watch::Receiver<bool>) -> Result<(), ConnectionError>
+/// Reads requests until the client leaves. Requests the engine answers gather in `batch`, which
+/// goes to the engine whenever the next header is not buffered yet (the caller sends what is
+/// left when this returns).
+async fn read_requests<R>(rd: &mut tokio::io::BufReader<Stamped<R>>, conn: &Connection, in_flight: &mut JoinSet<()>, batch: &mut Vec<Submission>, shutdown: &mut watch::Receiver<bool>) -> Result<(), ConnectionError>
 where
     R: AsyncRead + Unpin,
 {
     let export = &conn.export;
     loop {
         while in_flight.try_join_next().is_some() {}
+        if rd.buffer().len() < p::REQUEST_BYTES {
+            // The next read waits on the socket: the requests read so far go now.
+            export.timing.submit_all(std::mem::take(batch));
+        }
         let mut header = [0u8; p::REQUEST_BYTES];
+        let reads_before = rd.get_ref().latest().0;
         tokio::select! {
             read = rd.read_exact(&mut header) => match read {
                 Ok(_) => {}
@@ -293,7 +315,12 @@ where
             },
             _ = shutdown.wait_for(|stop| *stop) => return Ok(()),
         }
-        let received = Instant::now();
+        // The first request a fresh read completes arrived with that read's first packet; any
+        // other is taken as arriving now (crate::arrival).
+        let received = match rd.get_ref().latest() {
+            (reads, Some(stamp)) if reads != reads_before => stamp,
+            _ => Instant::now(),
+        };
         let req = p::parse_request(&header)?;
         let payload = if req.command == Command::Write {
             if req.length > p::MAX_PAYLOAD_BYTES {
@@ -308,7 +335,8 @@ where
         if req.command == Command::Disconnect {
             return Ok(());
         }
-        if answered_by_engine(conn, &req, &payload, received) {
+        if let Some(submission) = answered_by_engine(conn, &req, &payload, received) {
+            batch.extend(submission);
             continue;
         }
         let (export, replies, structured) = (Arc::clone(export), Arc::clone(&conn.replies), conn.structured);
@@ -321,18 +349,19 @@ where
 
 /// The common case, without a task: a READ, WRITE or WRITE_ZEROES of an export without a layout,
 /// in range and without FUA. Its bytes are read or written now, its reply built, and the request
-/// handed to the engine, which writes the reply at the model's completion. `false` when the
-/// request is not such a case (it is then answered by [`answer`]).
-fn answered_by_engine(conn: &Connection, req: &p::Request, payload: &[u8], received: Instant) -> bool {
+/// made ready for the engine, which writes the reply at the model's completion: `Some(Some(_))`
+/// to hand over, `Some(None)` when the bytes failed and the error reply is sent already. `None`
+/// when the request is not such a case (it is then answered by [`answer`]).
+fn answered_by_engine(conn: &Connection, req: &p::Request, payload: &[u8], received: Instant) -> Option<Option<Submission>> {
     let export = &conn.export;
     let timed_op = match req.command {
         Command::Read if req.length <= p::MAX_PAYLOAD_BYTES => Op::Read,
         Command::Write | Command::WriteZeroes => Op::Write,
-        _ => return false,
+        _ => return None,
     };
     let in_range = req.offset.checked_add(u64::from(req.length)).is_some_and(|end| end <= export.size);
     if export.placed || req.length == 0 || !in_range || req.has(cflag::FUA) {
-        return false;
+        return None;
     }
     let length = u64::from(req.length);
     let (reply, io) = match req.command {
@@ -348,28 +377,28 @@ fn answered_by_engine(conn: &Connection, req: &p::Request, payload: &[u8], recei
     if let Err(e) = io {
         export.stats.error();
         conn.replies.send(error_reply(req, conn.structured, errno::EIO, &e.to_string()), None);
-        return true;
+        return Some(None);
     }
     let (sectors_first, sectors) = model_sectors(export, req);
     let (export2, replies, outstanding, structured) = (Arc::clone(export), Arc::clone(&conn.replies), Arc::clone(&conn.outstanding), conn.structured);
     let request = *req;
     outstanding.add();
-    let done = Done::new(move |result: Result<Completion, TimingError>| {
+    let done = Done::new(move |result: Result<Completion, TimingError>, outbox| {
         match result {
             Ok(c) => {
                 export2.stats.response(c.end_ns - c.arrival_ns);
                 export2.stats.count(counted(request.command), u64::from(request.length));
-                replies.send(reply, export2.due(c.end_ns));
+                outbox.send(&replies, reply, export2.due(c.end_ns));
             }
             Err(e) => {
                 export2.stats.error();
-                replies.send(error_reply(&request, structured, errno::ESHUTDOWN, &e.to_string()), None);
+                outbox.send(&replies, error_reply(&request, structured, errno::ESHUTDOWN, &e.to_string()), None);
             }
         }
+        // A held reply is written before the connection closes (crate::reply).
         outstanding.done();
     });
-    export.timing.submit(timed_op, sectors_first, sectors, received, None, done);
-    true
+    Some(Some(Submission::new(timed_op, sectors_first, sectors, received, None, done)))
 }
 
 /// A write of the store's bytes, keeping the scrub's checksums when it runs.

@@ -17,12 +17,24 @@
 //! Replies never interleave: a direct write happens only while nothing is queued or being
 //! flushed, under the one lock, and the flusher writes what is queued in order. A connection
 //! without a descriptor to duplicate (an in-memory stream) queues every reply.
+//!
+//! **Held replies** (`--pace none`). Unpaced, the engine completes a client's 32 queued requests
+//! back to back within microseconds; one `write` per reply would cost each its own trip through
+//! the loopback stack and its own wake-up of the client. The engine then sends through an
+//! [`Outbox`] that holds each connection's replies and writes them with one vectored `write` when
+//! the engine is about to wait for requests, or when a reply has been held for
+//! [`Outbox::HOLD_AT_MOST`].
+//!
+//! | pace | [`Outbox::send`] | written |
+//! |---|---|---|
+//! | `real` | writes at once | at the model's completion (its lateness is recorded) |
+//! | `none` | holds it in the connection's [`Replies`] | at [`Outbox::flush`], several replies per `write` |
 
 use std::collections::VecDeque;
-use std::io::Write as _;
+use std::io::{IoSlice, Write as _};
 use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
@@ -51,26 +63,52 @@ impl DirectSocket {
         Self::Unix(fd.into())
     }
 
-    fn write(&self, bytes: &[u8]) -> std::io::Result<usize> {
+    fn write(&self, bytes: &[IoSlice<'_>]) -> std::io::Result<usize> {
         match self {
-            Self::Tcp(s) => (&*s).write(bytes),
-            Self::Unix(s) => (&*s).write(bytes),
+            Self::Tcp(s) => (&*s).write_vectored(bytes),
+            Self::Unix(s) => (&*s).write_vectored(bytes),
         }
     }
 
-    /// Writes as much of `bytes` as the socket takes now; the count written.
-    fn write_now(&self, bytes: &[u8]) -> std::io::Result<usize> {
-        let mut done = 0;
-        while done < bytes.len() {
-            match self.write(&bytes[done..]) {
+    /// The descriptor.
+    #[must_use]
+    pub fn raw_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd as _;
+        match self {
+            Self::Tcp(s) => s.as_raw_fd(),
+            Self::Unix(s) => s.as_raw_fd(),
+        }
+    }
+
+    /// Writes as much of `replies`, in order, as the socket takes now: the number written whole,
+    /// and the bytes written of the next one.
+    fn write_now(&self, replies: &[Vec<u8>]) -> std::io::Result<(usize, usize)> {
+        // Slices per call, under the kernel's IOV_MAX (1024).
+        const SLICES: usize = 64;
+        let (mut whole, mut part) = (0, 0);
+        while whole < replies.len() {
+            let rest = &replies[whole..(whole + SLICES).min(replies.len())];
+            let slices: Vec<IoSlice<'_>> = rest.iter().enumerate().map(|(i, r)| IoSlice::new(if i == 0 { &r[part..] } else { r })).collect();
+            match self.write(&slices) {
                 Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
-                Ok(n) => done += n,
+                Ok(mut n) => {
+                    while n > 0 {
+                        let left = replies[whole].len() - part;
+                        if n < left {
+                            part += n;
+                            break;
+                        }
+                        n -= left;
+                        whole += 1;
+                        part = 0;
+                    }
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) => return Err(e),
             }
         }
-        Ok(done)
+        Ok((whole, part))
     }
 }
 
@@ -90,6 +128,8 @@ struct State {
     closing: bool,
     /// The socket failed (the client is gone): replies are dropped.
     broken: bool,
+    /// Replies an [`Outbox`] holds (pace none), written together at its flush.
+    held: Vec<Vec<u8>>,
 }
 
 /// One connection's replies (see the module doc).
@@ -104,7 +144,7 @@ impl Replies {
     /// lateness of replies with a due instant is recorded in `stats`.
     #[must_use]
     pub fn new(direct: Option<DirectSocket>, stats: Arc<Stats>) -> Self {
-        Self { state: Mutex::new(State { direct, queue: VecDeque::new(), flushing: false, closing: false, broken: false }), wake: Notify::new(), stats }
+        Self { state: Mutex::new(State { direct, queue: VecDeque::new(), flushing: false, closing: false, broken: false, held: Vec::new() }), wake: Notify::new(), stats }
     }
 
     /// Sends one whole reply. `due` is the wall-clock instant the model completed its request
@@ -114,25 +154,75 @@ impl Replies {
         if s.broken {
             return;
         }
-        let mut from = 0;
-        if s.queue.is_empty() && !s.flushing {
-            if let Some(direct) = &s.direct {
-                match direct.write_now(&bytes) {
-                    Ok(n) if n == bytes.len() => {
-                        drop(s);
-                        self.record(due);
-                        return;
-                    }
-                    Ok(n) => from = n,
-                    Err(_) => {
-                        // The client is gone; its reader sees that too and ends the connection.
-                        s.broken = true;
-                        return;
-                    }
-                }
+        let replies = [bytes];
+        let written = Self::write_direct(&mut s, &replies);
+        if s.broken {
+            return;
+        }
+        let from = match written {
+            Some((1, _)) => {
+                drop(s);
+                self.record(due);
+                return;
+            }
+            Some((_, part)) => part,
+            None => 0,
+        };
+        let [bytes] = replies;
+        s.queue.push_back(Queued { bytes, from, due });
+        drop(s);
+        self.wake.notify_one();
+    }
+
+    /// Writes `replies` to the socket directly if nothing is queued or being flushed: the number
+    /// written whole and the bytes of the next (`None`: not written at all, they must be
+    /// queued). A failed socket marks the connection broken.
+    fn write_direct(s: &mut State, replies: &[Vec<u8>]) -> Option<(usize, usize)> {
+        if !s.queue.is_empty() || s.flushing {
+            return None;
+        }
+        match s.direct.as_ref()?.write_now(replies) {
+            Ok(written) => Some(written),
+            Err(_) => {
+                // The client is gone; its reader sees that too and ends the connection.
+                s.broken = true;
+                Some((replies.len(), 0))
             }
         }
-        s.queue.push_back(Queued { bytes, from, due });
+    }
+
+    /// Holds a reply for the next [`Replies::release`]; `true` when it is the first one held
+    /// (the caller must then release this connection later).
+    fn hold(&self, bytes: Vec<u8>) -> bool {
+        let mut s = self.state.lock().expect("never poisoned");
+        if s.broken {
+            return false;
+        }
+        s.held.push(bytes);
+        s.held.len() == 1
+    }
+
+    /// Writes the held replies, with one vectored `write` when the socket takes them; what it
+    /// does not take goes to the flusher, in order.
+    fn release(&self) {
+        let mut s = self.state.lock().expect("never poisoned");
+        let held = std::mem::take(&mut s.held);
+        if held.is_empty() || s.broken {
+            return;
+        }
+        let (whole, part) = Self::write_direct(&mut s, &held).unwrap_or((0, 0));
+        if whole == held.len() || s.broken {
+            if s.closing {
+                // The flusher may be waiting for the held replies before it ends.
+                drop(s);
+                self.wake.notify_one();
+            }
+            return;
+        }
+        for (i, bytes) in held.into_iter().enumerate().skip(whole) {
+            let from = if i == whole { part } else { 0 };
+            s.queue.push_back(Queued { bytes, from, due: None });
+        }
         drop(s);
         self.wake.notify_one();
     }
@@ -158,7 +248,7 @@ impl Replies {
                 let mut s = self.state.lock().expect("never poisoned");
                 if s.queue.is_empty() {
                     s.flushing = false;
-                    if s.closing {
+                    if s.closing && s.held.is_empty() {
                         return wr;
                     }
                     None
@@ -184,6 +274,61 @@ impl Replies {
     }
 }
 
+/// The engine thread's replies on their way out (see the module doc): written at once when
+/// replies are paced, else held per connection until [`Outbox::flush`].
+pub struct Outbox {
+    hold: bool,
+    /// Connections with held replies.
+    held: Vec<Arc<Replies>>,
+    /// When the oldest held reply was made.
+    since: Option<Instant>,
+}
+
+impl Outbox {
+    /// The longest a reply is held while the engine keeps working (the engine flushes sooner
+    /// whenever it waits for requests).
+    pub const HOLD_AT_MOST: Duration = Duration::from_micros(50);
+
+    /// An outbox that holds replies (`hold`, for pace none) or writes each at once.
+    #[must_use]
+    pub fn new(hold: bool) -> Self {
+        Self { hold, held: Vec::new(), since: None }
+    }
+
+    /// Sends one whole reply of `replies`' connection. `due` is the instant the model completed
+    /// its request when replies are paced (a held reply is not paced and has none).
+    pub fn send(&mut self, replies: &Arc<Replies>, bytes: Vec<u8>, due: Option<Instant>) {
+        if !self.hold {
+            replies.send(bytes, due);
+            return;
+        }
+        if replies.hold(bytes) {
+            self.held.push(Arc::clone(replies));
+        }
+        self.since.get_or_insert_with(Instant::now);
+    }
+
+    /// Whether a reply has been held for [`Outbox::HOLD_AT_MOST`].
+    #[must_use]
+    pub fn overdue(&self) -> bool {
+        self.since.is_some_and(|t| t.elapsed() >= Self::HOLD_AT_MOST)
+    }
+
+    /// Writes every held reply, one vectored `write` per connection.
+    pub fn flush(&mut self) {
+        for r in self.held.drain(..) {
+            r.release();
+        }
+        self.since = None;
+    }
+}
+
+impl Drop for Outbox {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,6 +339,38 @@ mod tests {
         let (server, client) = std::os::unix::net::UnixStream::pair().unwrap();
         server.set_nonblocking(true).unwrap();
         (server, client)
+    }
+
+    /// What the client's end can read now, without waiting.
+    fn readable_now(client: &mut std::os::unix::net::UnixStream) -> Vec<u8> {
+        client.set_nonblocking(true).unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            match client.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        got
+    }
+
+    #[test]
+    fn an_outbox_that_holds_writes_nothing_until_its_flush_then_every_reply_in_order() {
+        let (server, mut client) = pair();
+        let replies = Arc::new(Replies::new(Some(DirectSocket::unix(server.into())), Arc::default()));
+        let mut outbox = Outbox::new(true);
+        for i in 0..3u8 {
+            outbox.send(&replies, vec![i; 100], None);
+        }
+        assert!(readable_now(&mut client).is_empty(), "held replies were written before the flush");
+        outbox.flush();
+        assert_eq!(readable_now(&mut client), [vec![0u8; 100], vec![1; 100], vec![2; 100]].concat());
+        // Unpaced or not, an outbox that does not hold writes at once.
+        Outbox::new(false).send(&replies, vec![7; 10], None);
+        assert_eq!(readable_now(&mut client), vec![7u8; 10]);
     }
 
     #[test]
@@ -225,5 +402,47 @@ mod tests {
         });
         let got = reader.join().unwrap();
         assert_eq!(got, replies_sent.concat(), "every reply whole, in the order sent");
+    }
+
+    #[test]
+    fn held_replies_the_socket_cannot_take_go_to_the_flusher_in_order() {
+        let (server, mut client) = pair();
+        let direct = DirectSocket::unix(server.try_clone().unwrap().into());
+        let replies = Arc::new(Replies::new(Some(direct), Arc::default()));
+        // More than a socket buffer holds, held and then released in one flush.
+        let replies_sent: Vec<Vec<u8>> = (0..64u8).map(|i| vec![i; 64 * 1024]).collect();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut all = Vec::new();
+            client.read_to_end(&mut all).unwrap();
+            all
+        });
+        rt.block_on(async {
+            let wr = tokio::net::UnixStream::from_std(server).unwrap();
+            // As a connection does: the write half is shut the moment the flusher ends.
+            let flusher = {
+                let replies = Arc::clone(&replies);
+                tokio::spawn(async move {
+                    let mut wr = replies.flush_until_closed(wr).await;
+                    wr.shutdown().await.unwrap();
+                })
+            };
+            let mut outbox = Outbox::new(true);
+            for r in &replies_sent[..32] {
+                outbox.send(&replies, r.clone(), None);
+            }
+            outbox.flush();
+            for r in &replies_sent[32..] {
+                outbox.send(&replies, r.clone(), None);
+            }
+            // Closed with replies still held: the flusher must wait for them.
+            replies.close();
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            outbox.flush();
+            flusher.await.unwrap();
+        });
+        let got = reader.join().unwrap();
+        assert_eq!(got.len(), 64 * 64 * 1024, "every held reply written");
+        assert_eq!(got, replies_sent.concat(), "every reply whole, in the order held");
     }
 }

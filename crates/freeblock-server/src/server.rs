@@ -138,7 +138,8 @@ impl Server {
         let (scrub, apps) = match (config.scrub, &checksums) {
             (Some(s), Some(sums)) => {
                 let counters = Arc::new(ScrubCounters::default());
-                let app: Box<dyn freeblock::freeblock::BackgroundApp> = Box::new(Scrub::new(Arc::clone(&store), Arc::clone(sums), sector_bytes, Arc::clone(&counters), s.passes));
+                let scrub = Scrub::new(Arc::clone(&store), Arc::clone(sums), sector_bytes, Arc::clone(&counters), s.passes).map_err(|e| freeblock::Error::Config { origin: "scrub".into(), message: format!("cannot start the scrub's checker thread: {e}") })?;
+                let app: Box<dyn freeblock::freeblock::BackgroundApp> = Box::new(scrub);
                 (Some(counters), vec![app])
             }
             _ => (None, Vec::new()),

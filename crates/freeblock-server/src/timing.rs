@@ -2,26 +2,32 @@
 //! mode) on the modelled disk, in an engine thread; the reply waits for the model's completion.
 //!
 //! ```text
-//!  connections ──Submit{op, sectors, received, done}──► channel ──► EngineSource::next_arrival
-//!        ▲                                                          (waits for the wall clock to
-//!        │                                                           reach the next event: pace real)
-//!        └── done(Completion{arrival, end}) ◄── record sink ◄── engine completes the request
+//!  connections ──[Submission{op, sectors, received, done}, …]──► channel ──► EngineSource::next_arrival
+//!        ▲          (a batch: the requests one socket read brought)           (waits for the wall clock
+//!        │                                                                     to reach the next event:
+//!        │                                                                     pace real)
+//!        └── done(Completion{arrival, end}, outbox) ◄── record sink ◄── engine completes the request
 //!            (on the engine thread: it writes the reply itself, see crate::reply)
 //! ```
+//!
+//! | the engine, in `next_arrival` | pace real | pace none |
+//! |---|---|---|
+//! | has nothing to do (no event) | blocks on the channel | writes the replies it holds, then blocks |
+//! | has an event at `t` | takes requests until the wall clock reaches `t` | takes what is in the channel; writes held replies older than [`Outbox::HOLD_AT_MOST`] |
 //!
 //! A request's [`Done`] is called exactly once: with its completion, or with
 //! [`TimingError::Stopped`] if the engine stopped first (it is dropped uncalled anywhere: in the
 //! channel, in the engine, in a failed send).
 //!
-//! Model time 0 is the server's start; a request arrives in the model at the instant it was read
-//! off the socket (or at the engine's clock, if that is later).
+//! Model time 0 is the server's start; a request arrives in the model at the instant its bytes
+//! reached the socket ([`crate::arrival`]), or at the engine's clock, if that is later.
 //!
 //! | pace | the engine handles an event at model time `t` | a reply is sent |
 //! |---|---|---|
 //! | `real` | once the wall clock reaches `start + t` | when the engine completes its request: as the modelled disk would (lateness = sent − `start + end`) |
 //! | `none` | as soon as it can | as soon as the engine has computed its completion |
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -38,6 +44,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
 use crate::placement::{InFlight, RequestBytes};
+use crate::reply::Outbox;
 
 /// How replies are paced.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,21 +84,22 @@ pub struct Completion {
 
 /// What happens when the engine has served a request: called once, on the engine thread, at the
 /// model's completion (pace real: once the wall clock reaches it), or with
-/// [`TimingError::Stopped`] when the engine stopped before (including when it is dropped).
+/// [`TimingError::Stopped`] when the engine stopped before (including when it is dropped). A
+/// reply it sends goes through the engine's [`Outbox`].
 pub struct Done(Option<DoneFn>);
 
 /// The callback inside a [`Done`].
-type DoneFn = Box<dyn FnOnce(Result<Completion, TimingError>) + Send>;
+type DoneFn = Box<dyn FnOnce(Result<Completion, TimingError>, &mut Outbox) + Send>;
 
 impl Done {
-    /// Calls `f` with the request's completion.
-    pub fn new(f: impl FnOnce(Result<Completion, TimingError>) + Send + 'static) -> Self {
+    /// Calls `f` with the request's completion and the outbox its reply goes through.
+    pub fn new(f: impl FnOnce(Result<Completion, TimingError>, &mut Outbox) + Send + 'static) -> Self {
         Self(Some(Box::new(f)))
     }
 
-    fn call(mut self, result: Result<Completion, TimingError>) {
+    fn call(mut self, result: Result<Completion, TimingError>, outbox: &mut Outbox) {
         if let Some(f) = self.0.take() {
-            f(result);
+            f(result, outbox);
         }
     }
 }
@@ -99,13 +107,14 @@ impl Done {
 impl Drop for Done {
     fn drop(&mut self) {
         if let Some(f) = self.0.take() {
-            f(Err(TimingError::Stopped));
+            f(Err(TimingError::Stopped), &mut Outbox::new(false));
         }
     }
 }
 
-/// A request for the engine to time.
-struct Submit {
+/// A request for the engine to time: `sectors` sectors at `lbn`, arrived at `received`
+/// ([`crate::arrival`]), with its bytes when the engine carries them; `done` is called at its completion.
+pub struct Submission {
     op: Op,
     lbn: u64,
     sectors: u32,
@@ -114,10 +123,26 @@ struct Submit {
     done: Done,
 }
 
+impl Submission {
+    /// A request for [`Timing::submit_all`].
+    #[must_use]
+    pub fn new(op: Op, lbn: u64, sectors: u32, received: Instant, bytes: Option<RequestBytes>, done: Done) -> Self {
+        Self { op, lbn, sectors, received, bytes, done }
+    }
+}
+
 enum Message {
-    Request(Submit),
+    /// Requests in the order they were read.
+    Requests(Vec<Submission>),
     /// No more requests: serve those in flight, then end the run.
     End,
+}
+
+/// What the engine thread's source and record sink share: the requests the engine holds, and
+/// the outbox their replies go through.
+struct Ledger {
+    waiters: HashMap<u64, Done>,
+    outbox: Outbox,
 }
 
 /// The handle connections time their requests through.
@@ -137,8 +162,10 @@ struct EngineSource {
     rx: mpsc::Receiver<Message>,
     start: Instant,
     pace: Pace,
-    waiters: Arc<Mutex<HashMap<u64, Done>>>,
+    ledger: Arc<Mutex<Ledger>>,
     in_flight: InFlight,
+    /// Requests taken from the channel, not yet handed to the engine.
+    pending: VecDeque<Submission>,
     handed: Option<(Done, Option<RequestBytes>)>,
     ended: bool,
 }
@@ -173,35 +200,50 @@ impl EngineSource {
 
 impl OnlineSource for EngineSource {
     fn next_arrival(&mut self, _now: SimTime, until: Option<SimTime>) -> Result<OnlineNext, WorkloadError> {
+        if self.pending.is_empty() && !self.ended {
+            let message = match (until, self.pace) {
+                (None, _) => {
+                    // Nothing to do before the next request: the held replies go out first.
+                    self.ledger.lock().expect("never poisoned").outbox.flush();
+                    Some(self.rx.recv().unwrap_or(Message::End))
+                }
+                (Some(_), Pace::None) => match self.rx.try_recv() {
+                    Ok(m) => Some(m),
+                    Err(TryRecvError::Empty) => None,
+                    Err(TryRecvError::Disconnected) => Some(Message::End),
+                },
+                (Some(t), Pace::Real) => self.recv_until(self.start + Duration::from_nanos(t)),
+            };
+            match message {
+                Some(Message::Requests(batch)) => self.pending.extend(batch),
+                Some(Message::End) => self.ended = true,
+                None => {}
+            }
+        }
+        if let Some(first) = self.pending.front() {
+            let time = self.ns_since_start(first.received);
+            // A request read after the next event's instant arrives after it (pace real: the
+            // wall clock has passed that instant already, so the event is due).
+            if until.is_some_and(|t| time > t) {
+                return Ok(OnlineNext::Later);
+            }
+            let s = self.pending.pop_front().expect("a first one");
+            self.handed = Some((s.done, s.bytes));
+            return Ok(OnlineNext::Request(Request::new(time, s.lbn, s.sectors, s.op)));
+        }
         if self.ended {
             return Ok(OnlineNext::End);
         }
-        let message = match (until, self.pace) {
-            (None, _) => Some(self.rx.recv().unwrap_or(Message::End)),
-            (Some(_), Pace::None) => match self.rx.try_recv() {
-                Ok(m) => Some(m),
-                Err(TryRecvError::Empty) => None,
-                Err(TryRecvError::Disconnected) => Some(Message::End),
-            },
-            (Some(t), Pace::Real) => self.recv_until(self.start + Duration::from_nanos(t)),
-        };
-        match message {
-            None => Ok(OnlineNext::Later),
-            Some(Message::End) => {
-                self.ended = true;
-                Ok(OnlineNext::End)
-            }
-            Some(Message::Request(s)) => {
-                let time = self.ns_since_start(s.received);
-                self.handed = Some((s.done, s.bytes));
-                Ok(OnlineNext::Request(Request::new(time, s.lbn, s.sectors, s.op)))
-            }
+        let mut ledger = self.ledger.lock().expect("never poisoned");
+        if ledger.outbox.overdue() {
+            ledger.outbox.flush();
         }
+        Ok(OnlineNext::Later)
     }
 
     fn accepted(&mut self, id: u64) {
         if let Some((done, bytes)) = self.handed.take() {
-            self.waiters.lock().expect("never poisoned").insert(id, done);
+            self.ledger.lock().expect("never poisoned").waiters.insert(id, done);
             if let Some(b) = bytes {
                 self.in_flight.lock().expect("never poisoned").insert(id, b);
             }
@@ -247,8 +289,9 @@ impl Timing {
         let (tx, rx) = mpsc::channel();
         let (ready_tx, ready_rx) = mpsc::channel();
         let start = Instant::now();
-        let waiters = Arc::new(Mutex::new(HashMap::new()));
-        let source = EngineSource { rx, start, pace, waiters: Arc::clone(&waiters), in_flight: Arc::clone(&in_flight), handed: None, ended: false };
+        // Unpaced, the engine holds replies to write several at once (crate::reply).
+        let ledger = Arc::new(Mutex::new(Ledger { waiters: HashMap::new(), outbox: Outbox::new(pace == Pace::None) }));
+        let source = EngineSource { rx, start, pace, ledger: Arc::clone(&ledger), in_flight: Arc::clone(&in_flight), pending: VecDeque::new(), handed: None, ended: false };
         let thread = std::thread::Builder::new()
             .name("freeblock-engine".into())
             .spawn(move || {
@@ -259,16 +302,16 @@ impl Timing {
                     return Ok(None);
                 }
                 let _ = ready_tx.send(Ok(()));
-                let sink_waiters = Arc::clone(&waiters);
+                let sink_ledger = Arc::clone(&ledger);
                 let mut sim = Simulation::online(disk, Box::new(source), sim).with_record_sink(Box::new(move |r| {
+                    let mut ledger = sink_ledger.lock().expect("never poisoned");
                     // Requests freeblock promoted have no waiter.
-                    let done = sink_waiters.lock().expect("never poisoned").remove(&r.id);
-                    if let Some(done) = done {
+                    if let Some(done) = ledger.waiters.remove(&r.id) {
                         let (data, failed) = match in_flight.lock().expect("never poisoned").remove(&r.id) {
                             Some(b) => (Some(b.data), b.failed),
                             None => (None, None),
                         };
-                        done.call(Ok(Completion { arrival_ns: r.arrival_ns, end_ns: r.end_ns, data, failed }));
+                        done.call(Ok(Completion { arrival_ns: r.arrival_ns, end_ns: r.end_ns, data, failed }), &mut ledger.outbox);
                     }
                     Ok(())
                 }));
@@ -280,9 +323,11 @@ impl Timing {
                     sim = sim.with_layout(layout);
                 }
                 let report = sim.run(None).map(Some);
+                let mut ledger = ledger.lock().expect("never poisoned");
+                ledger.outbox.flush();
                 // Requests the engine accepted but never completed (it failed): their Done says
                 // so as it drops.
-                waiters.lock().expect("never poisoned").clear();
+                ledger.waiters.clear();
                 report
             })
             .map_err(|e| freeblock::Error::Config { origin: "server".into(), message: format!("cannot start the engine thread: {e}") })?;
@@ -328,7 +373,7 @@ impl Timing {
             sectors,
             received,
             bytes,
-            Done::new(move |r| {
+            Done::new(move |r, _| {
                 let _ = tell.send(r);
             }),
         );
@@ -338,8 +383,17 @@ impl Timing {
     /// Hands a request to the engine without waiting: `done` is called on the engine thread when
     /// the model completes it (or with [`TimingError::Stopped`]).
     pub fn submit(&self, op: Op, lbn: u64, sectors: u32, received: Instant, bytes: Option<RequestBytes>, done: Done) {
-        // A send to a stopped engine gives the request back; dropping it calls `done`.
-        let _ = self.tx.send(Message::Request(Submit { op, lbn, sectors, received, bytes, done }));
+        self.submit_all(vec![Submission::new(op, lbn, sectors, received, bytes, done)]);
+    }
+
+    /// Hands requests to the engine in one message (one wake-up of the engine thread), in the
+    /// order given; as [`Timing::submit`] for each.
+    pub fn submit_all(&self, requests: Vec<Submission>) {
+        if requests.is_empty() {
+            return;
+        }
+        // A send to a stopped engine gives the requests back; dropping them calls their `done`.
+        let _ = self.tx.send(Message::Requests(requests));
     }
 
     /// Ends the run once the requests in flight are served, and returns the engine's report.
@@ -363,8 +417,8 @@ mod tests {
     fn a_done_is_called_once_and_a_dropped_one_says_the_engine_stopped() {
         let (tx, rx) = mpsc::channel();
         let called = tx.clone();
-        Done::new(move |r| called.send(r).unwrap()).call(Ok(Completion { arrival_ns: 1, end_ns: 2, data: None, failed: None }));
-        drop(Done::new(move |r| tx.send(r).unwrap()));
+        Done::new(move |r, _| called.send(r).unwrap()).call(Ok(Completion { arrival_ns: 1, end_ns: 2, data: None, failed: None }), &mut Outbox::new(true));
+        drop(Done::new(move |r, _| tx.send(r).unwrap()));
         let got: Vec<_> = rx.iter().collect();
         assert_eq!(got, vec![Ok(Completion { arrival_ns: 1, end_ns: 2, data: None, failed: None }), Err(TimingError::Stopped)]);
     }
