@@ -68,11 +68,27 @@ pub struct FreeCleaning {
     /// reads instead of a whole-segment read of another (ours). False: the foreground cleaner
     /// keeps off them (the paper does not say what it does). Default false.
     pub finish_in_foreground: bool,
+    /// How the free cleaner chooses its segments. Default cost-benefit (the paper's).
+    pub choose: Choice,
+}
+
+/// How the free cleaner chooses the segments it reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Choice {
+    /// Cost-benefit, `(1 − u)·age/(1 + u)` ([`Log::cost_benefit`]), as the foreground cleaner
+    /// (the paper's).
+    #[default]
+    CostBenefit,
+    /// Fewest live blocks first ([`Log::least_live`]): a free read costs nothing, so what
+    /// cleaning a segment costs is the live blocks written again and the wait for each to pass
+    /// under the head; the segment with the fewest is the cheapest to free.
+    LeastLive,
 }
 
 impl Default for FreeCleaning {
     fn default() -> Self {
-        Self { below_free: 24, parallel: 8, idle_after_ms: 1.0, hold_until_read: false, finish_in_foreground: false }
+        Self { below_free: 24, parallel: 8, idle_after_ms: 1.0, hold_until_read: false, finish_in_foreground: false, choose: Choice::CostBenefit }
     }
 }
 

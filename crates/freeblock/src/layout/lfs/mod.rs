@@ -99,7 +99,7 @@ pub mod policy;
 pub mod summary;
 
 pub use cache::BufferCache;
-pub use cleaner::{clean_foreground, clean_foreground_avoiding, CleanerKind, FreeCleaning, LogIo};
+pub use cleaner::{clean_foreground, clean_foreground_avoiding, Choice, CleanerKind, FreeCleaning, LogIo};
 pub use config::{LfsConfig, LfsSpec};
 pub use error::LfsError;
 pub use log::{Flushed, Found, Log, Media, Recovered};

@@ -10,7 +10,7 @@ use freeblock_disk::{Op, SimTime};
 use serde::Serialize;
 
 use super::cache::BufferCache;
-use super::cleaner::{clean_foreground_finishing, CleanerKind, Finish, FreeCleaning, LogIo};
+use super::cleaner::{clean_foreground_finishing, Choice, CleanerKind, Finish, FreeCleaning, LogIo};
 use super::error::LfsError;
 use super::log::{Found, Log};
 use super::LfsConfig;
@@ -102,6 +102,15 @@ pub struct LfsStats {
     pub segment_write_ns: u64,
     /// Measured phase: the share of segment writes that carried cleaned blocks, ns.
     pub clean_write_ns: u64,
+    /// Measured phase: disk time of cache-miss reads, ns.
+    pub read_miss_ns: u64,
+    /// Measured phase: segment writes completed.
+    pub measured_segment_writes: u64,
+    /// Measured phase: cleaned blocks those writes carried.
+    pub cleaned_blocks_written: u64,
+    /// Measured phase: segments cleaned (by the foreground cleaner, taken over, or read free
+    /// to the end); with `cleaned_blocks_written`, the live blocks a cleaned segment held.
+    pub measured_segments_cleaned: u64,
 }
 
 impl LfsStats {
@@ -201,14 +210,13 @@ impl LfsPolicy {
     }
 
     fn seen(&mut self, t: SimTime) {
-        if self.measure_start.is_some() && !self.in_progress.is_empty() {
-            self.stats.free_active_ns += t.saturating_sub(self.last_time);
-        }
-        if self.measure_start.is_some() {
-            self.stats.free_wanted_block_ns += u128::from(t.saturating_sub(self.last_time)) * self.runs.len() as u128;
-        }
+        let since = t.saturating_sub(self.last_time);
         self.last_time = self.last_time.max(t);
         if let Some(start) = self.measure_start {
+            if !self.in_progress.is_empty() {
+                self.stats.free_active_ns += since;
+            }
+            self.stats.free_wanted_block_ns += u128::from(since) * self.runs.len() as u128;
             self.stats.measured_ns = self.last_time - start;
         }
     }
@@ -268,7 +276,11 @@ impl LfsPolicy {
             return;
         }
         let busy = &self.in_progress;
-        let victims = self.log.cost_benefit(want, &|s| busy.contains_key(&s));
+        let exclude = |s| busy.contains_key(&s);
+        let victims = match self.free.choose {
+            Choice::CostBenefit => self.log.cost_benefit(want, &exclude),
+            Choice::LeastLive => self.log.least_live(want, &exclude),
+        };
         let cfg = *self.log.config();
         // Only segments with something dead to gain (cost-benefit ranks full ones last, but
         // ranks them when asked for more segments than have dead space).
@@ -295,6 +307,9 @@ impl LfsPolicy {
             *n -= 1;
             if *n == 0 {
                 self.in_progress.remove(&segment);
+                if self.measure_start.is_some() {
+                    self.stats.measured_segments_cleaned += 1;
+                }
                 for (logical, lbn) in self.held.remove(&segment).unwrap_or_default() {
                     self.move_block(ctx, logical, lbn)?;
                 }
@@ -356,11 +371,13 @@ impl LfsPolicy {
             // cleaned by then, the others it keeps off.
             let reading: std::collections::BTreeSet<u32> = self.in_progress.keys().copied().collect();
             let mut free_reads = FreeReads { in_progress: &mut self.in_progress, runs: &mut self.runs, held: &mut self.held, stats: &mut self.stats };
-            let costs = ReadCosts::of(ctx.disk);
-            let mut finish = |log: &Log| if take_over { free_reads.take_over(log, ctx, costs) } else { Ok(None) };
+            let mut finish = |log: &Log| if take_over { free_reads.take_over(log, ctx) } else { Ok(None) };
             let segments = clean_foreground_finishing(&mut self.log, &mut ios, &|s| reading.contains(&s), &mut finish)?;
             self.stats.foreground_cleanings += 1;
             self.stats.foreground_segments += u64::from(segments);
+            if self.measure_start.is_some() {
+                self.stats.measured_segments_cleaned += u64::from(segments);
+            }
             for x in ios {
                 let p = self.phys(x, TAG_WRITE);
                 out.push(p);
@@ -421,12 +438,14 @@ struct ReadCosts {
 }
 
 impl ReadCosts {
-    fn of(disk: &freeblock_disk::Disk) -> Self {
-        let spec = disk.spec();
+    /// The costs of reading near `lbn`: the media rate is that of `lbn`'s own zone.
+    fn at(disk: &freeblock_disk::Disk, lbn: u64) -> std::result::Result<Self, LfsError> {
+        let mut runs = Vec::new();
+        disk.track_runs(lbn, 1, &mut runs).map_err(|e| LfsError::Config { field: "segment", message: format!("sector {lbn}: {e}") })?;
+        let track = runs.first().map_or(1, |r| r.sectors_per_track.max(1));
         let revolution = disk.revolution_ns() as f64;
-        let outer_track = spec.zones.first().map_or(1.0, |z| f64::from(z.sectors_per_track.max(1)));
-        let sector_ns = (spec.controller.bus_sector_ms * 1e6).max(revolution / outer_track);
-        Self { positioning_ns: revolution / 2.0, sector_ns }
+        let sector_ns = (disk.spec().controller.bus_sector_ms * 1e6).max(revolution / f64::from(track));
+        Ok(Self { positioning_ns: revolution / 2.0, sector_ns })
     }
 
     /// `lbns` (sorted, `sectors` each) as reads: neighbours joined where the sectors between
@@ -459,7 +478,7 @@ impl FreeReads<'_> {
     /// blocks and a dead one to gain), taken over: its outstanding free reads withdrawn, and the reads of those blocks
     /// (and of its summary, if that is outstanding) returned for the foreground cleaner. Blocks
     /// already read and held stay live where they are and move with the rest.
-    fn take_over(&mut self, log: &Log, ctx: &mut LayoutCtx<'_>, costs: ReadCosts) -> std::result::Result<Option<Finish>, LfsError> {
+    fn take_over(&mut self, log: &Log, ctx: &mut LayoutCtx<'_>) -> std::result::Result<Option<Finish>, LfsError> {
         // A segment with nothing dead gains nothing: moving its blocks fills the segment it frees.
         let gains = |s: u32| log.live(s) > 0 && log.live(s) < log.config().data_blocks();
         let Some(segment) = self.in_progress.iter().filter(|(&s, _)| gains(s)).min_by_key(|(&s, &n)| (n, s)).map(|(&s, _)| s) else { return Ok(None) };
@@ -480,7 +499,7 @@ impl FreeReads<'_> {
             lbns.push(summary);
         }
         lbns.sort_unstable();
-        let (reads, sectors) = costs.plan(&lbns, cfg.block_sectors);
+        let (reads, sectors) = ReadCosts::at(ctx.disk, cfg.segment_lbn(segment))?.plan(&lbns, cfg.block_sectors);
         self.stats.finished_segments += 1;
         self.stats.finished_blocks_read += sectors / cfg.block_sectors;
         Ok(Some((segment, reads)))
@@ -506,6 +525,10 @@ impl LayoutPolicy for LfsPolicy {
             self.stats.clean_read_ns = 0;
             self.stats.segment_write_ns = 0;
             self.stats.clean_write_ns = 0;
+            self.stats.read_miss_ns = 0;
+            self.stats.measured_segment_writes = 0;
+            self.stats.cleaned_blocks_written = 0;
+            self.stats.measured_segments_cleaned = 0;
             self.stats.measured_free_blocks_read = 0;
             self.stats.free_active_ns = 0;
             self.stats.free_wanted_block_ns = 0;
@@ -522,10 +545,13 @@ impl LayoutPolicy for LfsPolicy {
         let measuring = self.measure_start.is_some();
         match kind {
             TAG_WRITE | TAG_FREE_WRITE if measuring => {
+                self.stats.measured_segment_writes += 1;
+                self.stats.cleaned_blocks_written += low;
                 self.stats.segment_write_ns += busy;
                 self.stats.clean_write_ns += busy * low / u64::from(self.log.config().data_blocks());
             }
             TAG_CLEAN_READ if measuring => self.stats.clean_read_ns += busy,
+            TAG_READ if measuring => self.stats.read_miss_ns += busy,
             TAG_FREE_SUMMARY => self.read_done(ctx, low as u32).map_err(LayoutError::from)?,
             TAG_FREE_RUN => self.block_read(ctx, low).map_err(LayoutError::from)?,
             _ => {}
