@@ -588,4 +588,23 @@ mod tests {
         assert_eq!(reads, [part(0, 1008)]);
         assert_eq!(COSTS.plan(&[], 8), (vec![], 0));
     }
+
+    #[test]
+    fn a_segment_is_costed_at_its_own_zones_media_rate() {
+        // Without a bus to wait for, a sector costs what it takes to pass under the head: longer
+        // on an inner track, which holds fewer sectors.
+        let mut spec = freeblock_disk::library::get("atlas10k").unwrap().without_cache();
+        spec.controller.bus_sector_ms = 0.0;
+        let disk = freeblock_disk::Disk::new(spec).unwrap();
+        let outer = ReadCosts::at(&disk, 0).unwrap();
+        let inner = ReadCosts::at(&disk, disk.capacity() - 1).unwrap();
+        let (first, last) = (disk.spec().zones.first().unwrap(), disk.spec().zones.last().unwrap());
+        let rev = disk.revolution_ns() as f64;
+        assert!((outer.sector_ns - rev / f64::from(first.sectors_per_track)).abs() < 1e-6);
+        assert!((inner.sector_ns - rev / f64::from(last.sectors_per_track)).abs() < 1e-6);
+        assert!(inner.sector_ns > outer.sector_ns);
+        // A sector past the end is an error naming it, not a guess.
+        let err = ReadCosts::at(&disk, disk.capacity()).unwrap_err().to_string();
+        assert!(err.contains(&disk.capacity().to_string()), "{err}");
+    }
 }
