@@ -78,6 +78,10 @@ pub struct LfsCleaningConfig {
     /// 10K validation host at 0.099 ms; `Some(ULTRA2_BUS_SECTOR_MS)` is the Ultra2 bus of paper
     /// 001's real Atlas 10K host.
     pub bus_sector_ms: Option<f64>,
+    /// The foreground cleaner (ORIGINAL's, and every free cleaner's fallback) reads each live
+    /// block with an I/O of its own instead of the whole segment ([`LfsPolicy::reading_live_blocks_one_by_one`]):
+    /// a what-if, not the paper's stated set-up. Default false.
+    pub clean_reads_one_by_one: bool,
     /// Also run ORIGINAL with a free scan of the whole partition, for [`Point::scan_free_mb_s`].
     pub scan_reference: bool,
     /// Simulations at once.
@@ -101,6 +105,7 @@ impl LfsCleaningConfig {
             free: FreeCleaning::default(),
             ours: FreeCleaning::ours(),
             bus_sector_ms: None,
+            clean_reads_one_by_one: false,
             scan_reference: true,
             threads: 2,
         }
@@ -343,7 +348,10 @@ fn run_with(cfg: &LfsCleaningConfig, disk: &Arc<Disk>, utilisation: f64, cleaner
     let trims = TrimQueue::default();
     let warmup = spec.warmup_requests()?;
     let workload = spec.build(trims.clone())?;
-    let policy = LfsPolicy::new(lfs, cleaner, free, trims).map_err(crate::layout::LayoutError::from)?.measuring_after(warmup);
+    let mut policy = LfsPolicy::new(lfs, cleaner, free, trims).map_err(crate::layout::LayoutError::from)?.measuring_after(warmup);
+    if cfg.clean_reads_one_by_one {
+        policy = policy.reading_live_blocks_one_by_one();
+    }
     let mut sim = Simulation::new(Arc::clone(disk), Box::new(workload), SimConfig::default()).with_layout(Box::new(policy));
     if cleaner == CleanerKind::FreeblockIdle || scan {
         let idle_after_ms = (cleaner == CleanerKind::FreeblockIdle).then_some(free.idle_after_ms);

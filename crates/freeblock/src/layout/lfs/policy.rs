@@ -138,6 +138,8 @@ pub struct LfsPolicy {
     next_run: u64,
     /// Contents stamp of the next block written.
     next_value: u64,
+    /// The foreground cleaner reads live blocks one I/O each ([`LfsPolicy::reading_live_blocks_one_by_one`]).
+    block_by_block: bool,
     measure_from: u64,
     measure_start: Option<SimTime>,
     last_time: SimTime,
@@ -164,6 +166,7 @@ impl LfsPolicy {
             held: HashMap::new(),
             next_run: 0,
             next_value: 1,
+            block_by_block: false,
             measure_from: 0,
             measure_start: None,
             last_time: 0,
@@ -178,6 +181,15 @@ impl LfsPolicy {
     /// As [`LfsSpec::config`](super::LfsSpec::config) and [`LfsPolicy::new`].
     pub fn from_spec(spec: &super::LfsSpec, disk: &freeblock_disk::Disk) -> std::result::Result<Self, LfsError> {
         Self::new(spec.config(disk)?, spec.cleaner, spec.free, TrimQueue::default())
+    }
+
+    /// The foreground cleaner reads each live block of a segment (and its summary) with an I/O
+    /// of its own instead of the whole segment in one. Not the default: the paper does not say
+    /// how LLD's cleaner reads; `repro lfs-cleaning` measures it as a what-if (docs/lfs.md).
+    #[must_use]
+    pub fn reading_live_blocks_one_by_one(mut self) -> Self {
+        self.block_by_block = true;
+        self
     }
 
     /// Measures from the request after the first `requests` (a benchmark's warm-up).
@@ -371,7 +383,11 @@ impl LfsPolicy {
             // cleaned by then, the others it keeps off.
             let reading: std::collections::BTreeSet<u32> = self.in_progress.keys().copied().collect();
             let mut free_reads = FreeReads { in_progress: &mut self.in_progress, runs: &mut self.runs, held: &mut self.held, stats: &mut self.stats };
-            let mut finish = |log: &Log| if take_over { free_reads.take_over(log, ctx) } else { Ok(None) };
+            let block_by_block = self.block_by_block;
+            let mut finish = |log: &Log| {
+                let taken = if take_over { free_reads.take_over(log, ctx)? } else { None };
+                Ok(taken.or_else(|| block_by_block.then(|| one_by_one(log, &|s| reading.contains(&s))).flatten()))
+            };
             let segments = clean_foreground_finishing(&mut self.log, &mut ios, &|s| reading.contains(&s), &mut finish)?;
             self.stats.foreground_cleanings += 1;
             self.stats.foreground_segments += u64::from(segments);
@@ -425,6 +441,18 @@ impl LfsPolicy {
         self.start_free_cleaning(ctx);
         Ok(())
     }
+}
+
+/// The foreground cleaner's next victim (cost-benefit, keeping off `avoid` while another has a
+/// dead block, as [`clean_foreground_finishing`] chooses) with a read of its own for each live
+/// block and for its summary; `None` when no segment has a dead block to gain.
+fn one_by_one(log: &Log, avoid: &dyn Fn(u32) -> bool) -> Option<Finish> {
+    let cfg = log.config();
+    let gains = |s: &u32| log.live(*s) < cfg.data_blocks();
+    let victim = log.cost_benefit(1, avoid).into_iter().find(gains).or_else(|| log.cost_benefit(1, &|_| false).into_iter().find(gains))?;
+    let mut reads: Vec<LogIo> = log.live_in(victim).into_iter().map(|(_, lbn)| LogIo::CleanReadPart { lbn, sectors: cfg.block_sectors }).collect();
+    reads.push(LogIo::CleanReadPart { lbn: cfg.summary_lbn(victim), sectors: cfg.block_sectors });
+    Some((victim, reads))
 }
 
 /// What reading a few blocks costs against reading a whole segment, to choose how the
