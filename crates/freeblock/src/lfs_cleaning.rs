@@ -16,6 +16,7 @@
 //! | §5.3 | ORIGINAL halves at 60% and quarters at 85% of IDEAL | [`statements`] |
 //! | §5.3 | FREEBLOCK close to IDEAL up to 93%, then degrades; up to ~3× ORIGINAL | [`statements`] |
 //! | §5.3 | FREEBLOCK "charged for the write cost of cleaned segments" | [`Point::free_reads_bound_tps`] |
+//! | §5.3 | what ORIGINAL's and FREEBLOCK's ratios together need of a cleaning read | [`CostSplit`] |
 //!
 //! **IDEAL** is computed as the paper did: ORIGINAL's measured time less all its cleaning cost,
 //! the disk time of the foreground cleaner's segment reads plus the cleaned blocks' share of
