@@ -77,6 +77,9 @@
 //! **Choosing what to clean.** Cost-benefit: the segment with the highest `(1 − u) · age / (1 + u)`
 //! (`u` its live fraction, `age` the log time since it was written): space gained, weighted by
 //! how long it is likely to stay free, over the cost of reading the segment and writing `u` of it.
+//! Ours reads for free, so it pays only the writing and the wait for each live block: it takes the
+//! segments with the fewest live blocks ([`Log::least_live`]; at 85%, 90.5 transactions/s
+//! against 84.9 by cost-benefit, docs/lfs.md).
 //!
 //! **Durability.** A segment write is the commit point: the segment and its summary reach the
 //! disk, then the block map (the layout layer's [`BlockMap`](crate::layout::BlockMap)) records
