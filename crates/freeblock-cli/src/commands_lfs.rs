@@ -98,7 +98,7 @@ pub fn lfs_cleaning(a: &ReproArgs) -> CmdResult {
     let bus = disk.spec().controller.bus_sector_ms;
     let whose = if cfg.bus_sector_ms.is_some() { "set for this run" } else { "DiskSim's Atlas 10K host, as §5 configured DiskSim" };
     outln!("Bus {bus:.4} ms/sector ({:.1} MB/s, {whose}).", 512.0 / bus.max(1e-12) / 1e3);
-    outln!("FREEBLOCK: {} segments at once, blocks moved as they arrive, the foreground cleaner keeping off them (the paper's). Ours: {} segments at once, blocks held until their segment is read, the foreground cleaner taking over the segments nearest done.", cfg.free.parallel, cfg.ours.parallel);
+    outln!("FREEBLOCK: {} segments at once, blocks moved as they arrive, the foreground cleaner keeping off them (the paper's). Ours: the {} segments of fewest live blocks at once, blocks held until their segment is read, the foreground cleaner taking over the segments nearest done.", cfg.free.parallel, cfg.ours.parallel);
     outln!("");
     let mut t = Table::new(["util %", "files", "ORIGINAL", "FREEBLOCK", "IDEAL", "ours", "ours+IDLE", "ORIG/IDEAL", "FREE/IDEAL", "FREE/ORIG", "ours/IDEAL", "ours/ORIG", "bound/IDEAL (ours)", "end util % (ORIG)", "fg segs (ORIG/FREE/ours)", "delayed (FREE/ours)"]);
     for p in &points {
@@ -145,6 +145,27 @@ pub fn lfs_cleaning(a: &ReproArgs) -> CmdResult {
         ]);
     }
     outln!("{}", f.render());
+    outln!("Where ORIGINAL's time goes (ms per transaction; IDEAL = new-data writes + cache-miss reads + CPU). The paper's ORIGINAL at r of IDEAL with FREEBLOCK at 0.9 of it needs a segment's cleaning read to cost at least (9(1/r - 1) - 1)·u segment writes:");
+    let mut w = Table::new(["util %", "IDEAL", "new writes", "cache misses", "CPU", "clean reads", "cleaned writes", "u cleaned", "read/write (R/W)", "R/W the paper needs", "ORIG/IDEAL without CPU", "free ceiling (N/(N+C_w))"]);
+    let data_blocks = cfg.lfs(1).data_blocks();
+    for p in &points {
+        let Some(c) = lc::CostSplit::of(&p.original, cfg.postmark.transactions, data_blocks) else { continue };
+        w.row([
+            format!("{:.0}", p.utilisation_pct),
+            format!("{:.2}", c.ideal_ms),
+            format!("{:.2}", c.new_write_ms),
+            format!("{:.2}", c.read_miss_ms),
+            format!("{:.2}", c.cpu_ms),
+            format!("{:.2}", c.clean_read_ms),
+            format!("{:.2}", c.clean_write_ms),
+            format!("{:.2}", c.cleaned_live),
+            format!("{:.1}", c.read_over_write),
+            lc::paper_original_ratio(p.utilisation_pct).map_or("-".into(), |r| format!("{:.1} (r {r})", c.read_over_write_needed(r))),
+            format!("{:.2}", c.original_over_ideal_without_cpu()),
+            format!("{:.2}", c.free_ceiling()),
+        ]);
+    }
+    outln!("{}", w.render());
     outln!("The paper's statements beside ours:");
     let mut s = Table::new(["paper", "paper value", "ours", "where", "verdict"]);
     for st in &statements {

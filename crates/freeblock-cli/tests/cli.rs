@@ -305,7 +305,7 @@ fn repro_lfs_cleaning_quick_prints_the_paper_beside_ours_and_writes_its_files() 
     let out = dir.to_str().unwrap();
     let (code, text, err) = freeblock(&["repro", "lfs-cleaning", "--quick", "--quiet", "--out", out]);
     assert_eq!(code, 0, "{err}");
-    for needle in ["The paper's statements beside ours", "ORIGINAL halves at 60%", "FREEBLOCK close to IDEAL up to 93%", "cut to 1 surface", "Bus 0.0990 ms/sector", "scan of the log"] {
+    for needle in ["The paper's statements beside ours", "ORIGINAL halves at 60%", "FREEBLOCK close to IDEAL up to 93%", "cut to 1 surface", "Bus 0.0990 ms/sector", "scan of the log", "Where ORIGINAL's time goes", "R/W the paper needs"] {
         assert!(text.contains(needle), "missing `{needle}` in:\n{text}");
     }
     assert!(dir.join("lfs-cleaning.svg").exists());

@@ -6,8 +6,9 @@
 //! reads as freeblock requests) and IDEAL (ORIGINAL with every cleaning cost taken out). We run
 //! the same cleaners ([`crate::layout::lfs`]) under a PostMark-like workload
 //! ([`crate::workload::postmark`]) through the one engine, plus ours ([`FreeCleaning::ours`]:
-//! 128 segments read free at once, blocks held until their segment is read, the foreground
-//! cleaner taking over the segments nearest done), with and without idle-time reads.
+//! the 128 segments of fewest live blocks read free at once, blocks held until their segment is
+//! read, the foreground cleaner taking over the segments nearest done), with and without
+//! idle-time reads.
 //!
 //! | paper | what | ours |
 //! |---|---|---|
@@ -15,6 +16,7 @@
 //! | §5.3 | ORIGINAL halves at 60% and quarters at 85% of IDEAL | [`statements`] |
 //! | §5.3 | FREEBLOCK close to IDEAL up to 93%, then degrades; up to ~3× ORIGINAL | [`statements`] |
 //! | §5.3 | FREEBLOCK "charged for the write cost of cleaned segments" | [`Point::free_reads_bound_tps`] |
+//! | §5.3 | what ORIGINAL's and FREEBLOCK's ratios together need of a cleaning read | [`CostSplit`] |
 //!
 //! **IDEAL** is computed as the paper did: ORIGINAL's measured time less all its cleaning cost,
 //! the disk time of the foreground cleaner's segment reads plus the cleaned blocks' share of
@@ -77,6 +79,10 @@ pub struct LfsCleaningConfig {
     /// 10K validation host at 0.099 ms; `Some(ULTRA2_BUS_SECTOR_MS)` is the Ultra2 bus of paper
     /// 001's real Atlas 10K host.
     pub bus_sector_ms: Option<f64>,
+    /// The foreground cleaner (ORIGINAL's, and every free cleaner's fallback) reads each live
+    /// block with an I/O of its own instead of the whole segment ([`LfsPolicy::reading_live_blocks_one_by_one`]):
+    /// a what-if, not the paper's stated set-up. Default false.
+    pub clean_reads_one_by_one: bool,
     /// Also run ORIGINAL with a free scan of the whole partition, for [`Point::scan_free_mb_s`].
     pub scan_reference: bool,
     /// Simulations at once.
@@ -100,6 +106,7 @@ impl LfsCleaningConfig {
             free: FreeCleaning::default(),
             ours: FreeCleaning::ours(),
             bus_sector_ms: None,
+            clean_reads_one_by_one: false,
             scan_reference: true,
             threads: 2,
         }
@@ -218,6 +225,102 @@ impl Point {
     }
 }
 
+/// ORIGINAL's time per transaction, split the way the paper's statements constrain it: IDEAL's
+/// part (new-data segment writes, cache-miss reads, the rest CPU time) and the cleaning part
+/// (whole-segment reads, cleaned blocks' share of segment writes).
+///
+/// ```text
+///   ORIGINAL = IDEAL (N) + cleaning reads (C_r) + cleaned writes (C_w)
+///   paper, at a utilisation where ORIGINAL is r of IDEAL and FREEBLOCK at least 0.9 of it:
+///     C_r + C_w = N (1/r − 1)        C_w ≤ N/9       ⇒  C_r / C_w ≥ 9 (1/r − 1) − 1
+///   per cleaned segment C_r / C_w = R / (u·W)  (R its read, W a segment write, u its live share)
+///     ⇒  R / W ≥ (9 (1/r − 1) − 1) · u          (r = 0.25 at 85%: 26 u;  r = 0.5 at 60%: 8 u)
+/// ```
+///
+/// | field | what |
+/// |---|---|
+/// | `ideal_ms` | N: ORIGINAL's time less its cleaning |
+/// | `new_write_ms`, `read_miss_ms`, `cpu_ms` | N's parts |
+/// | `clean_read_ms`, `clean_write_ms` | C_r, C_w |
+/// | `cleaned_live` | u: live share of the segments ORIGINAL cleaned |
+/// | `read_over_write` | R / W, disk time of a cleaning read of a segment over a segment write |
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct CostSplit {
+    /// N, ms per transaction.
+    pub ideal_ms: f64,
+    /// N's segment writes of new data (their share not carrying cleaned blocks), ms.
+    pub new_write_ms: f64,
+    /// N's cache-miss reads, ms.
+    pub read_miss_ms: f64,
+    /// N's time the disk was not working for the layout (CPU time), ms.
+    pub cpu_ms: f64,
+    /// C_r: the foreground cleaner's reads, ms per transaction.
+    pub clean_read_ms: f64,
+    /// C_w: the cleaned blocks' share of segment writes, ms per transaction.
+    pub clean_write_ms: f64,
+    /// u: cleaned blocks written per segment cleaned, over the data blocks of a segment.
+    pub cleaned_live: f64,
+    /// R / W.
+    pub read_over_write: f64,
+}
+
+impl CostSplit {
+    /// The split of `run` (ORIGINAL: its every cleaned segment read whole in the foreground) of
+    /// `transactions`, with `data_blocks` per segment; `None` without a measured phase or
+    /// without cleaning.
+    #[must_use]
+    pub fn of(run: &Run, transactions: u32, data_blocks: u32) -> Option<Self> {
+        let s = &run.stats;
+        if transactions == 0 || s.measured_segments_cleaned == 0 || s.measured_segment_writes == 0 {
+            return None;
+        }
+        let per = |ns: u64| ns as f64 / 1e6 / f64::from(transactions);
+        let ideal_ns = s.measured_ns.saturating_sub(s.cleaning_ns());
+        let new_write_ns = s.segment_write_ns.saturating_sub(s.clean_write_ns);
+        let cpu_ns = ideal_ns.saturating_sub(new_write_ns + s.read_miss_ns);
+        let segments = s.measured_segments_cleaned as f64;
+        Some(Self {
+            ideal_ms: per(ideal_ns),
+            new_write_ms: per(new_write_ns),
+            read_miss_ms: per(s.read_miss_ns),
+            cpu_ms: per(cpu_ns),
+            clean_read_ms: per(s.clean_read_ns),
+            clean_write_ms: per(s.clean_write_ns),
+            cleaned_live: s.cleaned_blocks_written as f64 / segments / f64::from(data_blocks),
+            read_over_write: (s.clean_read_ns as f64 / segments) / (s.segment_write_ns as f64 / s.measured_segment_writes as f64),
+        })
+    }
+
+    /// ORIGINAL over IDEAL with no CPU time at all (the disk's times unchanged): the lowest the
+    /// ratio could go by changing the CPU time charged per operation.
+    #[must_use]
+    pub fn original_over_ideal_without_cpu(&self) -> f64 {
+        let disk = self.ideal_ms - self.cpu_ms;
+        disk / (disk + self.clean_read_ms + self.clean_write_ms)
+    }
+
+    /// The most a free cleaner that cleans what ORIGINAL cleans reaches of IDEAL, every read
+    /// free: it still writes the cleaned blocks, `N / (N + C_w)`.
+    #[must_use]
+    pub fn free_ceiling(&self) -> f64 {
+        self.ideal_ms / (self.ideal_ms + self.clean_write_ms)
+    }
+
+    /// The R / W that the paper's ORIGINAL at `original_ratio` of IDEAL together with FREEBLOCK
+    /// at 0.9 of it need at this `u` (see the type's docs).
+    #[must_use]
+    pub fn read_over_write_needed(&self, original_ratio: f64) -> f64 {
+        (9.0 * (1.0 / original_ratio - 1.0) - 1.0) * self.cleaned_live
+    }
+}
+
+/// The paper's ORIGINAL/IDEAL at `utilisation_pct`, where §5.3 gives one: halved at 60%,
+/// quartered at 85%.
+#[must_use]
+pub fn paper_original_ratio(utilisation_pct: f64) -> Option<f64> {
+    [(60.0, 0.5), (85.0, 0.25)].iter().find(|(u, _)| (u - utilisation_pct).abs() < 0.5).map(|&(_, r)| r)
+}
+
 /// Runs PostMark at `utilisation` with `cleaner`.
 ///
 /// # Errors
@@ -246,7 +349,10 @@ fn run_with(cfg: &LfsCleaningConfig, disk: &Arc<Disk>, utilisation: f64, cleaner
     let trims = TrimQueue::default();
     let warmup = spec.warmup_requests()?;
     let workload = spec.build(trims.clone())?;
-    let policy = LfsPolicy::new(lfs, cleaner, free, trims).map_err(crate::layout::LayoutError::from)?.measuring_after(warmup);
+    let mut policy = LfsPolicy::new(lfs, cleaner, free, trims).map_err(crate::layout::LayoutError::from)?.measuring_after(warmup);
+    if cfg.clean_reads_one_by_one {
+        policy = policy.reading_live_blocks_one_by_one();
+    }
     let mut sim = Simulation::new(Arc::clone(disk), Box::new(workload), SimConfig::default()).with_layout(Box::new(policy));
     if cleaner == CleanerKind::FreeblockIdle || scan {
         let idle_after_ms = (cleaner == CleanerKind::FreeblockIdle).then_some(free.idle_after_ms);

@@ -284,3 +284,27 @@ fn the_foreground_cleaner_avoids_the_free_cleaners_segments_while_it_can() {
     );
     log.check_usage().unwrap();
 }
+
+/// The free cleaner's greedy choice (fewest live blocks) and cost-benefit disagree over an old,
+/// fuller segment and a young, emptier one: cost-benefit takes the old one, greedy the young.
+#[test]
+fn least_live_takes_the_emptiest_segment_where_cost_benefit_takes_the_oldest() {
+    let mut log = Log::create(small()).unwrap();
+    // Eight segments of 7 blocks: segment 0 written first, segment 7 last.
+    for l in 0..56 {
+        log.append(l, l + 1, false).unwrap();
+        if log.open_full() {
+            log.flush().unwrap();
+        }
+    }
+    // Segment 0 keeps 4 of 7, segment 7 keeps 2 of 7.
+    for l in [0, 1, 2, 49, 50, 51, 52, 53] {
+        log.delete(l).unwrap();
+    }
+    assert_eq!((log.live(0), log.live(7)), (4, 2));
+    assert_eq!(log.cost_benefit(1, &|_| false), [0], "old and three-sevenths dead beats young and five-sevenths dead");
+    assert_eq!(log.least_live(2, &|_| false), [7, 0]);
+    assert_eq!(log.least_live(1, &|s| s == 7), [0], "an excluded segment is passed over");
+    // Among equally live segments the older goes first.
+    assert_eq!(log.least_live(3, &|s| s == 0 || s == 7), [1, 2, 3]);
+}

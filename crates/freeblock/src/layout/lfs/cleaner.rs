@@ -68,23 +68,40 @@ pub struct FreeCleaning {
     /// reads instead of a whole-segment read of another (ours). False: the foreground cleaner
     /// keeps off them (the paper does not say what it does). Default false.
     pub finish_in_foreground: bool,
+    /// How the free cleaner chooses its segments. Default cost-benefit (the paper's).
+    pub choose: Choice,
+}
+
+/// How the free cleaner chooses the segments it reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Choice {
+    /// Cost-benefit, `(1 − u)·age/(1 + u)` ([`Log::cost_benefit`]), as the foreground cleaner
+    /// (the paper's).
+    #[default]
+    CostBenefit,
+    /// Fewest live blocks first ([`Log::least_live`]): a free read costs nothing, so what
+    /// cleaning a segment costs is the live blocks written again and the wait for each to pass
+    /// under the head; the segment with the fewest is the cheapest to free.
+    LeastLive,
 }
 
 impl Default for FreeCleaning {
     fn default() -> Self {
-        Self { below_free: 24, parallel: 8, idle_after_ms: 1.0, hold_until_read: false, finish_in_foreground: false }
+        Self { below_free: 24, parallel: 8, idle_after_ms: 1.0, hold_until_read: false, finish_in_foreground: false, choose: Choice::CostBenefit }
     }
 }
 
 impl FreeCleaning {
-    /// Ours: 128 segments read free at once, each one's blocks held until all are in, and the
-    /// foreground cleaner taking over the segments nearest done when it must run. Holding the
-    /// blocks keeps the copies from spending free segments before their sources are free, so
-    /// many segments can be read at once; taking over frees a segment for the few blocks it
-    /// still misses. Measured against the paper's way in docs/lfs.md.
+    /// Ours: 128 segments read free at once, those with the fewest live blocks, each one's
+    /// blocks held until all are in, and the foreground cleaner taking over the segments nearest
+    /// done when it must run. Holding the blocks keeps the copies from spending free segments
+    /// before their sources are free, so many segments can be read at once; taking over frees a
+    /// segment for the few blocks it still misses; the fewest live blocks are the fewest to wait
+    /// for and to write again. Measured against the paper's way in docs/lfs.md.
     #[must_use]
     pub fn ours() -> Self {
-        Self { parallel: 128, hold_until_read: true, finish_in_foreground: true, ..Self::default() }
+        Self { parallel: 128, hold_until_read: true, finish_in_foreground: true, choose: Choice::LeastLive, ..Self::default() }
     }
 }
 

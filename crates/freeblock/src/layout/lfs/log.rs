@@ -404,16 +404,35 @@ impl Log {
     #[must_use]
     pub fn cost_benefit(&self, n: usize, exclude: &dyn Fn(u32) -> bool) -> Vec<u32> {
         let data = f64::from(self.cfg.data_blocks());
-        // The best `n`, best first (ties to the lower segment), kept by insertion: `n` is small.
+        self.best(n, exclude, &|live, age| {
+            let u = f64::from(live) / data;
+            (1.0 - u) * age as f64 / (1.0 + u)
+        })
+    }
+
+    /// The segments with the fewest live blocks, at most `n`, fewest first (ties to the older,
+    /// then the lower segment), skipping `exclude`: the greedy policy. A free cleaner pays
+    /// nothing for a segment's reads but still writes its live blocks, and waits for each of
+    /// them to pass under the head, so the fewest live blocks per segment freed is the cheapest
+    /// cleaning it can do. Candidates as in [`Log::cost_benefit`].
+    #[must_use]
+    pub fn least_live(&self, n: usize, exclude: &dyn Fn(u32) -> bool) -> Vec<u32> {
+        let data = f64::from(self.cfg.data_blocks());
+        // Fewer live blocks always wins; among equals the older (a tiny age term, < 1 block).
+        self.best(n, exclude, &|live, age| (data - f64::from(live)) + age as f64 / (age as f64 + 1.0) / 2.0)
+    }
+
+    /// The `n` candidates with the highest `score(live blocks, age)`, best first (ties to the
+    /// lower segment), skipping `exclude`.
+    fn best(&self, n: usize, exclude: &dyn Fn(u32) -> bool, score: &dyn Fn(u32, u64) -> f64) -> Vec<u32> {
+        // Kept by insertion: `n` is small.
         let mut best: Vec<(f64, u32)> = Vec::with_capacity(n + 1);
         for s in 0..self.cfg.segments {
             let i = s as usize;
             if self.durable_live[i] == 0 || self.live[i] == 0 || n == 0 {
                 continue;
             }
-            let u = f64::from(self.live[i]) / data;
-            let age = (self.clock - self.written_at[i] + 1) as f64;
-            let score = (1.0 - u) * age / (1.0 + u);
+            let score = score(self.live[i], self.clock - self.written_at[i] + 1);
             if best.len() == n && best.last().is_some_and(|w| w.0 >= score) {
                 continue;
             }

@@ -10,7 +10,7 @@ use freeblock_disk::{Op, SimTime};
 use serde::Serialize;
 
 use super::cache::BufferCache;
-use super::cleaner::{clean_foreground_finishing, CleanerKind, Finish, FreeCleaning, LogIo};
+use super::cleaner::{clean_foreground_finishing, Choice, CleanerKind, Finish, FreeCleaning, LogIo};
 use super::error::LfsError;
 use super::log::{Found, Log};
 use super::LfsConfig;
@@ -102,6 +102,15 @@ pub struct LfsStats {
     pub segment_write_ns: u64,
     /// Measured phase: the share of segment writes that carried cleaned blocks, ns.
     pub clean_write_ns: u64,
+    /// Measured phase: disk time of cache-miss reads, ns.
+    pub read_miss_ns: u64,
+    /// Measured phase: segment writes completed.
+    pub measured_segment_writes: u64,
+    /// Measured phase: cleaned blocks those writes carried.
+    pub cleaned_blocks_written: u64,
+    /// Measured phase: segments cleaned (by the foreground cleaner, taken over, or read free
+    /// to the end); with `cleaned_blocks_written`, the live blocks a cleaned segment held.
+    pub measured_segments_cleaned: u64,
 }
 
 impl LfsStats {
@@ -129,6 +138,8 @@ pub struct LfsPolicy {
     next_run: u64,
     /// Contents stamp of the next block written.
     next_value: u64,
+    /// The foreground cleaner reads live blocks one I/O each ([`LfsPolicy::reading_live_blocks_one_by_one`]).
+    block_by_block: bool,
     measure_from: u64,
     measure_start: Option<SimTime>,
     last_time: SimTime,
@@ -155,6 +166,7 @@ impl LfsPolicy {
             held: HashMap::new(),
             next_run: 0,
             next_value: 1,
+            block_by_block: false,
             measure_from: 0,
             measure_start: None,
             last_time: 0,
@@ -169,6 +181,15 @@ impl LfsPolicy {
     /// As [`LfsSpec::config`](super::LfsSpec::config) and [`LfsPolicy::new`].
     pub fn from_spec(spec: &super::LfsSpec, disk: &freeblock_disk::Disk) -> std::result::Result<Self, LfsError> {
         Self::new(spec.config(disk)?, spec.cleaner, spec.free, TrimQueue::default())
+    }
+
+    /// The foreground cleaner reads each live block of a segment (and its summary) with an I/O
+    /// of its own instead of the whole segment in one. Not the default: the paper does not say
+    /// how LLD's cleaner reads; `repro lfs-cleaning` measures it as a what-if (docs/lfs.md).
+    #[must_use]
+    pub fn reading_live_blocks_one_by_one(mut self) -> Self {
+        self.block_by_block = true;
+        self
     }
 
     /// Measures from the request after the first `requests` (a benchmark's warm-up).
@@ -201,14 +222,13 @@ impl LfsPolicy {
     }
 
     fn seen(&mut self, t: SimTime) {
-        if self.measure_start.is_some() && !self.in_progress.is_empty() {
-            self.stats.free_active_ns += t.saturating_sub(self.last_time);
-        }
-        if self.measure_start.is_some() {
-            self.stats.free_wanted_block_ns += u128::from(t.saturating_sub(self.last_time)) * self.runs.len() as u128;
-        }
+        let since = t.saturating_sub(self.last_time);
         self.last_time = self.last_time.max(t);
         if let Some(start) = self.measure_start {
+            if !self.in_progress.is_empty() {
+                self.stats.free_active_ns += since;
+            }
+            self.stats.free_wanted_block_ns += u128::from(since) * self.runs.len() as u128;
             self.stats.measured_ns = self.last_time - start;
         }
     }
@@ -268,7 +288,11 @@ impl LfsPolicy {
             return;
         }
         let busy = &self.in_progress;
-        let victims = self.log.cost_benefit(want, &|s| busy.contains_key(&s));
+        let exclude = |s| busy.contains_key(&s);
+        let victims = match self.free.choose {
+            Choice::CostBenefit => self.log.cost_benefit(want, &exclude),
+            Choice::LeastLive => self.log.least_live(want, &exclude),
+        };
         let cfg = *self.log.config();
         // Only segments with something dead to gain (cost-benefit ranks full ones last, but
         // ranks them when asked for more segments than have dead space).
@@ -295,6 +319,9 @@ impl LfsPolicy {
             *n -= 1;
             if *n == 0 {
                 self.in_progress.remove(&segment);
+                if self.measure_start.is_some() {
+                    self.stats.measured_segments_cleaned += 1;
+                }
                 for (logical, lbn) in self.held.remove(&segment).unwrap_or_default() {
                     self.move_block(ctx, logical, lbn)?;
                 }
@@ -356,11 +383,17 @@ impl LfsPolicy {
             // cleaned by then, the others it keeps off.
             let reading: std::collections::BTreeSet<u32> = self.in_progress.keys().copied().collect();
             let mut free_reads = FreeReads { in_progress: &mut self.in_progress, runs: &mut self.runs, held: &mut self.held, stats: &mut self.stats };
-            let costs = ReadCosts::of(ctx.disk);
-            let mut finish = |log: &Log| if take_over { free_reads.take_over(log, ctx, costs) } else { Ok(None) };
+            let block_by_block = self.block_by_block;
+            let mut finish = |log: &Log| {
+                let taken = if take_over { free_reads.take_over(log, ctx)? } else { None };
+                Ok(taken.or_else(|| block_by_block.then(|| one_by_one(log, &|s| reading.contains(&s))).flatten()))
+            };
             let segments = clean_foreground_finishing(&mut self.log, &mut ios, &|s| reading.contains(&s), &mut finish)?;
             self.stats.foreground_cleanings += 1;
             self.stats.foreground_segments += u64::from(segments);
+            if self.measure_start.is_some() {
+                self.stats.measured_segments_cleaned += u64::from(segments);
+            }
             for x in ios {
                 let p = self.phys(x, TAG_WRITE);
                 out.push(p);
@@ -410,6 +443,18 @@ impl LfsPolicy {
     }
 }
 
+/// The foreground cleaner's next victim (cost-benefit, keeping off `avoid` while another has a
+/// dead block, as [`clean_foreground_finishing`] chooses) with a read of its own for each live
+/// block and for its summary; `None` when no segment has a dead block to gain.
+fn one_by_one(log: &Log, avoid: &dyn Fn(u32) -> bool) -> Option<Finish> {
+    let cfg = log.config();
+    let gains = |s: &u32| log.live(*s) < cfg.data_blocks();
+    let victim = log.cost_benefit(1, avoid).into_iter().find(gains).or_else(|| log.cost_benefit(1, &|_| false).into_iter().find(gains))?;
+    let mut reads: Vec<LogIo> = log.live_in(victim).into_iter().map(|(_, lbn)| LogIo::CleanReadPart { lbn, sectors: cfg.block_sectors }).collect();
+    reads.push(LogIo::CleanReadPart { lbn: cfg.summary_lbn(victim), sectors: cfg.block_sectors });
+    Some((victim, reads))
+}
+
 /// What reading a few blocks costs against reading a whole segment, to choose how the
 /// foreground cleaner reads what a segment still misses.
 #[derive(Debug, Clone, Copy)]
@@ -421,12 +466,14 @@ struct ReadCosts {
 }
 
 impl ReadCosts {
-    fn of(disk: &freeblock_disk::Disk) -> Self {
-        let spec = disk.spec();
+    /// The costs of reading near `lbn`: the media rate is that of `lbn`'s own zone.
+    fn at(disk: &freeblock_disk::Disk, lbn: u64) -> std::result::Result<Self, LfsError> {
+        let mut runs = Vec::new();
+        disk.track_runs(lbn, 1, &mut runs).map_err(|e| LfsError::Config { field: "segment", message: format!("sector {lbn}: {e}") })?;
+        let track = runs.first().map_or(1, |r| r.sectors_per_track.max(1));
         let revolution = disk.revolution_ns() as f64;
-        let outer_track = spec.zones.first().map_or(1.0, |z| f64::from(z.sectors_per_track.max(1)));
-        let sector_ns = (spec.controller.bus_sector_ms * 1e6).max(revolution / outer_track);
-        Self { positioning_ns: revolution / 2.0, sector_ns }
+        let sector_ns = (disk.spec().controller.bus_sector_ms * 1e6).max(revolution / f64::from(track));
+        Ok(Self { positioning_ns: revolution / 2.0, sector_ns })
     }
 
     /// `lbns` (sorted, `sectors` each) as reads: neighbours joined where the sectors between
@@ -459,7 +506,7 @@ impl FreeReads<'_> {
     /// blocks and a dead one to gain), taken over: its outstanding free reads withdrawn, and the reads of those blocks
     /// (and of its summary, if that is outstanding) returned for the foreground cleaner. Blocks
     /// already read and held stay live where they are and move with the rest.
-    fn take_over(&mut self, log: &Log, ctx: &mut LayoutCtx<'_>, costs: ReadCosts) -> std::result::Result<Option<Finish>, LfsError> {
+    fn take_over(&mut self, log: &Log, ctx: &mut LayoutCtx<'_>) -> std::result::Result<Option<Finish>, LfsError> {
         // A segment with nothing dead gains nothing: moving its blocks fills the segment it frees.
         let gains = |s: u32| log.live(s) > 0 && log.live(s) < log.config().data_blocks();
         let Some(segment) = self.in_progress.iter().filter(|(&s, _)| gains(s)).min_by_key(|(&s, &n)| (n, s)).map(|(&s, _)| s) else { return Ok(None) };
@@ -480,7 +527,7 @@ impl FreeReads<'_> {
             lbns.push(summary);
         }
         lbns.sort_unstable();
-        let (reads, sectors) = costs.plan(&lbns, cfg.block_sectors);
+        let (reads, sectors) = ReadCosts::at(ctx.disk, cfg.segment_lbn(segment))?.plan(&lbns, cfg.block_sectors);
         self.stats.finished_segments += 1;
         self.stats.finished_blocks_read += sectors / cfg.block_sectors;
         Ok(Some((segment, reads)))
@@ -506,6 +553,10 @@ impl LayoutPolicy for LfsPolicy {
             self.stats.clean_read_ns = 0;
             self.stats.segment_write_ns = 0;
             self.stats.clean_write_ns = 0;
+            self.stats.read_miss_ns = 0;
+            self.stats.measured_segment_writes = 0;
+            self.stats.cleaned_blocks_written = 0;
+            self.stats.measured_segments_cleaned = 0;
             self.stats.measured_free_blocks_read = 0;
             self.stats.free_active_ns = 0;
             self.stats.free_wanted_block_ns = 0;
@@ -522,10 +573,13 @@ impl LayoutPolicy for LfsPolicy {
         let measuring = self.measure_start.is_some();
         match kind {
             TAG_WRITE | TAG_FREE_WRITE if measuring => {
+                self.stats.measured_segment_writes += 1;
+                self.stats.cleaned_blocks_written += low;
                 self.stats.segment_write_ns += busy;
                 self.stats.clean_write_ns += busy * low / u64::from(self.log.config().data_blocks());
             }
             TAG_CLEAN_READ if measuring => self.stats.clean_read_ns += busy,
+            TAG_READ if measuring => self.stats.read_miss_ns += busy,
             TAG_FREE_SUMMARY => self.read_done(ctx, low as u32).map_err(LayoutError::from)?,
             TAG_FREE_RUN => self.block_read(ctx, low).map_err(LayoutError::from)?,
             _ => {}
@@ -561,5 +615,24 @@ mod tests {
         let (reads, _) = ReadCosts { positioning_ns: 1e6, sector_ns: 0.0 }.plan(&[0, 500, 1000], 8);
         assert_eq!(reads, [part(0, 1008)]);
         assert_eq!(COSTS.plan(&[], 8), (vec![], 0));
+    }
+
+    #[test]
+    fn a_segment_is_costed_at_its_own_zones_media_rate() {
+        // Without a bus to wait for, a sector costs what it takes to pass under the head: longer
+        // on an inner track, which holds fewer sectors.
+        let mut spec = freeblock_disk::library::get("atlas10k").unwrap().without_cache();
+        spec.controller.bus_sector_ms = 0.0;
+        let disk = freeblock_disk::Disk::new(spec).unwrap();
+        let outer = ReadCosts::at(&disk, 0).unwrap();
+        let inner = ReadCosts::at(&disk, disk.capacity() - 1).unwrap();
+        let (first, last) = (disk.spec().zones.first().unwrap(), disk.spec().zones.last().unwrap());
+        let rev = disk.revolution_ns() as f64;
+        assert!((outer.sector_ns - rev / f64::from(first.sectors_per_track)).abs() < 1e-6);
+        assert!((inner.sector_ns - rev / f64::from(last.sectors_per_track)).abs() < 1e-6);
+        assert!(inner.sector_ns > outer.sector_ns);
+        // A sector past the end is an error naming it, not a guess.
+        let err = ReadCosts::at(&disk, disk.capacity()).unwrap_err().to_string();
+        assert!(err.contains(&disk.capacity().to_string()), "{err}");
     }
 }
