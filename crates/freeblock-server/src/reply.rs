@@ -357,6 +357,15 @@ mod tests {
         got
     }
 
+    /// Everything the client's end receives until the server's end is shut, read on a thread.
+    fn read_to_end_in_thread(mut client: std::os::unix::net::UnixStream) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut all = Vec::new();
+            client.read_to_end(&mut all).unwrap();
+            all
+        })
+    }
+
     #[test]
     fn an_outbox_that_holds_writes_nothing_until_its_flush_then_every_reply_in_order() {
         let (server, mut client) = pair();
@@ -375,17 +384,13 @@ mod tests {
 
     #[test]
     fn replies_go_out_whole_and_in_order_when_the_socket_is_full() {
-        let (server, mut client) = pair();
+        let (server, client) = pair();
         let direct = DirectSocket::unix(server.try_clone().unwrap().into());
         let replies = Arc::new(Replies::new(Some(direct), Arc::default()));
         // More than a socket buffer holds, so some replies must wait for the flusher.
         let replies_sent: Vec<Vec<u8>> = (0..64u8).map(|i| vec![i; 64 * 1024]).collect();
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        let reader = std::thread::spawn(move || {
-            let mut all = Vec::new();
-            client.read_to_end(&mut all).unwrap();
-            all
-        });
+        let reader = read_to_end_in_thread(client);
         rt.block_on(async {
             let wr = tokio::net::UnixStream::from_std(server).unwrap();
             let flusher = {
@@ -406,17 +411,13 @@ mod tests {
 
     #[test]
     fn held_replies_the_socket_cannot_take_go_to_the_flusher_in_order() {
-        let (server, mut client) = pair();
+        let (server, client) = pair();
         let direct = DirectSocket::unix(server.try_clone().unwrap().into());
         let replies = Arc::new(Replies::new(Some(direct), Arc::default()));
         // More than a socket buffer holds, held and then released in one flush.
         let replies_sent: Vec<Vec<u8>> = (0..64u8).map(|i| vec![i; 64 * 1024]).collect();
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        let reader = std::thread::spawn(move || {
-            let mut all = Vec::new();
-            client.read_to_end(&mut all).unwrap();
-            all
-        });
+        let reader = read_to_end_in_thread(client);
         rt.block_on(async {
             let wr = tokio::net::UnixStream::from_std(server).unwrap();
             // As a connection does: the write half is shut the moment the flusher ends.
