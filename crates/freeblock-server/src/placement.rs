@@ -41,6 +41,7 @@ use freeblock::experiment::LayoutSpec;
 use freeblock::layout::fs2::Fs2;
 use freeblock::layout::journal::{DirStorage, MemStorage, Storage, StoreFile, JOURNAL_HEADER_BYTES};
 use freeblock::layout::rearrange::policy::Rearrange;
+use freeblock::layout::request_rangewrite::RequestRangeWrites;
 use freeblock::layout::{BlockMap, Completed, LayoutCtx, LayoutError, LayoutPolicy, LogicalIo, PhysIo, Service};
 use freeblock_disk::Op;
 
@@ -138,6 +139,15 @@ impl Placement {
     /// no journal.
     #[allow(clippy::too_many_arguments)]
     pub fn new(inner: Box<dyn LayoutPolicy>, store: Arc<Store>, sums: Option<Arc<Checksums>>, in_flight: InFlight, sector_bytes: u64, block_sectors: u64, files: DirStorage, counters: Arc<PlacementCounters>) -> Result<Self, LayoutError> {
+        // Range writes keep a journal only when asked to (a simulation needs none).
+        let inner = match inner.as_any().is::<RequestRangeWrites>() {
+            true => match inner.into_any().downcast::<RequestRangeWrites>() {
+                Ok(rw) if rw.journal_storage().is_none() => Box::new((*rw).carrying_bytes()?),
+                Ok(rw) => rw,
+                Err(_) => unreachable!("checked to be range writes"),
+            },
+            false => inner,
+        };
         let mut p = Self { inner, store, sums, in_flight, sector_bytes, block_sectors, moves: HashMap::new(), mirror: JournalMirror::new(files), counters };
         if p.journal().is_none() {
             return Err(LayoutError::Config { field: "layout.type", message: format!("{} keeps no journal: the physical store cannot persist its map", p.inner.name()) });
@@ -147,8 +157,7 @@ impl Placement {
     }
 
     fn journal(&self) -> Option<&MemStorage> {
-        let any = (*self.inner).as_any();
-        any.downcast_ref::<Rearrange>().map(Rearrange::journal_storage).or_else(|| any.downcast_ref::<Fs2>().map(Fs2::journal_storage))
+        self.inner.journal()
     }
 
     /// FS2's map: its unmapped blocks hold no data (they read as zeroes).
@@ -193,8 +202,9 @@ impl Placement {
         let mut submitted: Vec<(PhysIo, Service)> = Vec::new();
         let out = {
             let mut inner_ctx = LayoutCtx::new(ctx.disk, ctx.head, ctx.now, &mut submitted);
-            f(self.inner.as_mut(), &mut inner_ctx)?
+            f(self.inner.as_mut(), &mut inner_ctx)
         };
+        // What the policy issued stands even when the call failed (a refused request).
         for (io, service) in submitted {
             let m = self.moves.entry(io.tag).or_default();
             if io.op == Op::Read {
@@ -204,7 +214,7 @@ impl Placement {
             }
             ctx.submit(io, service);
         }
-        Ok(out)
+        out
     }
 
     /// A workload I/O is on the media: its bytes go to (or come from) the physical blocks.
@@ -393,6 +403,7 @@ pub fn recover_policy(disk: &freeblock_disk::Disk, spec: &LayoutSpec, journal: M
     match spec {
         LayoutSpec::Rearrange(c) => Some(Rearrange::recover(disk, *c, journal).map(|(p, _)| Box::new(p) as Box<dyn LayoutPolicy>)),
         LayoutSpec::Fs2(c) => Some(Fs2::recover(disk, c.clone(), journal).map(|(p, _)| Box::new(p) as Box<dyn LayoutPolicy>)),
-        LayoutSpec::RangeWrites(_) | LayoutSpec::Lfs(_) => None,
+        LayoutSpec::RangeWrites(c) => Some(RequestRangeWrites::recover(disk, *c, journal).map(|(p, _)| Box::new(p) as Box<dyn LayoutPolicy>)),
+        LayoutSpec::Lfs(_) => None,
     }
 }

@@ -255,6 +255,13 @@ pub trait LayoutPolicy: Send + AsAny {
         None
     }
 
+    /// The policy's map on stable storage (a snapshot and a journal, [`super::journal`]), as
+    /// committed so far, for a caller that keeps it in files (the block server mirrors it beside
+    /// its store after every call). `None`: the policy keeps no journal (the default).
+    fn journal(&self) -> Option<&super::journal::MemStorage> {
+        None
+    }
+
     /// The block map, for workloads that place their own writes (range writes).
     fn map_mut(&mut self) -> Option<&mut BlockMap> {
         None
