@@ -20,6 +20,8 @@ impl LayoutPolicy for Picky {
     fn name(&self) -> String {
         "picky".into()
     }
+    // `x % n == 0` rather than `is_multiple_of` (Rust 1.87), as in the rest of the workspace.
+    #[allow(clippy::manual_is_multiple_of)]
     fn translate(&mut self, _ctx: &mut LayoutCtx<'_>, io: &LogicalIo<'_>, out: &mut Vec<PhysIo>) -> freeblock::layout::Result<()> {
         if io.lbn % self.every == 0 {
             return Err(LayoutError::Config { field: "layout", message: format!("sector {} is refused", io.lbn) });

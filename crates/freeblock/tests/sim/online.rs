@@ -165,6 +165,8 @@ impl LayoutPolicy for Picky {
     fn name(&self) -> String {
         "picky".into()
     }
+    // `x % n == 0` rather than `is_multiple_of` (Rust 1.87), as in the rest of the workspace.
+    #[allow(clippy::manual_is_multiple_of)]
     fn translate(&mut self, _ctx: &mut LayoutCtx<'_>, io: &LogicalIo<'_>, out: &mut Vec<PhysIo>) -> freeblock::layout::Result<()> {
         if io.lbn % self.every == 0 {
             return Err(LayoutError::Config { field: "layout", message: format!("sector {} is refused", io.lbn) });
@@ -221,7 +223,7 @@ fn a_refused_online_request_fails_alone_when_its_source_answers_it() {
     Simulation::online(Arc::clone(&disk), Box::new(source), config)
         .with_layout(Box::new(Picky { every }))
         .with_record_sink(Box::new(move |r| {
-            sink.lock().unwrap().push(r.clone());
+            sink.lock().unwrap().push(*r);
             Ok(())
         }))
         .run(None)
