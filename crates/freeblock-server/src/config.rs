@@ -79,8 +79,8 @@ pub struct ServerConfig {
     /// A scrub of the real bytes with freeblock scheduling.
     #[serde(default)]
     pub scrub: Option<ScrubConfig>,
-    /// A layout policy the model serves requests through (rearrangement, FS2): it also places
-    /// the bytes in the store ([`crate::placement`]); a store keeps the layout it was made with.
+    /// A layout policy the model serves requests through (rearrangement, FS2, range writes): it
+    /// also places the bytes in the store ([`crate::placement`]); a store keeps the layout it was made with.
     #[serde(default)]
     pub layout: Option<LayoutSpec>,
 }
@@ -165,7 +165,7 @@ impl ServerConfig {
             return Err(ConfigError::Invalid { field: "sim", message: "max_requests, max_time_s and warmup do not apply to a server (it runs until stopped)".into() });
         }
         if matches!(self.layout, Some(LayoutSpec::Lfs(_))) {
-            return Err(ConfigError::Invalid { field: "layout.type", message: "lfs is not served yet: its segment writes and cleaning moves do not carry bytes to the store; use rearrange or fs2".into() });
+            return Err(ConfigError::Invalid { field: "layout.type", message: "lfs is not served yet: it acknowledges writes from memory before their segment is written, and its segment writes and cleaning moves do not carry bytes to the store (docs/server.md); use rearrange, fs2 or range_writes".into() });
         }
         if let Some(LayoutSpec::Rearrange(c)) = &self.layout {
             if c.moves == freeblock::layout::rearrange::policy::Moves::Instant {

@@ -2,12 +2,13 @@
 //! the *physical* place the policy's map gives it, and the policy's own moves copy real bytes.
 //!
 //! ```text
-//!  connection ─ request + bytes ─► engine ─► Placement::translate ─► policy (rearrange, FS2)
+//!  connection ─ request + bytes ─► engine ─► Placement::translate ─► policy (rearrange, FS2, …)
 //!                                              │ physical I/Os, each carrying logical blocks
 //!                                              ▼
 //!  the modelled disk serves an I/O ─► Placement::complete:
 //!     workload read   pread  the physical blocks the engine chose (primary or copy)
-//!     workload write  pwrite the physical blocks the policy wrote (every copy it names)
+//!     workload write  pwrite the physical blocks the policy wrote (every copy it names, or the
+//!                     candidate the device chose: range writes)
 //!     policy read     keep the bytes read (source of a move: home, slot or primary)
 //!     policy write    pwrite those bytes at the destination (slot, home or replica)
 //!  ─► then the policy's own complete (which may commit its map) ─► mirror its journal to
@@ -24,14 +25,16 @@
 //! Why the data stays right across a crash is each policy's design, which the engine already
 //! follows in the model (rearrangement: a write of a block whose entry is not durable goes to
 //! both places; FS2: a replica is added only after its bytes are written, and dropped durably
-//! before a write of its block is issued). This module only makes the bytes follow the model's
-//! I/Os exactly, in the model's completion order, and makes the policy's journal durable the
-//! moment the policy commits it.
+//! before a write of its block is issued; range writes: a write never lands on its block's
+//! current place, and the place it frees is reused only once the map naming the new one is
+//! durable). This module only makes the bytes follow the model's I/Os exactly, in the model's
+//! completion order, and makes the policy's journal durable the moment the policy commits it.
 //!
 //! Requests reach the engine in whole blocks of the policy (the export asks clients for that
 //! alignment and refuses others). FS2 puts user blocks in free space, which may hold a dropped
 //! replica's old bytes: a block that was never written reads as zeroes, and a block FS2 maps on
-//! its first read is zeroed there first.
+//! its first read is zeroed there first. Range writes keep every block never written at its
+//! home, which nothing else is written to: it reads as zeroes in a store the server created.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -131,8 +134,9 @@ pub struct Placement {
 }
 
 impl Placement {
-    /// Wraps `inner` (a rearrangement or FS2 policy) over `store`; the map's files are kept
-    /// beside the store and written now.
+    /// Wraps `inner` (a rearrangement, FS2 or range-writes policy) over `store`; the map's files
+    /// are kept beside the store and written now. A range-writes policy is switched to keep its
+    /// map in a journal ([`RequestRangeWrites::carrying_bytes`]) if it does not yet.
     ///
     /// # Errors
     /// [`LayoutError::Io`] writing the map's files; [`LayoutError::Config`] for a policy that keeps
