@@ -15,8 +15,23 @@
 //!   write of blocks b..b+n ─► k free extents of n blocks, equidistant round the track
 //!                             nearest the heads ─► the device serves the one it reaches first
 //!                             ─► map: b..b+n live there; the old copies become spare
+//!                             (no track has room for k of them: the two halves, each offered
+//!                             the same way; one block with no room for k: the nearest free one)
 //!   read of blocks b..b+n  ─► wherever each block lives now: one I/O per contiguous piece
 //! ```
+//!
+//! | a write of `n` blocks | physical I/Os |
+//! |---|---|
+//! | `k` runs of `n` fit on one track near the heads | one, with `k` candidates (paper 004) |
+//! | they do not (a long write, or free space in scattered blocks) | one per piece of the halving, each with its own candidates |
+//! | a single block with no room for `k` | one, at the nearest free block |
+//!
+//! **Carrying real bytes** ([`RequestRangeWrites::carrying_bytes`], the block server): every map
+//! change goes to a [`Journal`] and each write I/O commits at its completion, so a restart finds
+//! every completed write where it went ([`RequestRangeWrites::recover`]); a write never lands on
+//! its block's current place, so until that commit the old place holds the old bytes. A block a
+//! write frees while a read in flight still reads it is held back from other writes until the
+//! read is done. A simulation needs neither, and its results do not depend on them.
 //!
 //! A share `spare` of the disk's blocks is kept free for candidates (the workload sees the rest
 //! as its disk): the end of every chunk of about a cylinder, so every cylinder starts with free
