@@ -185,9 +185,10 @@ impl<'a> LayoutCtx<'a> {
     /// again as [`Service::Foreground`] (it is then foreground work, and costs what it costs).
     ///
     /// # Errors
-    /// [`LayoutError::Config`] when the context has nowhere to send it (built with
-    /// [`LayoutCtx::new`] without [`LayoutCtx::collecting_withdrawals`]). The engine refuses,
-    /// with an error naming the sector, an I/O that is not pending.
+    /// [`LayoutError::Config`](super::error::LayoutError::Config) when the context has nowhere
+    /// to send it (built with [`LayoutCtx::new`] without
+    /// [`LayoutCtx::collecting_withdrawals`]). The engine refuses, with an error naming the
+    /// sector, an I/O that is not pending.
     pub fn withdraw_free(&mut self, io: &PhysIo) -> Result<()> {
         let Some(w) = self.withdrawn.as_deref_mut() else {
             return Err(super::error::LayoutError::Config { field: "layout", message: format!("withdrawing the free I/O at sector {}: this context collects no withdrawals", io.starts[0]) });
