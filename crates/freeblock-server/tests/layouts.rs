@@ -89,6 +89,28 @@ fn range_writes_serve_the_written_bytes() {
     assert!(placement.commits >= writes, "a commit per write I/O at least: {placement:?}");
 }
 
+/// Range writes under concurrent writers on several connections: fio writes random 4 KiB
+/// blocks from 4 jobs at queue depth 4 and reads every one back against its crc32c, so writes
+/// are placed while reads of the blocks they move are in flight.
+#[test]
+fn range_writes_keep_every_block_under_concurrent_writers() {
+    if !have("fio") {
+        return;
+    }
+    let dir = Scratch::new("layout-rw-fio");
+    let mut cfg = config("atlas10k", &dir.path("store"), Pace::None);
+    cfg.layout = Some(toml::from_str::<LayoutSpec>("type = \"range_writes\"").unwrap());
+    let server = start(cfg);
+    let uri = format!("--uri={}", server.uri());
+    // 256 KiB a job: every write commits the map with two syncs, so keep it small.
+    let args = ["--name=verify", "--ioengine=nbd", &uri, "--rw=randwrite", "--bs=4k", "--size=256k", "--offset_increment=1m", "--numjobs=4", "--iodepth=4", "--verify=crc32c", "--do_verify=1", "--verify_fatal=1", "--verify_state_save=0", "--group_reporting"];
+    let out = text(&run("fio", &args));
+    assert!(out.contains("err= 0") && out.contains("READ:") && out.contains("WRITE:"), "{out}");
+    let finished = server.stop();
+    let summary = finished.report.unwrap().layout.expect("the run had a layout policy");
+    assert_eq!(summary.details["writes"].as_u64(), Some(4 * 64), "{:?}", summary.details);
+}
+
 /// The backing file failing one request's bytes (here: the file cut short behind the server's
 /// back, so a read past the cut fails) fails that request with EIO; the engine and the other
 /// requests go on.
