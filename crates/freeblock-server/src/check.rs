@@ -47,7 +47,8 @@ pub struct CheckReport {
     pub checked: Vec<String>,
     /// What is wrong or was left by a crash.
     pub findings: Vec<Finding>,
-    /// Logical blocks with a copy away from home (rearranged, or FS2 replicas and moved primaries).
+    /// Logical blocks with a copy away from home (rearranged, written by range writes, or FS2
+    /// replicas and moved primaries).
     pub moved_blocks: u64,
     /// Copies whose bytes were compared with their primary's.
     pub copies_compared: u64,
@@ -210,6 +211,10 @@ fn check_map(store: &Path, meta: &StoreMeta, spec: &LayoutSpec, file: &Store, re
                 }
             }
             r.checked.push(format!("FS2: {} replicas compared byte for byte with their primaries", r.copies_compared));
+        }
+        LayoutSpec::RangeWrites(_) => {
+            r.moved_blocks = s.mapped;
+            r.checked.push(format!("range writes: {} blocks written at least once, each where its last committed write went; every other block at its home (kept for it)", s.mapped));
         }
         _ => {
             r.moved_blocks = s.mapped;

@@ -16,7 +16,7 @@
 //! [scrub]                      # verify every block's checksum with freeblock scheduling
 //! passes = 0                   # 0 = for ever
 //! [layout]                     # the model serves requests through a layout policy
-//! type = "rearrange"           # or "fs2", as in experiment files (range_writes, lfs: not yet)
+//! type = "rearrange"           # or "fs2", "range_writes", as in experiment files (lfs: not yet)
 //! ```
 //!
 //! | field | default |
@@ -79,8 +79,8 @@ pub struct ServerConfig {
     /// A scrub of the real bytes with freeblock scheduling.
     #[serde(default)]
     pub scrub: Option<ScrubConfig>,
-    /// A layout policy the model serves requests through (rearrangement, FS2): it also places
-    /// the bytes in the store ([`crate::placement`]); a store keeps the layout it was made with.
+    /// A layout policy the model serves requests through (rearrangement, FS2, range writes): it
+    /// also places the bytes in the store ([`crate::placement`]); a store keeps the layout it was made with.
     #[serde(default)]
     pub layout: Option<LayoutSpec>,
 }
@@ -164,14 +164,8 @@ impl ServerConfig {
         if self.sim.max_requests != 0 || self.sim.max_time_s != 0.0 || self.sim.warmup != 0 {
             return Err(ConfigError::Invalid { field: "sim", message: "max_requests, max_time_s and warmup do not apply to a server (it runs until stopped)".into() });
         }
-        if matches!(self.layout, Some(LayoutSpec::RangeWrites(_))) {
-            return Err(ConfigError::Invalid {
-                field: "layout.type",
-                message: "range_writes places writes of one block each; NBD clients send writes of any length, which it would refuse (and a refused request stops the engine): not supported by the server yet; use rearrange".into(),
-            });
-        }
         if matches!(self.layout, Some(LayoutSpec::Lfs(_))) {
-            return Err(ConfigError::Invalid { field: "layout.type", message: "lfs is not served yet: its segment writes and cleaning moves do not carry bytes to the store; use rearrange or fs2".into() });
+            return Err(ConfigError::Invalid { field: "layout.type", message: "lfs is not served yet: it acknowledges writes from memory before their segment is written, and its segment writes and cleaning moves do not carry bytes to the store (docs/server.md); use rearrange, fs2 or range_writes".into() });
         }
         if let Some(LayoutSpec::Rearrange(c)) = &self.layout {
             if c.moves == freeblock::layout::rearrange::policy::Moves::Instant {
@@ -212,7 +206,7 @@ mod tests {
         assert!(err("store = \"a\"\n[sim]\nmax_requests = 10").starts_with("sim:"));
         assert!(err("store = \"a\"\npace = \"none\"\n[freeblock]\nidle_after_ms = 5\n[scrub]\n").starts_with("scrub.passes:"));
         assert!(err("store = \"a\"\npace = \"fast\"").contains("pace"));
-        assert!(err("store = \"a\"\n[layout]\ntype = \"range_writes\"").starts_with("layout.type:"));
+        assert!(parse("store = \"a\"\n[layout]\ntype = \"range_writes\"").is_ok(), "range writes are served");
         assert!(err("store = \"a\"\n[layout]\ntype = \"lfs\"").starts_with("layout.type:"));
         assert!(err("store = \"a\"\n[layout]\ntype = \"rearrange\"\nmoves = \"instant\"").starts_with("layout.moves:"));
         assert!(err("store = \"a\"\nlisten_on = 1").contains("listen_on"));

@@ -2,12 +2,13 @@
 //! the *physical* place the policy's map gives it, and the policy's own moves copy real bytes.
 //!
 //! ```text
-//!  connection ─ request + bytes ─► engine ─► Placement::translate ─► policy (rearrange, FS2)
+//!  connection ─ request + bytes ─► engine ─► Placement::translate ─► policy (rearrange, FS2, …)
 //!                                              │ physical I/Os, each carrying logical blocks
 //!                                              ▼
 //!  the modelled disk serves an I/O ─► Placement::complete:
 //!     workload read   pread  the physical blocks the engine chose (primary or copy)
-//!     workload write  pwrite the physical blocks the policy wrote (every copy it names)
+//!     workload write  pwrite the physical blocks the policy wrote (every copy it names, or the
+//!                     candidate the device chose: range writes)
 //!     policy read     keep the bytes read (source of a move: home, slot or primary)
 //!     policy write    pwrite those bytes at the destination (slot, home or replica)
 //!  ─► then the policy's own complete (which may commit its map) ─► mirror its journal to
@@ -24,14 +25,16 @@
 //! Why the data stays right across a crash is each policy's design, which the engine already
 //! follows in the model (rearrangement: a write of a block whose entry is not durable goes to
 //! both places; FS2: a replica is added only after its bytes are written, and dropped durably
-//! before a write of its block is issued). This module only makes the bytes follow the model's
-//! I/Os exactly, in the model's completion order, and makes the policy's journal durable the
-//! moment the policy commits it.
+//! before a write of its block is issued; range writes: a write never lands on its block's
+//! current place, and the place it frees is reused only once the map naming the new one is
+//! durable). This module only makes the bytes follow the model's I/Os exactly, in the model's
+//! completion order, and makes the policy's journal durable the moment the policy commits it.
 //!
 //! Requests reach the engine in whole blocks of the policy (the export asks clients for that
 //! alignment and refuses others). FS2 puts user blocks in free space, which may hold a dropped
 //! replica's old bytes: a block that was never written reads as zeroes, and a block FS2 maps on
-//! its first read is zeroed there first.
+//! its first read is zeroed there first. Range writes keep every block never written at its
+//! home, which nothing else is written to: it reads as zeroes in a store the server created.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -41,6 +44,7 @@ use freeblock::experiment::LayoutSpec;
 use freeblock::layout::fs2::Fs2;
 use freeblock::layout::journal::{DirStorage, MemStorage, Storage, StoreFile, JOURNAL_HEADER_BYTES};
 use freeblock::layout::rearrange::policy::Rearrange;
+use freeblock::layout::request_rangewrite::RequestRangeWrites;
 use freeblock::layout::{BlockMap, Completed, LayoutCtx, LayoutError, LayoutPolicy, LogicalIo, PhysIo, Service};
 use freeblock_disk::Op;
 
@@ -130,14 +134,24 @@ pub struct Placement {
 }
 
 impl Placement {
-    /// Wraps `inner` (a rearrangement or FS2 policy) over `store`; the map's files are kept
-    /// beside the store and written now.
+    /// Wraps `inner` (a rearrangement, FS2 or range-writes policy) over `store`; the map's files
+    /// are kept beside the store and written now. A range-writes policy is switched to keep its
+    /// map in a journal ([`RequestRangeWrites::carrying_bytes`]) if it does not yet.
     ///
     /// # Errors
     /// [`LayoutError::Io`] writing the map's files; [`LayoutError::Config`] for a policy that keeps
     /// no journal.
     #[allow(clippy::too_many_arguments)]
     pub fn new(inner: Box<dyn LayoutPolicy>, store: Arc<Store>, sums: Option<Arc<Checksums>>, in_flight: InFlight, sector_bytes: u64, block_sectors: u64, files: DirStorage, counters: Arc<PlacementCounters>) -> Result<Self, LayoutError> {
+        // Range writes keep a journal only when asked to (a simulation needs none).
+        let inner = match inner.as_any().is::<RequestRangeWrites>() {
+            true => match inner.into_any().downcast::<RequestRangeWrites>() {
+                Ok(rw) if rw.journal_storage().is_none() => Box::new((*rw).carrying_bytes()?),
+                Ok(rw) => rw,
+                Err(_) => unreachable!("checked to be range writes"),
+            },
+            false => inner,
+        };
         let mut p = Self { inner, store, sums, in_flight, sector_bytes, block_sectors, moves: HashMap::new(), mirror: JournalMirror::new(files), counters };
         if p.journal().is_none() {
             return Err(LayoutError::Config { field: "layout.type", message: format!("{} keeps no journal: the physical store cannot persist its map", p.inner.name()) });
@@ -147,8 +161,7 @@ impl Placement {
     }
 
     fn journal(&self) -> Option<&MemStorage> {
-        let any = (*self.inner).as_any();
-        any.downcast_ref::<Rearrange>().map(Rearrange::journal_storage).or_else(|| any.downcast_ref::<Fs2>().map(Fs2::journal_storage))
+        self.inner.journal()
     }
 
     /// FS2's map: its unmapped blocks hold no data (they read as zeroes).
@@ -193,8 +206,9 @@ impl Placement {
         let mut submitted: Vec<(PhysIo, Service)> = Vec::new();
         let out = {
             let mut inner_ctx = LayoutCtx::new(ctx.disk, ctx.head, ctx.now, &mut submitted);
-            f(self.inner.as_mut(), &mut inner_ctx)?
+            f(self.inner.as_mut(), &mut inner_ctx)
         };
+        // What the policy issued stands even when the call failed (a refused request).
         for (io, service) in submitted {
             let m = self.moves.entry(io.tag).or_default();
             if io.op == Op::Read {
@@ -204,7 +218,7 @@ impl Placement {
             }
             ctx.submit(io, service);
         }
-        Ok(out)
+        out
     }
 
     /// A workload I/O is on the media: its bytes go to (or come from) the physical blocks.
@@ -393,6 +407,7 @@ pub fn recover_policy(disk: &freeblock_disk::Disk, spec: &LayoutSpec, journal: M
     match spec {
         LayoutSpec::Rearrange(c) => Some(Rearrange::recover(disk, *c, journal).map(|(p, _)| Box::new(p) as Box<dyn LayoutPolicy>)),
         LayoutSpec::Fs2(c) => Some(Fs2::recover(disk, c.clone(), journal).map(|(p, _)| Box::new(p) as Box<dyn LayoutPolicy>)),
-        LayoutSpec::RangeWrites(_) | LayoutSpec::Lfs(_) => None,
+        LayoutSpec::RangeWrites(c) => Some(RequestRangeWrites::recover(disk, *c, journal).map(|(p, _)| Box::new(p) as Box<dyn LayoutPolicy>)),
+        LayoutSpec::Lfs(_) => None,
     }
 }

@@ -249,6 +249,17 @@ impl OnlineSource for EngineSource {
             }
         }
     }
+
+    /// The layout policy refused the request: it fails alone (its client gets an error), and
+    /// the engine goes on serving the others.
+    fn refused(&mut self, id: u64, error: freeblock::Error) -> freeblock::Result<()> {
+        self.in_flight.lock().expect("never poisoned").remove(&id);
+        let done = self.waiters.lock().expect("never poisoned").remove(&id);
+        if let Some(done) = done {
+            done.call(Ok(Completion { arrival_ns: 0, end_ns: 0, data: None, failed: Some(error.to_string()) }));
+        }
+        Ok(())
+    }
 }
 
 /// Why a request could not be timed.

@@ -3,10 +3,11 @@
 //! restarts on the same store with every acknowledged write reading back, and `freeblock check`
 //! finds the stopped store clean in between.
 //!
-//! Three stores take turns: the identity layout, adaptive rearrangement moving hot blocks into
-//! its reserved cylinders every 50 ms of model time, and FS2 replicating blocks read together;
-//! all with the scrub's checksums kept. So kills land while moves copy bytes and while maps and
-//! checksums are being committed.
+//! Four stores take turns: the identity layout, adaptive rearrangement moving hot blocks into
+//! its reserved cylinders every 50 ms of model time, FS2 replicating blocks read together, and
+//! range writes placing every write in one of four free places (so each write moves its block
+//! and frees the old place); all with the scrub's checksums kept. So kills land while moves copy
+//! bytes, while writes land in new places, and while maps and checksums are being committed.
 //!
 //! The server runs in a child process: this test binary itself, re-run with
 //! `FREEBLOCK_CRASH_CHILD=<store>` and `FREEBLOCK_CRASH_LAYOUT=<n>` so that only [`crash_child`]
@@ -31,10 +32,11 @@ use support::client::Client;
 use support::{config, fetch_stats, Scratch};
 
 /// The layouts the trials take turns with: (name, `[layout]` table or none).
-const LAYOUTS: [(&str, Option<&str>); 3] = [
+const LAYOUTS: [(&str, Option<&str>); 4] = [
     ("identity", None),
     ("rearrange", Some("type = \"rearrange\"\nperiod_s = 0.05\nschedule = \"always\"\narea = { cylinders = 40, block_sectors = 8 }")),
     ("fs2", Some("type = \"fs2\"\nepoch_accesses = 4\nthreshold = 1\nservice = \"foreground\"")),
+    ("range_writes", Some("type = \"range_writes\"")),
 ];
 
 fn child_config(store: &std::path::Path, layout: usize) -> ServerConfig {
@@ -96,6 +98,8 @@ struct Campaign {
     trials: u32,
     /// Blocks copied by the policy's moves, summed over the trials.
     moves: u64,
+    /// Commits of the policy's map made durable, summed over the trials.
+    commits: u64,
 }
 
 #[derive(Default)]
@@ -111,7 +115,7 @@ fn acknowledged_writes_survive_kill_9_with_moves_under_way() {
     let trials: u32 = std::env::var("FREEBLOCK_CRASH_TRIALS").ok().and_then(|v| v.parse().ok()).unwrap_or(12);
     let dir = Scratch::new("crash");
     let mut rng = ChaCha8Rng::seed_from_u64(16);
-    let mut stores: Vec<Campaign> = LAYOUTS.iter().map(|(name, _)| Campaign { dir_store: dir.path(name), acknowledged: BTreeMap::new(), trials: 0, moves: 0 }).collect();
+    let mut stores: Vec<Campaign> = LAYOUTS.iter().map(|(name, _)| Campaign { dir_store: dir.path(name), acknowledged: BTreeMap::new(), trials: 0, moves: 0, commits: 0 }).collect();
     let mut t = Totals::default();
     for trial in 0..trials {
         let layout = trial as usize % LAYOUTS.len();
@@ -143,7 +147,8 @@ fn acknowledged_writes_survive_kill_9_with_moves_under_way() {
             }
             n += 1;
         }
-        c.moves += copied(server.stats);
+        c.moves += counter(server.stats, "freeblock_layout_blocks_copied_total");
+        c.commits += counter(server.stats, "freeblock_layout_map_commits_total");
         // One more write in flight when the kill lands: it may or may not be applied, but it
         // was never acknowledged, so nothing is expected of it.
         let block = pick(&mut rng);
@@ -173,7 +178,7 @@ fn acknowledged_writes_survive_kill_9_with_moves_under_way() {
         server.child.kill().unwrap();
         server.child.wait().unwrap();
     }
-    let per: Vec<String> = LAYOUTS.iter().zip(&stores).map(|((name, _), c)| format!("{name} {} trials, {} blocks copied by moves", c.trials, c.moves)).collect();
+    let per: Vec<String> = LAYOUTS.iter().zip(&stores).map(|((name, _), c)| format!("{name} {} trials, {} blocks copied by moves, {} map commits", c.trials, c.moves, c.commits)).collect();
     eprintln!(
         "crash campaign: {trials} kill -9 trials ({} with a write in flight; {}), {} acknowledged writes checked, freeblock check clean after every kill ({} recoverable findings), {} failures",
         t.killed_mid_write,
@@ -187,13 +192,14 @@ fn acknowledged_writes_survive_kill_9_with_moves_under_way() {
     // a campaign must have run with moves under way in both.
     if trials >= 30 {
         assert!(stores[1].moves > 0 && stores[2].moves > 0, "the campaign must run with moves under way: {per:?}");
+        assert!(stores[3].commits > 0, "range writes must have placed writes: {per:?}");
     }
     assert_eq!(t.failures, 0);
 }
 
-/// Blocks the policy's moves have copied in this server's life (its stats endpoint).
-fn copied(stats: SocketAddr) -> u64 {
-    fetch_stats(stats).lines().find_map(|l| l.strip_prefix("freeblock_layout_blocks_copied_total ")).and_then(|v| v.trim().parse().ok()).unwrap_or(0)
+/// A counter of this server's life from its stats endpoint (0 when it has none).
+fn counter(stats: SocketAddr, name: &str) -> u64 {
+    fetch_stats(stats).lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')).and_then(|v| v.trim().parse().ok()).unwrap_or(0)
 }
 
 /// Reads back every acknowledged block, counting the reads and the blocks that lost their write.

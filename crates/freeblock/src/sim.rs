@@ -306,6 +306,18 @@ pub trait OnlineSource: Send {
     /// The request this source handed out last has arrived in the engine as request `id`: the
     /// record of its completion carries this id.
     fn accepted(&mut self, id: u64);
+
+    /// The engine refused request `id` at its arrival: it lies outside the logical disk, or the
+    /// layout policy refused to translate it. Nothing of it reached the disk and no record of it
+    /// will come. `Ok(())` lets the run go on serving the other requests (the source answers
+    /// its client with the error); returning the error stops the run, as a batch run stops.
+    /// The default stops the run.
+    ///
+    /// # Errors
+    /// The error, to stop the run.
+    fn refused(&mut self, _id: u64, error: Error) -> Result<()> {
+        Err(error)
+    }
 }
 
 /// Hands a finished request's record to the run's sink, or keeps it for the report.
@@ -862,32 +874,46 @@ impl<'w> Simulation<'w> {
                         enqueue(job, &mut disk_queue, &mut disk_meta, &mut driver_queue, depth);
                     } else {
                         let (logical, measured) = match &staged_io {
-                            Staged::Request(r) => {
-                                check_extent(r, logical_capacity, id)?;
-                                (LogicalIo { id, stream, op: r.op, lbn: r.lbn, sectors: u64::from(r.sectors), write: None }, r.measured)
-                            }
+                            Staged::Request(r) => (LogicalIo { id, stream, op: r.op, lbn: r.lbn, sectors: u64::from(r.sectors), write: None }, r.measured),
                             Staged::Stream(io) => (LogicalIo::from_stream(id, stream, io, self.layout.as_mut().and_then(|l| l.map_mut()).map_or(1, |m| m.block_sectors())), None),
                         };
-                        match &mut self.layout {
-                            None => return Err(Error::Config { origin: "layout".into(), message: "streams that place their own writes need a layout policy".into() }),
-                            Some(layout) => {
-                                let mut parts = Vec::new();
-                                let mut lctx = LayoutCtx { disk: &disk, head: self.drive.head(), now, submitted: &mut submitted, withdrawn: Some(&mut withdrawn) };
-                                layout.translate(&mut lctx, &logical, &mut parts).map_err(in_request(id, stream))?;
-                                if parts.is_empty() && !layout.serves_from_memory() {
-                                    return Err(in_request(id, stream)(LayoutError::Config { field: "layout", message: "the layout policy translated a request into no I/O".into() }));
-                                }
-                                if parts.is_empty() {
+                        let Some(layout) = &mut self.layout else {
+                            return Err(Error::Config { origin: "layout".into(), message: "streams that place their own writes need a layout policy".into() });
+                        };
+                        // The request is translated and made into jobs before any is queued, so
+                        // that a refused request leaves nothing at the disk.
+                        let translated = match &staged_io {
+                            Staged::Request(r) => check_extent(r, logical_capacity, id),
+                            Staged::Stream(_) => Ok(()),
+                        }
+                        .and_then(|()| {
+                            let mut parts = Vec::new();
+                            let mut lctx = LayoutCtx { disk: &disk, head: self.drive.head(), now, submitted: &mut submitted, withdrawn: Some(&mut withdrawn) };
+                            layout.translate(&mut lctx, &logical, &mut parts).map_err(in_request(id, stream))?;
+                            if parts.is_empty() && !layout.serves_from_memory() {
+                                return Err(in_request(id, stream)(LayoutError::Config { field: "layout", message: "the layout policy translated a request into no I/O".into() }));
+                            }
+                            parts.into_iter().map(|io| make_job(&disk, io, owner, id, now, selection.is_some()).map_err(in_request(id, stream))).collect::<Result<Vec<Job>>>()
+                        });
+                        match (translated, &mut self.source) {
+                            // Online, a refused request fails alone if the source says so: the
+                            // run goes on serving the others.
+                            (Err(e), Source::Online(src)) => {
+                                src.refused(id, e)?;
+                                requests_in_flight -= 1;
+                            }
+                            (Err(e), _) => return Err(e),
+                            (Ok(jobs), _) => {
+                                if jobs.is_empty() {
                                     from_memory = Some((logical.op, logical.lbn, logical.sectors, measured));
                                 }
-                                let split = parts.len() > 1;
+                                let split = jobs.len() > 1;
                                 if split {
-                                    let mut o = Open::new(now, &logical, measured, parts.len() as u32);
-                                    o.phys_lbn = parts[0].starts[0];
+                                    let mut o = Open::new(now, &logical, measured, jobs.len() as u32);
+                                    o.phys_lbn = jobs[0].pending.lbn;
                                     open.insert(id, o);
                                 }
-                                for io in parts {
-                                    let mut job = make_job(&disk, io, owner, id, now, selection.is_some()).map_err(in_request(id, stream))?;
+                                for mut job in jobs {
                                     job.meta.measured = measured;
                                     if let Some(l) = &mut job.meta.layout {
                                         (l.logical_lbn, l.split) = (logical.lbn, split);

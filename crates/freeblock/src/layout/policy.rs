@@ -185,9 +185,10 @@ impl<'a> LayoutCtx<'a> {
     /// again as [`Service::Foreground`] (it is then foreground work, and costs what it costs).
     ///
     /// # Errors
-    /// [`LayoutError::Config`] when the context has nowhere to send it (built with
-    /// [`LayoutCtx::new`] without [`LayoutCtx::collecting_withdrawals`]). The engine refuses,
-    /// with an error naming the sector, an I/O that is not pending.
+    /// [`LayoutError::Config`](super::error::LayoutError::Config) when the context has nowhere
+    /// to send it (built with [`LayoutCtx::new`] without
+    /// [`LayoutCtx::collecting_withdrawals`]). The engine refuses, with an error naming the
+    /// sector, an I/O that is not pending.
     pub fn withdraw_free(&mut self, io: &PhysIo) -> Result<()> {
         let Some(w) = self.withdrawn.as_deref_mut() else {
             return Err(super::error::LayoutError::Config { field: "layout", message: format!("withdrawing the free I/O at sector {}: this context collects no withdrawals", io.starts[0]) });
@@ -252,6 +253,13 @@ pub trait LayoutPolicy: Send + AsAny {
     /// server) needs to know which bytes go where. Asked before [`complete`](Self::complete) is
     /// called for the I/O. `None`: the policy does not say (the default).
     fn carried_blocks(&self, _tag: u64) -> Option<Vec<u64>> {
+        None
+    }
+
+    /// The policy's map on stable storage (a snapshot and a journal, [`super::journal`]), as
+    /// committed so far, for a caller that keeps it in files (the block server mirrors it beside
+    /// its store after every call). `None`: the policy keeps no journal (the default).
+    fn journal(&self) -> Option<&super::journal::MemStorage> {
         None
     }
 

@@ -15,8 +15,23 @@
 //!   write of blocks b..b+n ─► k free extents of n blocks, equidistant round the track
 //!                             nearest the heads ─► the device serves the one it reaches first
 //!                             ─► map: b..b+n live there; the old copies become spare
+//!                             (no track has room for k of them: the two halves, each offered
+//!                             the same way; one block with no room for k: the nearest free one)
 //!   read of blocks b..b+n  ─► wherever each block lives now: one I/O per contiguous piece
 //! ```
+//!
+//! | a write of `n` blocks | physical I/Os |
+//! |---|---|
+//! | `k` runs of `n` fit on one track near the heads | one, with `k` candidates (paper 004) |
+//! | they do not (a long write, or free space in scattered blocks) | one per piece of the halving, each with its own candidates |
+//! | a single block with no room for `k` | one, at the nearest free block |
+//!
+//! **Carrying real bytes** ([`RequestRangeWrites::carrying_bytes`], the block server): every map
+//! change goes to a [`Journal`] and each write I/O commits at its completion, so a restart finds
+//! every completed write where it went ([`RequestRangeWrites::recover`]); a write never lands on
+//! its block's current place, so until that commit the old place holds the old bytes. A block a
+//! write frees while a read in flight still reads it is held back from other writes until the
+//! read is done. A simulation needs neither, and its results do not depend on them.
 //!
 //! A share `spare` of the disk's blocks is kept free for candidates (the workload sees the rest
 //! as its disk): the end of every chunk of about a cylinder, so every cylinder starts with free
@@ -38,13 +53,14 @@
 //! candidate and the device serves the best, or with `[sim] selection = { mode = "global" }` the
 //! scheduler weighs every candidate of every request.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use freeblock_disk::{Disk, Op};
 use serde::{Deserialize, Serialize};
 
 use super::alloc::{offer_equidistant, offer_equidistant_on_cylinder};
 use super::error::{LayoutError, Result};
+use super::journal::{DirtyRule, Journal, MapOp, MemStorage, RecoveryReport};
 use super::map::{BlockMap, Candidates, MapConfig, PhysRange, WriteRequest};
 use super::policy::{Completed, LayoutCtx, LayoutPolicy, LogicalIo, PhysIo};
 
@@ -83,7 +99,8 @@ impl Default for RangeWritesConfig {
 /// What the policy reports (the run report's `layout.details`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct RangeWritesReport {
-    /// Writes served.
+    /// Write I/Os served (a write with no room for its candidates as one run is served as
+    /// several).
     pub writes: u64,
     /// Reads served.
     pub reads: u64,
@@ -112,8 +129,14 @@ pub struct RequestRangeWrites {
     /// Physical blocks per chunk, and homes at the start of each.
     chunk_blocks: u64,
     homes_per_chunk: u64,
-    /// Writes in flight, by tag (the request's id).
-    in_flight: HashMap<u64, WriteRequest>,
+    /// Blocks on the disk's longest track: a run longer than this (times the candidates round a
+    /// track) cannot be offered whole.
+    longest_track_blocks: u64,
+    /// Physical I/Os in flight, by tag: the logical blocks each carries, and a write's request.
+    pieces: HashMap<u64, Piece>,
+    next_tag: u64,
+    /// Kept only when the policy places real bytes ([`RequestRangeWrites::carrying_bytes`]).
+    live: Option<Live>,
     writes: u64,
     reads: u64,
     read_pieces: u64,
@@ -122,6 +145,33 @@ pub struct RequestRangeWrites {
     positioning_ns: u128,
     rotational_ns: u128,
 }
+
+/// One physical I/O of a request: the logical blocks `logical..logical + blocks` it carries.
+#[derive(Debug)]
+struct Piece {
+    logical: u64,
+    blocks: u64,
+    /// A read's physical start (its blocks are fenced while it runs); `None` for a write.
+    read_at: Option<u64>,
+    /// A write's request, candidates and all.
+    write: Option<WriteRequest>,
+}
+
+/// What a policy that places real bytes keeps besides the map (see
+/// [`RequestRangeWrites::carrying_bytes`]).
+#[derive(Debug)]
+struct Live {
+    /// The map on stable storage: every map change logged, committed at each write's completion.
+    journal: Journal<MemStorage>,
+    /// Reads in flight per physical block (its first sector).
+    readers: HashMap<u64, u32>,
+    /// Blocks a write freed while reads in flight still read them: held reserved (not offered
+    /// to other writes) until the last of those reads is done.
+    fenced: HashSet<u64>,
+}
+
+/// The journal is compacted after a commit once it is longer than this.
+const JOURNAL_LIMIT_BYTES: u64 = 8 << 20;
 
 fn bad(field: &'static str, message: String) -> LayoutError {
     LayoutError::Config { field, message }
@@ -169,7 +219,10 @@ impl RequestRangeWrites {
             logical_blocks,
             chunk_blocks,
             homes_per_chunk,
-            in_flight: HashMap::new(),
+            longest_track_blocks: longest_track,
+            pieces: HashMap::new(),
+            next_tag: 0,
+            live: None,
             writes: 0,
             reads: 0,
             read_pieces: 0,
@@ -205,8 +258,142 @@ impl RequestRangeWrites {
         }
         let home = self.home(b);
         let bs = self.config.block_sectors;
-        self.map.unpin(PhysRange::new(home, bs))?;
-        self.map.write(&WriteRequest { logical: b, blocks: 1, candidates: Candidates::single(home) }, home)?;
+        self.apply(MapOp::Unpin { extent: PhysRange::new(home, bs) })?;
+        self.apply(MapOp::Write { req: WriteRequest { logical: b, blocks: 1, candidates: Candidates::single(home) }, chosen: home })
+    }
+
+    /// Changes the map, logging the change when the map is kept on stable storage.
+    fn apply(&mut self, op: MapOp) -> Result<()> {
+        match &mut self.live {
+            Some(live) => live.journal.log(&mut self.map, op).map(drop),
+            None => self.map.apply(&op),
+        }
+    }
+
+    /// The same policy placing real bytes (the block server): every map change is logged in a
+    /// journal ([`RequestRangeWrites::journal_storage`]) and committed when a write completes, and
+    /// a block a write frees is not offered to another write while a read in flight still
+    /// reads it. A simulation needs neither (the model carries no bytes), so neither is on by
+    /// default, and a run's results do not depend on it.
+    ///
+    /// # Errors
+    /// [`LayoutError::Io`] writing the first snapshot.
+    pub fn carrying_bytes(mut self) -> Result<Self> {
+        let journal = Journal::create(MemStorage::new(), &self.map)?;
+        self.live = Some(Live { journal, readers: HashMap::new(), fenced: HashSet::new() });
+        Ok(self)
+    }
+
+    /// The policy rebuilt after a crash from its committed map (what
+    /// [`RequestRangeWrites::journal_storage`] held), carrying bytes. Offers of writes that were
+    /// in flight, and blocks fenced for reads, died with the server: they are free again.
+    ///
+    /// # Errors
+    /// As [`RequestRangeWrites::new`]; as [`Journal::open`] for damaged storage;
+    /// [`LayoutError::Config`] (`layout`) when the map is another layout's (block size, disk) or
+    /// a block that was never written has lost its home.
+    pub fn recover(disk: &Disk, config: RangeWritesConfig, storage: MemStorage) -> Result<(Self, RecoveryReport)> {
+        let mut p = Self::new(disk, config)?;
+        let (mut journal, map, report) = Journal::open(storage, DirtyRule::Logged)?;
+        if map.config() != p.map.config() {
+            return Err(bad("layout", format!("the recovered map is {:?}; this disk and these settings give {:?}", map.config(), p.map.config())));
+        }
+        let mut snapshot = map.to_snapshot();
+        snapshot.reserved.clear();
+        let map = BlockMap::from_snapshot(snapshot)?;
+        let bs = p.config.block_sectors;
+        if let Some(b) = (0..p.logical_blocks).find(|&b| map.first_copy(b).is_none() && map.state(p.home(b)).ok() != Some(super::map::BlockState::Pinned)) {
+            return Err(bad("layout", format!("logical block {b} was never written, but its home (sectors {}..{}) is not kept for it", p.home(b), p.home(b) + bs)));
+        }
+        journal.checkpoint(&map)?;
+        p.map = map;
+        p.live = Some(Live { journal, readers: HashMap::new(), fenced: HashSet::new() });
+        Ok((p, report))
+    }
+
+    /// The map's stable storage as committed, when the policy carries bytes. Clone it to
+    /// simulate a crash, then [`RequestRangeWrites::recover`].
+    #[must_use]
+    pub fn journal_storage(&self) -> Option<&MemStorage> {
+        self.live.as_ref().map(|l| l.journal.storage())
+    }
+
+    /// The block map (blocks written at least once; the others are at their homes).
+    #[must_use]
+    pub fn map(&self) -> &BlockMap {
+        &self.map
+    }
+
+    /// A fresh tag for a physical I/O.
+    fn tag(&mut self) -> u64 {
+        self.next_tag += 1;
+        self.next_tag
+    }
+
+    /// A read of `blocks` blocks from `logical`, lying one after the other from sector `at`.
+    fn push_read(&mut self, out: &mut Vec<PhysIo>, logical: u64, blocks: u64, at: u64) {
+        let tag = self.tag();
+        let bs = self.config.block_sectors;
+        if let Some(live) = &mut self.live {
+            for k in 0..blocks {
+                *live.readers.entry(at + k * bs).or_default() += 1;
+            }
+        }
+        self.pieces.insert(tag, Piece { logical, blocks, read_at: Some(at), write: None });
+        out.push(PhysIo::at(Op::Read, at, blocks * bs, tag));
+    }
+
+    /// A read is done: its blocks are no longer fenced for it.
+    fn read_done(&mut self, at: u64, blocks: u64) -> Result<()> {
+        let bs = self.config.block_sectors;
+        let Some(live) = &mut self.live else { return Ok(()) };
+        for k in 0..blocks {
+            let block = at + k * bs;
+            let Some(n) = live.readers.get_mut(&block) else { continue };
+            *n -= 1;
+            if *n == 0 {
+                live.readers.remove(&block);
+                if live.fenced.remove(&block) {
+                    self.map.release(&Candidates::single(block), 1)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Offers candidates for a write of `blocks` blocks from `logical`: the whole run where the
+    /// free space near the heads has `candidates` places for it, else its two halves, each
+    /// offered the same way; a single block with no room for all its candidates gets one
+    /// place, the nearest free one. Each piece is one physical I/O.
+    fn offer_write(&mut self, ctx: &LayoutCtx<'_>, logical: u64, blocks: u64, pieces: &mut Vec<PhysIo>) -> Result<()> {
+        let k = self.config.candidates;
+        // A run longer than a track (for all its candidates) fits nowhere: no search.
+        let per_track = match self.config.spread {
+            Spread::Track => u64::from(k),
+            Spread::Cylinder => 1,
+        };
+        let offered = if blocks * per_track > self.longest_track_blocks {
+            Err(LayoutError::NoSpace { what: format!("{k} candidates of {blocks} blocks (longer than a track)") })
+        } else {
+            match self.config.spread {
+                Spread::Track => offer_equidistant(&mut self.map, ctx.disk, ctx.head, k, blocks).map(|o| o.1),
+                Spread::Cylinder => offer_equidistant_on_cylinder(&mut self.map, ctx.disk, ctx.head, k, blocks).map(|o| o.1),
+            }
+        };
+        let candidates = match offered {
+            Ok(c) => c,
+            Err(LayoutError::NoSpace { .. }) if blocks > 1 => {
+                let half = blocks / 2;
+                self.offer_write(ctx, logical, half, pieces)?;
+                return self.offer_write(ctx, logical + half, blocks - half, pieces);
+            }
+            Err(LayoutError::NoSpace { .. }) if k > 1 => offer_equidistant(&mut self.map, ctx.disk, ctx.head, 1, 1)?.1,
+            Err(e) => return Err(e),
+        };
+        let sectors = blocks * self.config.block_sectors;
+        let tag = self.tag();
+        pieces.push(PhysIo { op: Op::Write, starts: candidates.starts(sectors).collect(), sectors, tag });
+        self.pieces.insert(tag, Piece { logical, blocks, read_at: None, write: Some(WriteRequest { logical, blocks, candidates }) });
         Ok(())
     }
 
@@ -247,42 +434,66 @@ impl LayoutPolicy for RequestRangeWrites {
         if end > self.logical_blocks || end <= first {
             return Err(LayoutError::LogicalOutside { logical: first, end, capacity: self.logical_blocks });
         }
-        let blocks = end - first;
         if io.op == Op::Read {
             self.reads += 1;
             // One I/O per run of blocks that lie one after the other on the disk.
-            let mut start = self.location(first);
-            let mut len = 1;
+            let (mut piece, mut start, mut len) = (first, self.location(first), 1);
+            let mut n = 1;
             for b in first + 1..end {
                 let at = self.location(b);
                 if at == start + len * bs {
                     len += 1;
                 } else {
-                    out.push(PhysIo::at(Op::Read, start, len * bs, io.id));
-                    (start, len) = (at, 1);
+                    self.push_read(out, piece, len, start);
+                    (piece, start, len) = (b, at, 1);
+                    n += 1;
                 }
             }
-            out.push(PhysIo::at(Op::Read, start, len * bs, io.id));
-            self.read_pieces += out.len() as u64;
+            self.push_read(out, piece, len, start);
+            self.read_pieces += n;
             return Ok(());
         }
         for b in first..end {
             self.enter(b)?;
         }
-        let k = self.config.candidates;
-        let candidates = match self.config.spread {
-            Spread::Track => offer_equidistant(&mut self.map, ctx.disk, ctx.head, k, blocks)?.1,
-            Spread::Cylinder => offer_equidistant_on_cylinder(&mut self.map, ctx.disk, ctx.head, k, blocks)?.1,
-        };
-        let sectors = blocks * bs;
-        out.push(PhysIo { op: Op::Write, starts: candidates.starts(sectors).collect(), sectors, tag: io.id });
-        self.in_flight.insert(io.id, WriteRequest { logical: first, blocks, candidates });
+        let mut pieces = Vec::new();
+        if let Err(e) = self.offer_write(ctx, first, end - first, &mut pieces) {
+            // Refused whole: the pieces already offered give their places back.
+            for io in &pieces {
+                if let Some(Piece { write: Some(req), .. }) = self.pieces.remove(&io.tag) {
+                    self.map.release(&req.candidates, req.blocks)?;
+                }
+            }
+            return Err(e);
+        }
+        out.append(&mut pieces);
         Ok(())
     }
 
     fn complete(&mut self, _ctx: &mut LayoutCtx<'_>, done: &Completed<'_>) -> Result<()> {
-        let Some(req) = self.in_flight.remove(&done.io.tag) else { return Ok(()) };
+        let Some(piece) = self.pieces.remove(&done.io.tag) else { return Ok(()) };
+        let Some(req) = piece.write else {
+            return self.read_done(piece.read_at.unwrap_or(done.lbn), piece.blocks);
+        };
+        let bs = self.config.block_sectors;
+        let old: Vec<u64> = (req.logical..req.logical + req.blocks).filter_map(|b| self.map.first_copy(b)).collect();
         self.map.write(&req, done.lbn)?;
+        if let Some(live) = &mut self.live {
+            // Logged with the chosen place alone: the other candidates were only an offer, and a
+            // replay finds the chosen place free (it was reserved for this write alone).
+            let chosen = WriteRequest { logical: req.logical, blocks: req.blocks, candidates: Candidates::single(done.lbn) };
+            live.journal.append(&MapOp::Write { req: chosen, chosen: done.lbn })?;
+            for at in old {
+                if live.readers.contains_key(&at) && self.map.is_free(at, bs) {
+                    self.map.reserve(PhysRange::new(at, bs))?;
+                    live.fenced.insert(at);
+                }
+            }
+            live.journal.commit()?;
+            if live.journal.journal_len() > JOURNAL_LIMIT_BYTES {
+                live.journal.checkpoint(&self.map)?;
+            }
+        }
         let (seek, rot) = match (done.choice, done.access) {
             (Some(c), _) => (c.seek, c.rotational_latency),
             (None, Some(a)) => (a.breakdown.seek, a.breakdown.rotational_latency),
@@ -294,6 +505,14 @@ impl LayoutPolicy for RequestRangeWrites {
         self.positioning_ns += u128::from(seek + rot);
         self.rotational_ns += u128::from(rot);
         Ok(())
+    }
+
+    fn carried_blocks(&self, tag: u64) -> Option<Vec<u64>> {
+        self.pieces.get(&tag).map(|p| (p.logical..p.logical + p.blocks).collect())
+    }
+
+    fn journal(&self) -> Option<&MemStorage> {
+        self.journal_storage()
     }
 
     fn report(&self) -> serde_json::Value {
@@ -370,5 +589,85 @@ mod tests {
         // Every chunk of about a cylinder ends with whole tracks of spare blocks.
         let longest_track = d.layout().zone_table().iter().map(|z| u64::from(z.2)).max().unwrap().div_ceil(8);
         assert!(p.chunk_blocks - p.homes_per_chunk >= 2 * longest_track, "{} of {}", p.homes_per_chunk, p.chunk_blocks);
+    }
+
+    /// Completes `io` at its candidate `chosen`.
+    fn finish(p: &mut RequestRangeWrites, d: &Disk, io: &PhysIo, chosen: usize) {
+        let mut submitted = Vec::new();
+        let mut ctx = LayoutCtx::new(d, freeblock_disk::HeadState { cylinder: 0, surface: 0 }, 0, &mut submitted);
+        let done = Completed { io, chosen, lbn: io.starts[chosen], access: None, time: 1, request: None, choice: None };
+        p.complete(&mut ctx, &done).unwrap();
+    }
+
+    fn translate(p: &mut RequestRangeWrites, d: &Disk, id: u64, op: Op, lbn: u64, sectors: u64) -> Vec<PhysIo> {
+        let mut submitted = Vec::new();
+        let mut ctx = LayoutCtx::new(d, freeblock_disk::HeadState { cylinder: 500, surface: 2 }, 0, &mut submitted);
+        let mut out = Vec::new();
+        p.translate(&mut ctx, &LogicalIo { id, stream: 0, op, lbn, sectors, write: None }, &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn a_write_longer_than_a_track_is_offered_in_pieces_that_cover_it_in_order() {
+        let d = disk();
+        let mut p = RequestRangeWrites::new(&d, RangeWritesConfig::default()).unwrap();
+        // 1 MiB: 256 blocks, more than four candidates of it fit on any track.
+        let pieces = translate(&mut p, &d, 1, Op::Write, 8 * 4000, 2048);
+        assert!(pieces.len() > 1, "{} pieces", pieces.len());
+        let carried: Vec<u64> = pieces.iter().flat_map(|io| p.carried_blocks(io.tag).unwrap()).collect();
+        assert_eq!(carried, (4000..4256).collect::<Vec<_>>());
+        for io in &pieces {
+            assert_eq!(io.sectors, p.carried_blocks(io.tag).unwrap().len() as u64 * 8);
+            assert!(io.sectors * 4 <= p.longest_track_blocks * 8 * 4, "each piece fits its candidates on a track");
+        }
+        for io in &pieces {
+            finish(&mut p, &d, io, io.starts.len() - 1);
+        }
+        // Read back: every block where its piece went.
+        let reads = translate(&mut p, &d, 2, Op::Read, 8 * 4000, 2048);
+        let read_at: Vec<u64> = reads.iter().flat_map(|io| (0..io.sectors / 8).map(move |k| io.starts[0] + k * 8)).collect();
+        let written_at: Vec<u64> = pieces.iter().flat_map(|io| (0..io.sectors / 8).map(move |k| io.starts[io.starts.len() - 1] + k * 8)).collect();
+        assert_eq!(read_at, written_at);
+        assert_eq!(p.map.stats().reserved, 0, "the unchosen candidates went back");
+    }
+
+    #[test]
+    fn a_recovered_map_holds_the_completed_writes_and_none_in_flight() {
+        let d = disk();
+        let mut p = RequestRangeWrites::new(&d, RangeWritesConfig::default()).unwrap().carrying_bytes().unwrap();
+        let done = translate(&mut p, &d, 1, Op::Write, 8 * 100, 32);
+        for io in &done {
+            finish(&mut p, &d, io, 1);
+        }
+        let went: Vec<u64> = done.iter().flat_map(|io| (0..io.sectors / 8).map(move |k| io.starts[1] + 8 * k)).collect();
+        // Written again, but the server dies before this write completes.
+        let lost = translate(&mut p, &d, 2, Op::Write, 8 * 100, 8);
+        let storage = p.journal_storage().unwrap().clone();
+        let (q, _) = RequestRangeWrites::recover(&d, RangeWritesConfig::default(), storage).unwrap();
+        assert_eq!((0..4).map(|k| q.location(100 + k)).collect::<Vec<_>>(), went);
+        assert_eq!(q.location(5000), q.home(5000), "never written: at its home");
+        assert!(q.map.is_free(lost[0].starts[0], 8), "the lost write's offer is free again");
+        assert_eq!(q.map.stats().reserved, 0);
+        assert!(q.map.is_free(q.home(100), 8), "the written block's home is spare");
+        // Another disk's map is refused by name.
+        let other = Disk::new(library::get("atlas10k").unwrap().without_cache()).unwrap();
+        let e = RequestRangeWrites::recover(&other, RangeWritesConfig::default(), p.journal_storage().unwrap().clone()).unwrap_err().to_string();
+        assert!(e.starts_with("layout:"), "{e}");
+    }
+
+    #[test]
+    fn a_block_a_read_in_flight_still_reads_is_not_offered_until_it_is_done() {
+        let d = disk();
+        let mut p = RequestRangeWrites::new(&d, RangeWritesConfig::default()).unwrap().carrying_bytes().unwrap();
+        let first = translate(&mut p, &d, 1, Op::Write, 8 * 7, 8);
+        finish(&mut p, &d, &first[0], 0);
+        let old = first[0].starts[0];
+        let read = translate(&mut p, &d, 2, Op::Read, 8 * 7, 8);
+        assert_eq!(read[0].starts, vec![old]);
+        let second = translate(&mut p, &d, 3, Op::Write, 8 * 7, 8);
+        finish(&mut p, &d, &second[0], 0);
+        assert!(!p.map.is_free(old, 8), "fenced while the read runs");
+        finish(&mut p, &d, &read[0], 0);
+        assert!(p.map.is_free(old, 8), "free once the read is done");
     }
 }

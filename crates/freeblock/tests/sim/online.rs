@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use freeblock::freeblock::{Freeblock, FreeblockConfig, PlannerKind, TaskSpec};
 use freeblock::layout::rearrange::policy::{Moves, Rearrange, RearrangeConfig};
+use freeblock::layout::{Completed, LayoutCtx, LayoutError, LayoutPolicy, LogicalIo, PhysIo};
 use freeblock::report::Record;
 use freeblock::sched::SchedulerSpec;
 use freeblock::sim::{OnlineNext, OnlineSource, SimConfig, Simulation};
@@ -152,4 +153,91 @@ fn a_layout_policy_moves_blocks_between_online_arrivals_as_in_batch() {
     let (batch, online, _) = both(&disk, &reqs, SimConfig::default(), rearrange);
     assert_eq!(times(&batch), times(&online));
     assert!(online.iter().any(|r| r.phys_lbn != r.lbn), "no request was redirected: rearrangement never ran");
+}
+
+/// Serves every request where it is asked for, but refuses those that start on a multiple of
+/// `every` sectors (a request a real policy cannot place, say).
+struct Picky {
+    every: u64,
+}
+
+impl LayoutPolicy for Picky {
+    fn name(&self) -> String {
+        "picky".into()
+    }
+    // `x % n == 0` rather than `is_multiple_of` (Rust 1.87), as in the rest of the workspace.
+    #[allow(clippy::manual_is_multiple_of)]
+    fn translate(&mut self, _ctx: &mut LayoutCtx<'_>, io: &LogicalIo<'_>, out: &mut Vec<PhysIo>) -> freeblock::layout::Result<()> {
+        if io.lbn % self.every == 0 {
+            return Err(LayoutError::Config { field: "layout", message: format!("sector {} is refused", io.lbn) });
+        }
+        out.push(PhysIo::at(io.op, io.lbn, io.sectors, io.id));
+        Ok(())
+    }
+    fn complete(&mut self, _ctx: &mut LayoutCtx<'_>, _done: &Completed<'_>) -> freeblock::layout::Result<()> {
+        Ok(())
+    }
+}
+
+/// [`Scripted`], answering refusals itself (as a server answers its client) instead of stopping
+/// the run.
+struct Forgiving {
+    inner: Scripted,
+    refused: Arc<Mutex<Vec<(u64, String)>>>,
+}
+
+impl OnlineSource for Forgiving {
+    fn next_arrival(&mut self, now: SimTime, until: Option<SimTime>) -> Result<OnlineNext, WorkloadError> {
+        self.inner.next_arrival(now, until)
+    }
+    fn accepted(&mut self, id: u64) {
+        self.inner.accepted(id);
+    }
+    fn refused(&mut self, id: u64, error: freeblock::Error) -> freeblock::Result<()> {
+        self.refused.lock().unwrap().push((id, error.to_string()));
+        Ok(())
+    }
+}
+
+#[test]
+fn a_refused_online_request_fails_alone_when_its_source_answers_it() {
+    let disk = atlas();
+    let reqs = requests(&disk, 400, 2.0, 1 << 20, 7);
+    let every = 48;
+    let refusable = reqs.iter().filter(|r| r.lbn % every == 0).count();
+    assert!(refusable > 5 && refusable < reqs.len() / 2, "{refusable} of {} requests start on a multiple of {every}", reqs.len());
+    let config = SimConfig { scheduler: SchedulerSpec::Sptf, queue_depth: 4, ..SimConfig::default() };
+    // Batch: the first refusal stops the run, naming the request.
+    let err = Simulation::new(Arc::clone(&disk), Box::new(Batch(reqs.iter().copied().collect())), config.clone()).with_layout(Box::new(Picky { every })).run(None).unwrap_err().to_string();
+    assert!(err.contains("is refused"), "{err}");
+    // Online, a source that does not answer refusals stops the same way (the default).
+    let plain = Scripted { left: reqs.iter().copied().collect(), ids: Arc::default() };
+    let err = Simulation::online(Arc::clone(&disk), Box::new(plain), config.clone()).with_layout(Box::new(Picky { every })).run(None).unwrap_err().to_string();
+    assert!(err.contains("is refused"), "{err}");
+    // Online, a source that answers them: every other request is served, in a run that goes on.
+    let refused = Arc::new(Mutex::new(Vec::new()));
+    let ids = Arc::new(Mutex::new(Vec::new()));
+    let source = Forgiving { inner: Scripted { left: reqs.iter().copied().collect(), ids: Arc::clone(&ids) }, refused: Arc::clone(&refused) };
+    let served = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&served);
+    Simulation::online(Arc::clone(&disk), Box::new(source), config)
+        .with_layout(Box::new(Picky { every }))
+        .with_record_sink(Box::new(move |r| {
+            sink.lock().unwrap().push(*r);
+            Ok(())
+        }))
+        .run(None)
+        .unwrap();
+    let (refused, served, ids) = (refused.lock().unwrap(), served.lock().unwrap(), ids.lock().unwrap());
+    assert_eq!(refused.len(), refusable);
+    assert!(refused.iter().all(|(_, e)| e.contains("is refused")), "{refused:?}");
+    assert_eq!(served.len(), reqs.len() - refusable, "every request not refused is served");
+    // Each request has one outcome: served or refused, by its engine id.
+    let mut outcomes: Vec<u64> = served.iter().map(|r| r.id).chain(refused.iter().map(|(id, _)| *id)).collect();
+    outcomes.sort_unstable();
+    assert_eq!(outcomes, *ids);
+    assert!(served.iter().all(|r| r.lbn % every != 0));
+    // The run went on after its first refusal.
+    let first_refused = refused.iter().map(|(id, _)| *id).min().unwrap();
+    assert!(served.iter().filter(|r| r.id > first_refused).count() > reqs.len() / 2, "the run went on after its first refusal");
 }

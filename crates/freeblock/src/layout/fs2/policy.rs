@@ -948,6 +948,10 @@ impl LayoutPolicy for Fs2 {
         self.parts.get(&tag).map(|p| p.blocks.clone())
     }
 
+    fn journal(&self) -> Option<&MemStorage> {
+        Some(self.journal_storage())
+    }
+
     fn translate(&mut self, ctx: &mut LayoutCtx<'_>, io: &LogicalIo<'_>, out: &mut Vec<PhysIo>) -> Result<()> {
         self.requests += 1;
         let pieces = self.pieces(io.lbn, io.sectors)?;

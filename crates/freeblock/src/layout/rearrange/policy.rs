@@ -863,6 +863,10 @@ impl LayoutPolicy for Rearrange {
         self.parts.get(&tag).map(|p| p.blocks.clone())
     }
 
+    fn journal(&self) -> Option<&MemStorage> {
+        Some(self.journal_storage())
+    }
+
     fn translate(&mut self, _ctx: &mut LayoutCtx<'_>, io: &LogicalIo<'_>, out: &mut Vec<PhysIo>) -> Result<()> {
         self.begin_call()?;
         self.in_call = false;
