@@ -254,9 +254,10 @@ impl OnlineSource for EngineSource {
     /// the engine goes on serving the others.
     fn refused(&mut self, id: u64, error: freeblock::Error) -> freeblock::Result<()> {
         self.in_flight.lock().expect("never poisoned").remove(&id);
-        let done = self.waiters.lock().expect("never poisoned").remove(&id);
-        if let Some(done) = done {
-            done.call(Ok(Completion { arrival_ns: 0, end_ns: 0, data: None, failed: Some(error.to_string()) }));
+        let mut guard = self.ledger.lock().expect("never poisoned");
+        let ledger = &mut *guard;
+        if let Some(done) = ledger.waiters.remove(&id) {
+            done.call(Ok(Completion { arrival_ns: 0, end_ns: 0, data: None, failed: Some(error.to_string()) }), &mut ledger.outbox);
         }
         Ok(())
     }

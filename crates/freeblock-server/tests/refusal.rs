@@ -37,7 +37,7 @@ impl LayoutPolicy for Picky {
 /// One request, waited for (a client at queue depth 1).
 fn serve(timing: &Timing, op: Op, lbn: u64) -> Result<Completion, TimingError> {
     let (tx, rx) = mpsc::channel();
-    timing.submit(op, lbn, 8, Instant::now(), None, Done::new(move |r| tx.send(r).unwrap()));
+    timing.submit(op, lbn, 8, Instant::now(), None, Done::new(move |r, _| tx.send(r).unwrap()));
     rx.recv().unwrap()
 }
 
