@@ -366,6 +366,28 @@ mod tests {
         })
     }
 
+    /// A server end with more replies to send than a socket buffer holds, so some must wait
+    /// for the flusher, and the client's end read to its close on a thread.
+    struct Overfull {
+        server: std::os::unix::net::UnixStream,
+        replies: Arc<Replies>,
+        replies_sent: Vec<Vec<u8>>,
+        rt: tokio::runtime::Runtime,
+        reader: std::thread::JoinHandle<Vec<u8>>,
+    }
+
+    fn overfull() -> Overfull {
+        let (server, client) = pair();
+        let direct = DirectSocket::unix(server.try_clone().unwrap().into());
+        Overfull {
+            server,
+            replies: Arc::new(Replies::new(Some(direct), Arc::default())),
+            replies_sent: (0..64u8).map(|i| vec![i; 64 * 1024]).collect(),
+            rt: tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap(),
+            reader: read_to_end_in_thread(client),
+        }
+    }
+
     #[test]
     fn an_outbox_that_holds_writes_nothing_until_its_flush_then_every_reply_in_order() {
         let (server, mut client) = pair();
@@ -384,13 +406,7 @@ mod tests {
 
     #[test]
     fn replies_go_out_whole_and_in_order_when_the_socket_is_full() {
-        let (server, client) = pair();
-        let direct = DirectSocket::unix(server.try_clone().unwrap().into());
-        let replies = Arc::new(Replies::new(Some(direct), Arc::default()));
-        // More than a socket buffer holds, so some replies must wait for the flusher.
-        let replies_sent: Vec<Vec<u8>> = (0..64u8).map(|i| vec![i; 64 * 1024]).collect();
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        let reader = read_to_end_in_thread(client);
+        let Overfull { server, replies, replies_sent, rt, reader } = overfull();
         rt.block_on(async {
             let wr = tokio::net::UnixStream::from_std(server).unwrap();
             let flusher = {
@@ -411,13 +427,7 @@ mod tests {
 
     #[test]
     fn held_replies_the_socket_cannot_take_go_to_the_flusher_in_order() {
-        let (server, client) = pair();
-        let direct = DirectSocket::unix(server.try_clone().unwrap().into());
-        let replies = Arc::new(Replies::new(Some(direct), Arc::default()));
-        // More than a socket buffer holds, held and then released in one flush.
-        let replies_sent: Vec<Vec<u8>> = (0..64u8).map(|i| vec![i; 64 * 1024]).collect();
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        let reader = read_to_end_in_thread(client);
+        let Overfull { server, replies, replies_sent, rt, reader } = overfull();
         rt.block_on(async {
             let wr = tokio::net::UnixStream::from_std(server).unwrap();
             // As a connection does: the write half is shut the moment the flusher ends.
