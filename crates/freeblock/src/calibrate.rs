@@ -695,7 +695,7 @@ fn check_parts(half: usize, blocks: usize) -> ((usize, Vec<usize>), (usize, Vec<
         let q = half / 2;
         return ((q, (0..q).collect()), (half, (q..half).collect()));
     }
-    let (even, odd): (Vec<usize>, Vec<usize>) = (0..half).partition(|i| (i / blocks) % 2 == 0);
+    let (even, odd): (Vec<usize>, Vec<usize>) = (0..half).partition(|i| (i / blocks).is_multiple_of(2));
     ((half, even), (half, odd))
 }
 
