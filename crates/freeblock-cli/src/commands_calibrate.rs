@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use freeblock::calibrate::{calibrate, CalibrateOptions, Calibration, MeasuredTrace, Objective, ParamKind, Score, DEFAULT_MAX_SWEEPS, DEFAULT_REPLAYS};
+use freeblock::calibrate::{calibrate, CalibrateOptions, Calibration, MeasuredTrace, Objective, ParamKind, Score, DEFAULT_CHECK_BLOCKS, DEFAULT_MAX_SWEEPS, DEFAULT_REPLAYS};
 use freeblock_disk::{library, Disk};
 
 use crate::commands::{MeasuredTraceArgs, DISKSIM_RESULTS};
@@ -39,6 +39,10 @@ pub struct CalibrateArgs {
     /// (fits the first half closer, generalises worse on a drifting trace).
     #[arg(long)]
     pub no_check: bool,
+    /// The check's split of the first half: 0 (the default), its first and second quarters; n,
+    /// alternate blocks of n requests (even blocks against odd ones).
+    #[arg(long, default_value_t = DEFAULT_CHECK_BLOCKS)]
+    pub check_blocks: usize,
     /// Write the calibrated spec as TOML here (needs --trace and --model: one drive).
     #[arg(long, requires = "trace")]
     pub out: Option<PathBuf>,
@@ -53,7 +57,7 @@ pub fn calibrate_cmd(a: &CalibrateArgs) -> CmdResult {
     if a.sweeps == 0 {
         return Err("--sweeps: must be at least 1".into());
     }
-    let options = CalibrateOptions { params: a.params.clone(), max_sweeps: a.sweeps, replays: a.replays, seed: a.seed, objective: if a.pooled { Objective::Pooled } else { Objective::PerOperation }, validate: !a.no_check };
+    let options = CalibrateOptions { params: a.params.clone(), max_sweeps: a.sweeps, replays: a.replays, seed: a.seed, objective: if a.pooled { Objective::Pooled } else { Objective::PerOperation }, validate: !a.no_check, check_blocks: a.check_blocks };
     let mut json = Vec::new();
     for (trace, model) in &pairs {
         // As `freeblock validate`: the bus comes from DiskSim's system configuration next to the
@@ -130,15 +134,23 @@ fn print_one(c: &Calibration, model: &str, disksim: Option<f64>, out: Option<&Pa
     out!("{}", s.render());
     let (before, after) = (c.test_before.rms_demerit_ms, c.test_after.rms_demerit_ms);
     let change = 100.0 * (after - before) / before.max(f64::MIN_POSITIVE);
-    let mut verdict = format!(
+    let verdict = format!(
         "held-out RMS demerit {before:.4} → {after:.4} ms ({change:+.1}%): {}",
         if after < before { "calibration helps" } else { "NO better than the model" }
     );
-    if let Some(d) = disksim {
-        let cmp = if after < d { "below" } else { "NOT below" };
-        verdict.push_str(&format!("; {cmp} DiskSim 4.0's published {d:.3} ms (its figure is over the whole trace; ours over the whole trace: {:.4} ms)", c.whole_after.rms_demerit_ms));
-    }
     outln!("{verdict}");
+    if let Some(d) = disksim {
+        // DiskSim publishes a whole-trace figure only. freeblock reproduces DiskSim 4.0 per
+        // request on its fixtures, so where the imported model's whole-trace figure matches
+        // DiskSim's, its second-half figure is the best estimate of DiskSim's second half.
+        let (whole_model, whole_after) = (c.whole_before.rms_demerit_ms, c.whole_after.rms_demerit_ms);
+        let cmp = if after < before { "below" } else { "NOT below" };
+        outln!(
+            "DiskSim 4.0: published {d:.3} ms over the whole trace (the imported model: {whole_model:.4} ms); its second half is not published, estimated by the imported model's {before:.4} ms: calibrated {after:.4} ms is {cmp} that estimate"
+        );
+        let cmp = if whole_after < d { "below" } else { "NOT below" };
+        outln!("whole trace, calibrated, INCLUDING the fitted first half: {whole_after:.4} ms, {cmp} DiskSim's {d:.3} ms");
+    }
     outln!(
         "(the measured halves differ from each other by {:.4} ms RMS demerit: held-out figures near that are as close as this trace can tell)",
         c.halves_demerit_ms
