@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use freeblock::calibrate::{calibrate, CalibrateOptions, Calibration, MeasuredTrace, Objective, ParamKind, Score, DEFAULT_CHECK_BLOCKS, DEFAULT_MAX_SWEEPS, DEFAULT_REPLAYS};
+use freeblock::calibrate::{calibrate, CalibrateOptions, Calibration, MeasuredTrace, Objective, ParamKind, Score, DEFAULT_BODY_QUANTILE, DEFAULT_CHECK_BLOCKS, DEFAULT_MAX_SWEEPS, DEFAULT_REPLAYS};
 use freeblock_disk::{library, Disk};
 
 use crate::commands::{MeasuredTraceArgs, DISKSIM_RESULTS};
@@ -32,9 +32,14 @@ pub struct CalibrateArgs {
     /// Seed of that jitter.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Fit the CDF of all requests together instead of reads and writes each to their own.
-    #[arg(long)]
-    pub pooled: bool,
+    /// What the fit minimises: `per-operation` (reads against reads, writes against writes),
+    /// `pooled` (all requests' CDF together), both over the recorded-delay and the jittered
+    /// replays; `replay` (all requests, the recorded-delay replay alone).
+    #[arg(long, default_value = "per-operation", value_parser = ["per-operation", "pooled", "replay"])]
+    pub objective: String,
+    /// Highest quantile of the CDFs the fit compares, in (0, 1]; 1: the whole distribution.
+    #[arg(long, default_value_t = DEFAULT_BODY_QUANTILE)]
+    pub body_quantile: f64,
     /// Fit on the whole first half at once, without checking each change on its second quarter
     /// (fits the first half closer, generalises worse on a drifting trace).
     #[arg(long)]
@@ -57,7 +62,7 @@ pub fn calibrate_cmd(a: &CalibrateArgs) -> CmdResult {
     if a.sweeps == 0 {
         return Err("--sweeps: must be at least 1".into());
     }
-    let options = CalibrateOptions { params: a.params.clone(), max_sweeps: a.sweeps, replays: a.replays, seed: a.seed, objective: if a.pooled { Objective::Pooled } else { Objective::PerOperation }, validate: !a.no_check, check_blocks: a.check_blocks };
+    let options = CalibrateOptions { params: a.params.clone(), max_sweeps: a.sweeps, replays: a.replays, seed: a.seed, objective: Objective::from_name(&a.objective)?, body_quantile: a.body_quantile, validate: !a.no_check, check_blocks: a.check_blocks };
     let mut json = Vec::new();
     for (trace, model) in &pairs {
         // As `freeblock validate`: the bus comes from DiskSim's system configuration next to the
@@ -96,8 +101,10 @@ fn value(kind: ParamKind, v: f64) -> String {
 fn print_one(c: &Calibration, model: &str, disksim: Option<f64>, out: Option<&Path>) -> CmdResult {
     let name = Path::new(&c.trace).file_name().and_then(|s| s.to_str()).unwrap_or(&c.trace).to_string();
     outln!(
-        "{name} on {model}: fitted on requests 1–{} (first half), tested on {}–{} (second half); {} candidate specs replayed in {} sweep(s)",
+        "{name} on {model}: fitted on requests 1–{} (first half; {} score, CDFs up to quantile {}), tested on {}–{} (second half); {} candidate specs replayed in {} sweep(s)",
         c.fit_requests,
+        c.objective.name(),
+        c.body_quantile,
         c.fit_requests + 1,
         c.fit_requests + c.test_requests,
         c.evaluations,

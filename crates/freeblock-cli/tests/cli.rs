@@ -366,6 +366,12 @@ fn calibrate_writes_a_spec_that_validate_loads_and_refuses_bad_input() {
     let (code, _, err) = freeblock(&["calibrate", "--trace", trace.to_str().unwrap(), "--model", "hp_c2247a", "--params", "seek_ms"]);
     assert_eq!(code, 1);
     assert!(one_error_line(&err).contains("unknown parameter `seek_ms`"), "{err}");
+    let (code, _, err) = freeblock(&["calibrate", "--trace", trace.to_str().unwrap(), "--model", "hp_c2247a", "--body-quantile", "0"]);
+    assert_eq!(code, 1);
+    assert!(one_error_line(&err).contains("body quantile 0: must be above 0"), "{err}");
+    let (code, _, err) = freeblock(&["calibrate", "--trace", trace.to_str().unwrap(), "--model", "hp_c2247a", "--objective", "median"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("median") && err.contains("per-operation"), "{err}");
     let short = small_measured_trace(&dir.join(""), 5);
     let (code, _, err) = freeblock(&["calibrate", "--trace", short.to_str().unwrap(), "--model", "hp_c2247a"]);
     assert_eq!(code, 1);

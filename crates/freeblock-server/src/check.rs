@@ -11,6 +11,7 @@
 //! | finding | kind | `--repair` |
 //! |---|---|---|
 //! | no metadata, wrong size, another disk, a map that does not replay or fit the layout | problem | — (reported) |
+//! | LFS: a segment holding live blocks whose summary in the store is missing, damaged or names other blocks | problem | — (reported with the segment) |
 //! | a block whose bytes do not match its checksum | problem | — (the data is damaged; reported with its block) |
 //! | an FS2 replica whose bytes differ from its primary | problem | the replica is dropped from the map (journalled) |
 //! | a torn journal tail, records of a commit that never finished | recoverable | the journal is rewritten without them |
@@ -171,8 +172,14 @@ fn check_map(store: &Path, meta: &StoreMeta, spec: &LayoutSpec, file: &Store, re
         Ok(None) => return,
         Err(e) => return r.problem(e.to_string()),
     };
-    if let Some(Err(e)) = crate::placement::recover_policy(&disk, spec, mem) {
-        return r.problem(format!("the recovered map does not fit the layout: {e}"));
+    match crate::placement::recover_policy(&disk, spec, mem, file) {
+        Some(Err(e)) => return r.problem(format!("the recovered map does not fit the layout: {e}")),
+        // LFS's recovery checked every segment holding live data against its summary.
+        Some(Ok(p)) if matches!(spec, LayoutSpec::Lfs(_)) => {
+            let live = (*p).as_any().downcast_ref::<freeblock::layout::lfs::LfsPolicy>().map_or(0, |l| (0..l.log().config().segments).filter(|&s| l.log().usage(s) > 0).count());
+            r.checked.push(format!("LFS: {live} segments holding live blocks, each block in the slot its segment's summary (read from the store) names"));
+        }
+        _ => {}
     }
     let s = map.stats();
     r.checked.push(format!(
@@ -215,6 +222,10 @@ fn check_map(store: &Path, meta: &StoreMeta, spec: &LayoutSpec, file: &Store, re
         LayoutSpec::RangeWrites(_) => {
             r.moved_blocks = s.mapped;
             r.checked.push(format!("range writes: {} blocks written at least once, each where its last committed write went; every other block at its home (kept for it)", s.mapped));
+        }
+        LayoutSpec::Lfs(_) => {
+            r.moved_blocks = s.mapped;
+            r.checked.push(format!("LFS: {} blocks in the log's segments, none owned twice", s.mapped));
         }
         _ => {
             r.moved_blocks = s.mapped;

@@ -16,7 +16,7 @@
 //! [scrub]                      # verify every block's checksum with freeblock scheduling
 //! passes = 0                   # 0 = for ever
 //! [layout]                     # the model serves requests through a layout policy
-//! type = "rearrange"           # or "fs2", "range_writes", as in experiment files (lfs: not yet)
+//! type = "rearrange"           # or "fs2", "range_writes", "lfs", as in experiment files
 //! ```
 //!
 //! | field | default |
@@ -164,9 +164,6 @@ impl ServerConfig {
         if self.sim.max_requests != 0 || self.sim.max_time_s != 0.0 || self.sim.warmup != 0 {
             return Err(ConfigError::Invalid { field: "sim", message: "max_requests, max_time_s and warmup do not apply to a server (it runs until stopped)".into() });
         }
-        if matches!(self.layout, Some(LayoutSpec::Lfs(_))) {
-            return Err(ConfigError::Invalid { field: "layout.type", message: "lfs is not served yet: it acknowledges writes from memory before their segment is written, and its segment writes and cleaning moves do not carry bytes to the store (docs/server.md); use rearrange, fs2 or range_writes".into() });
-        }
         if let Some(LayoutSpec::Rearrange(c)) = &self.layout {
             if c.moves == freeblock::layout::rearrange::policy::Moves::Instant {
                 return Err(ConfigError::Invalid { field: "layout.moves", message: "instant moves change the map without moving any data, and the server keeps real bytes where the map says: use foreground, idle, free or free_idle".into() });
@@ -207,7 +204,9 @@ mod tests {
         assert!(err("store = \"a\"\npace = \"none\"\n[freeblock]\nidle_after_ms = 5\n[scrub]\n").starts_with("scrub.passes:"));
         assert!(err("store = \"a\"\npace = \"fast\"").contains("pace"));
         assert!(parse("store = \"a\"\n[layout]\ntype = \"range_writes\"").is_ok(), "range writes are served");
-        assert!(err("store = \"a\"\n[layout]\ntype = \"lfs\"").starts_with("layout.type:"));
+        assert!(parse("store = \"a\"\n[layout]\ntype = \"lfs\"").is_ok(), "LFS is served");
+        let bad = err("store = \"a\"\n[layout]\ntype = \"lfs\"\npartition_mb = \"big\"");
+        assert!(bad.contains("big"), "{bad}");
         assert!(err("store = \"a\"\n[layout]\ntype = \"rearrange\"\nmoves = \"instant\"").starts_with("layout.moves:"));
         assert!(err("store = \"a\"\nlisten_on = 1").contains("listen_on"));
     }

@@ -21,7 +21,9 @@
 //! | [`nbd`] | one connection: handshake, transmission, requests |
 //! | [`reply`] | one connection's replies, written the moment they are due (by the engine thread) |
 //! | [`store`] | the backing file and what it belongs to |
+//! | [`logbytes`] | with LFS: the bytes it acknowledged from memory, its segment writes applied in seal order |
 //! | [`placement`] | with a layout policy: bytes at their physical places, moves copying them, the map's files |
+//! | [`commits`] | the policy's map commits made durable in groups, and the replies that wait for them |
 //! | [`timing`] | the engine thread and pacing |
 //! | [`pacing`] | what the engine thread asks of the kernel to wake on time |
 //! | [`scrub`] | per-block checksums and the freeblock scrub that verifies the real bytes |
@@ -32,7 +34,9 @@
 
 pub mod arrival;
 pub mod check;
+pub mod commits;
 pub mod config;
+pub mod logbytes;
 pub mod nbd;
 pub mod pacing;
 pub mod placement;

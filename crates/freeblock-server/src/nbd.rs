@@ -521,6 +521,25 @@ fn flush(export: &Export) -> std::io::Result<()> {
     }
 }
 
+/// FLUSH (and FUA) of a placed export. A layout that acknowledges writes from memory (LFS) is
+/// first asked through the engine to write what it holds (a flush request, timed by the model),
+/// and the answer waits until every segment write sealed by then is in the store with its map
+/// commit durable ([`crate::logbytes`]); then the store and the checksums are synced. Returns
+/// the model's completion of the flush request, if one was sent (the reply is timed from it).
+pub(crate) async fn flush_placed(export: &Export, received: Instant) -> Result<Option<u64>, String> {
+    let mut model_end_ns = None;
+    if let Some(p) = export.placement.as_ref().filter(|p| p.holds_writes.load(std::sync::atomic::Ordering::Relaxed)) {
+        let done = export.timing.serve(Op::Write, 0, 0, received, None).await.map_err(|e| e.to_string())?;
+        if let Some(why) = done.failed {
+            return Err(why);
+        }
+        model_end_ns = Some(done.end_ns);
+        p.wait_durable().await?;
+    }
+    flush(export).map_err(|e| e.to_string())?;
+    Ok(model_end_ns)
+}
+
 /// Counts a served request and encodes its reply.
 fn finish(export: &Export, req: &p::Request, data: &[u8], model_end_ns: Option<u64>, structured: bool) -> Reply {
     export.stats.count(counted(req.command), u64::from(req.length));
@@ -555,11 +574,10 @@ async fn answer_placed(export: &Export, req: p::Request, payload: Vec<u8>, recei
     let mut data = Vec::new();
     let mut model_end_ns = None;
     match req.command {
-        Command::Flush => {
-            if let Err(e) = flush(export) {
-                return fail(errno::EIO, &e.to_string());
-            }
-        }
+        Command::Flush => match flush_placed(export, received).await {
+            Ok(end) => model_end_ns = end,
+            Err(e) => return fail(errno::EIO, &e),
+        },
         Command::Read | Command::Write | Command::WriteZeroes if req.length > 0 => {
             // Zeroes are written in pieces no longer than the largest WRITE.
             let chunk = u64::from(p::MAX_PAYLOAD_BYTES) / bb * bb;
@@ -588,8 +606,11 @@ async fn answer_placed(export: &Export, req: p::Request, payload: Vec<u8>, recei
                 at += len;
             }
             if req.has(cflag::FUA) && req.command != Command::Read {
-                if let Err(e) = flush(export) {
-                    return fail(errno::EIO, &e.to_string());
+                // The flush follows the write: it arrives in the model when the write is done, and
+                // the reply is late only past the flush's completion.
+                match flush_placed(export, Instant::now()).await {
+                    Ok(end) => model_end_ns = end.or(model_end_ns),
+                    Err(e) => return fail(errno::EIO, &e),
                 }
             }
         }

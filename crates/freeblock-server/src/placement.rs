@@ -11,14 +11,15 @@
 //!                     candidate the device chose: range writes)
 //!     policy read     keep the bytes read (source of a move: home, slot or primary)
 //!     policy write    pwrite those bytes at the destination (slot, home or replica)
-//!  ─► then the policy's own complete (which may commit its map) ─► mirror its journal to
-//!     STORE.map.snapshot / STORE.map.journal (the store is fdatasync'ed first)
+//!  ─► then the policy's own complete (which may commit its map) ─► its journal to
+//!     STORE.map.snapshot / STORE.map.journal (the store is fdatasync'ed first), at once, or
+//!     grouped with the commits of the next completions (range writes: crate::commits)
 //! ```
 //!
 //! | event | bytes | map |
 //! |---|---|---|
 //! | a move's copy written | at the copy's physical place, before the policy sees the completion | the policy adds the copy, and commits it later (a table write, a job's end) |
-//! | a commit of the policy's journal | the store is synced first, so a durable map never names bytes that are not | the new records are appended to `STORE.map.journal` and synced |
+//! | a commit of the policy's journal | the store is synced first, so a durable map never names bytes that are not | the new records are appended to `STORE.map.journal` and synced (range writes: a group of commits at once, [`crate::commits`]) |
 //! | a checkpoint of the policy's journal | as above | `STORE.map.snapshot` is replaced atomically, then the journal |
 //! | a restart | the file is as the last writes left it | the policy is rebuilt from the two files (its own recovery rules) |
 //!
@@ -29,6 +30,11 @@
 //! current place, and the place it frees is reused only once the map naming the new one is
 //! durable). This module only makes the bytes follow the model's I/Os exactly, in the model's
 //! completion order, and makes the policy's journal durable the moment the policy commits it.
+//!
+//! LFS is the exception to "bytes at the model's completion": it acknowledges writes from memory,
+//! so its bytes are held until their segment write, segment writes are applied in the order they
+//! were sealed, its journal is mirrored only up to the last applied one, and reads are filled
+//! when they arrive ([`crate::logbytes`]).
 //!
 //! Requests reach the engine in whole blocks of the policy (the export asks clients for that
 //! alignment and refuses others). FS2 puts user blocks in free space, which may hold a dropped
@@ -42,12 +48,15 @@ use std::sync::{Arc, Mutex};
 
 use freeblock::experiment::LayoutSpec;
 use freeblock::layout::fs2::Fs2;
-use freeblock::layout::journal::{DirStorage, MemStorage, Storage, StoreFile, JOURNAL_HEADER_BYTES};
+use freeblock::layout::lfs::{LfsPolicy, Log, Media, TrimQueue};
+use freeblock::layout::journal::{DirStorage, MemStorage, Storage, StoreFile};
 use freeblock::layout::rearrange::policy::Rearrange;
 use freeblock::layout::request_rangewrite::RequestRangeWrites;
 use freeblock::layout::{BlockMap, Completed, LayoutCtx, LayoutError, LayoutPolicy, LogicalIo, PhysIo, Service};
 use freeblock_disk::Op;
 
+use crate::commits::MapCommits;
+use crate::logbytes::{summary_in_block, LogBytes};
 use crate::scrub::Checksums;
 use crate::store::Store;
 
@@ -69,19 +78,60 @@ pub type InFlight = Arc<Mutex<HashMap<u64, RequestBytes>>>;
 /// What the physical store has done, for stats and the crash campaign.
 #[derive(Debug, Default)]
 pub struct PlacementCounters {
-    /// Copies made by the policy's moves (a block copied into a slot, written home, replicated).
+    /// Copies made by the policy's moves (a block copied into a slot, written home, replicated;
+    /// LFS: a live block the cleaner moved to the segment being filled).
     pub blocks_copied: AtomicU64,
     /// Commits of the policy's journal made durable.
     pub commits: AtomicU64,
     /// Checkpoints (new snapshots) made durable.
     pub checkpoints: AtomicU64,
+    /// The layout acknowledges writes from memory (LFS): a FLUSH or FUA must wait for
+    /// [`PlacementCounters::wait_durable`].
+    pub holds_writes: std::sync::atomic::AtomicBool,
+    /// Segment writes sealed (LFS).
+    pub sealed: AtomicU64,
+    /// Of them, applied to the store with their commit durable, in seal order.
+    pub durable: AtomicU64,
+    /// The engine dropped the policy (it ended or failed): nothing more becomes durable.
+    stopped: std::sync::atomic::AtomicBool,
+    durable_changed: tokio::sync::Notify,
+    /// Groups of commits made durable together, each with one sync of the store and one of the
+    /// journal ([`crate::commits`]).
+    pub groups: AtomicU64,
 }
 
 impl PlacementCounters {
     /// The counters now.
     #[must_use]
     pub fn snapshot(&self) -> PlacementSummary {
-        PlacementSummary { blocks_copied: self.blocks_copied.load(Ordering::Relaxed), commits: self.commits.load(Ordering::Relaxed), checkpoints: self.checkpoints.load(Ordering::Relaxed) }
+        PlacementSummary { blocks_copied: self.blocks_copied.load(Ordering::Relaxed), commits: self.commits.load(Ordering::Relaxed), checkpoints: self.checkpoints.load(Ordering::Relaxed), groups: self.groups.load(Ordering::Relaxed) }
+    }
+
+    /// Waits until every segment write sealed so far is in the store and its map commit is
+    /// durable (at once for a layout that holds no writes).
+    ///
+    /// # Errors
+    /// The engine stopped first: those writes will never be durable.
+    pub async fn wait_durable(&self) -> Result<(), String> {
+        let target = self.sealed.load(Ordering::Acquire);
+        loop {
+            let changed = self.durable_changed.notified();
+            let durable = self.durable.load(Ordering::Acquire);
+            if durable >= target {
+                return Ok(());
+            }
+            if self.stopped.load(Ordering::Acquire) {
+                return Err(format!("the engine stopped with {} segment writes not in the store", target - durable));
+            }
+            changed.await;
+        }
+    }
+
+    fn made_durable(&self, writes: u64) {
+        if writes > 0 {
+            self.durable.fetch_add(writes, Ordering::AcqRel);
+            self.durable_changed.notify_waiters();
+        }
     }
 
     /// The Prometheus text of the counters.
@@ -89,8 +139,8 @@ impl PlacementCounters {
     pub fn prometheus(&self) -> String {
         let s = self.snapshot();
         format!(
-            "# TYPE freeblock_layout_blocks_copied_total counter\nfreeblock_layout_blocks_copied_total {}\n# TYPE freeblock_layout_map_commits_total counter\nfreeblock_layout_map_commits_total {}\n# TYPE freeblock_layout_map_checkpoints_total counter\nfreeblock_layout_map_checkpoints_total {}\n",
-            s.blocks_copied, s.commits, s.checkpoints
+            "# TYPE freeblock_layout_blocks_copied_total counter\nfreeblock_layout_blocks_copied_total {}\n# TYPE freeblock_layout_map_commits_total counter\nfreeblock_layout_map_commits_total {}\n# TYPE freeblock_layout_map_checkpoints_total counter\nfreeblock_layout_map_checkpoints_total {}\n# TYPE freeblock_layout_map_groups_total counter\nfreeblock_layout_map_groups_total {}\n",
+            s.blocks_copied, s.commits, s.checkpoints, s.groups
         )
     }
 }
@@ -104,6 +154,8 @@ pub struct PlacementSummary {
     pub commits: u64,
     /// Snapshots made durable.
     pub checkpoints: u64,
+    /// Groups of commits made durable together.
+    pub groups: u64,
 }
 
 /// One read of a move, in the order the policy issued it.
@@ -129,8 +181,17 @@ pub struct Placement {
     block_sectors: u64,
     /// Reads of the policy's own moves, by tag, until the write they feed.
     moves: HashMap<u64, MoveBytes>,
-    mirror: JournalMirror,
+    commits: Arc<MapCommits>,
+    /// Range writes: commits wait for their group ([`crate::commits`]); the others are made
+    /// durable at once.
+    grouped: bool,
     counters: Arc<PlacementCounters>,
+    /// LFS: the bytes it holds in memory, and its segment writes until they are applied.
+    log: Option<LogBytes>,
+    /// Segment writes applied since the journal was last mirrored.
+    applied: u64,
+    /// The workload request being translated (its write's bytes go into the log).
+    translating: Option<u64>,
 }
 
 impl Placement {
@@ -152,16 +213,29 @@ impl Placement {
             },
             false => inner,
         };
-        let mut p = Self { inner, store, sums, in_flight, sector_bytes, block_sectors, moves: HashMap::new(), mirror: JournalMirror::new(files), counters };
-        if p.journal().is_none() {
+        let mut inner = inner;
+        // LFS tells what happens to its blocks, and checkpoints only when asked.
+        let log = inner.as_any_mut().downcast_mut::<LfsPolicy>().map(|l| {
+            l.log_mut().record_events();
+            counters.holds_writes.store(true, Ordering::Relaxed);
+            LogBytes::new(*l.log().config(), sector_bytes)
+        });
+        let grouped = inner.as_any().is::<RequestRangeWrites>();
+        let commits = Arc::new(MapCommits::new(files, Arc::clone(&store), Arc::clone(&counters)));
+        let mut p = Self { inner, store, sums, in_flight, sector_bytes, block_sectors, moves: HashMap::new(), commits, grouped, counters, log, applied: 0, translating: None };
+        if p.inner.journal().is_none() {
             return Err(LayoutError::Config { field: "layout.type", message: format!("{} keeps no journal: the physical store cannot persist its map", p.inner.name()) });
         }
-        p.mirror_journal()?;
+        p.mirror_journal(Vec::new())?;
+        p.commits.make_durable()?;
         Ok(p)
     }
 
-    fn journal(&self) -> Option<&MemStorage> {
-        self.inner.journal()
+    /// The map's way to stable storage, which the engine thread makes durable when it is about
+    /// to wait ([`crate::timing`]).
+    #[must_use]
+    pub fn commits(&self) -> Arc<MapCommits> {
+        Arc::clone(&self.commits)
     }
 
     /// FS2's map: its unmapped blocks hold no data (they read as zeroes).
@@ -187,27 +261,58 @@ impl Placement {
         .map_err(|e| self.io_err("write", &e))
     }
 
-    fn mirror_journal(&mut self) -> Result<(), LayoutError> {
-        let Some(mem) = self.journal() else { return Ok(()) };
-        let (snapshot, journal) = (mem.snapshot.clone(), mem.journal.clone());
-        self.mirror.follow(snapshot.as_deref(), journal.as_deref(), &self.store, &self.counters)
+    /// Stages what the policy committed since the last call (`freed`: the places its commits
+    /// freed), made durable at once unless the policy's commits are grouped. LFS: only the
+    /// commits of segment writes already in the store.
+    fn mirror_journal(&mut self, freed: Vec<u64>) -> Result<(), LayoutError> {
+        // LFS: a checkpoint only once every segment write is applied (it names them all).
+        if self.log.as_ref().is_some_and(|l| l.unapplied() == 0) {
+            if let Some(lfs) = self.inner.as_any_mut().downcast_mut::<LfsPolicy>() {
+                lfs.log_mut().checkpoint_if_due().map_err(LayoutError::from)?;
+            }
+        }
+        let limit = self.log.as_ref().and_then(LogBytes::durable_journal_len);
+        let Some(MemStorage { snapshot: Some(snapshot), journal: Some(journal) }) = self.inner.journal() else { return Ok(()) };
+        // LFS: the commits of segment writes not yet applied stay out of the files.
+        let journal = match limit {
+            Some(limit) => &journal[..journal.len().min(limit as usize)],
+            None => &journal[..],
+        };
+        self.commits.stage(snapshot, journal, freed)?;
+        if !self.grouped {
+            self.commits.make_durable()?;
+        }
+        self.counters.made_durable(std::mem::take(&mut self.applied));
+        Ok(())
     }
 
     /// Calls the policy with a context of its own, then hands its submissions on, noting the
     /// reads of its moves, and makes what it committed durable.
     fn call<T>(&mut self, ctx: &mut LayoutCtx<'_>, f: impl FnOnce(&mut dyn LayoutPolicy, &mut LayoutCtx<'_>) -> Result<T, LayoutError>) -> Result<T, LayoutError> {
         let out = self.call_unmirrored(ctx, f)?;
-        self.mirror_journal()?;
+        self.mirror_journal(Vec::new())?;
         Ok(out)
     }
 
     /// [`Placement::call`] without the journal's mirroring (the caller does it).
     fn call_unmirrored<T>(&mut self, ctx: &mut LayoutCtx<'_>, f: impl FnOnce(&mut dyn LayoutPolicy, &mut LayoutCtx<'_>) -> Result<T, LayoutError>) -> Result<T, LayoutError> {
         let mut submitted: Vec<(PhysIo, Service)> = Vec::new();
+        let mut withdrawn: Vec<(Op, u64)> = Vec::new();
         let out = {
-            let mut inner_ctx = LayoutCtx::new(ctx.disk, ctx.head, ctx.now, &mut submitted);
+            let mut inner_ctx = LayoutCtx::new(ctx.disk, ctx.head, ctx.now, &mut submitted).collecting_withdrawals(&mut withdrawn);
             f(self.inner.as_mut(), &mut inner_ctx)
         };
+        for (op, start) in withdrawn {
+            ctx.withdraw_free(&PhysIo::at(op, start, 0, 0))?;
+        }
+        if self.log.is_some() {
+            // LFS's reads need no bytes kept: a block's bytes are taken when the log moves it.
+            for (io, service) in submitted {
+                ctx.submit(io, service);
+            }
+            self.follow_log()?;
+            return out;
+        }
         // What the policy issued stands even when the call failed (a refused request).
         for (io, service) in submitted {
             let m = self.moves.entry(io.tag).or_default();
@@ -221,12 +326,82 @@ impl Placement {
         out
     }
 
+    /// LFS: follows what the log did with its blocks since the last call.
+    fn follow_log(&mut self) -> Result<(), LayoutError> {
+        let Some(lfs) = self.inner.as_any_mut().downcast_mut::<LfsPolicy>() else { return Ok(()) };
+        let events = lfs.log_mut().take_events();
+        let Some(log) = self.log.as_mut() else { return Ok(()) };
+        if events.is_empty() {
+            return Ok(());
+        }
+        let bb = self.block_sectors * self.sector_bytes;
+        let in_flight = Arc::clone(&self.in_flight);
+        let requests = in_flight.lock().expect("never poisoned");
+        let request = self.translating.and_then(|id| requests.get(&id));
+        let mut written = |logical: u64| {
+            let r = request?;
+            let from = usize::try_from((logical * bb).checked_sub(r.offset)?).ok()?;
+            r.data.get(from..from + bb as usize).map(<[u8]>::to_vec)
+        };
+        let (sealed, moved) = log.follow(events, &self.store, &mut written)?;
+        self.counters.sealed.fetch_add(sealed, Ordering::AcqRel);
+        self.counters.blocks_copied.fetch_add(moved, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// LFS: a segment write the model completed; the writes done, in seal order, go to the store.
+    fn log_io(&mut self, done: &Completed<'_>) -> Result<(), LayoutError> {
+        let Some(seq) = LfsPolicy::segment_write(done.io.tag) else { return Ok(()) };
+        let Some(log) = self.log.as_mut() else { return Ok(()) };
+        log.completed(seq)?;
+        while let Some((lbn, bytes)) = self.log.as_ref().and_then(LogBytes::ready) {
+            self.write_bytes(lbn * self.sector_bytes, &bytes)?;
+            self.log.as_mut().expect("checked").applied();
+            self.applied += 1;
+        }
+        Ok(())
+    }
+
+    /// LFS: a read's bytes, taken when it arrives from where the log has each block then
+    /// ([`crate::logbytes`]).
+    fn fill_log_read(&self, io: &LogicalIo<'_>) -> Result<(), LayoutError> {
+        let (Some(log), Some(lfs)) = (self.log.as_ref(), (*self.inner).as_any().downcast_ref::<LfsPolicy>()) else { return Ok(()) };
+        let bs = self.block_sectors;
+        let bb = self.block_bytes() as usize;
+        let mut in_flight = self.in_flight.lock().expect("never poisoned");
+        let Some(req) = in_flight.get_mut(&io.id) else {
+            return Err(LayoutError::Config { field: "layout", message: format!("request {} reached the log without its buffer", io.id) });
+        };
+        for l in io.lbn / bs..(io.lbn + io.sectors) / bs {
+            let Some(from) = usize::try_from((l * bb as u64).saturating_sub(req.offset)).ok().filter(|&o| o + bb <= req.data.len()) else {
+                return Err(LayoutError::Config { field: "layout", message: format!("logical block {l} lies outside its request at byte {}", req.offset) });
+            };
+            let bytes = match lfs.log().read(l).map_err(LayoutError::from)? {
+                freeblock::layout::lfs::Found::Open(_) => log.in_open(l).map(<[u8]>::to_vec).ok_or_else(|| LayoutError::Config { field: "layout", message: format!("logical block {l} is in the segment being filled, but its bytes are not held") }),
+                freeblock::layout::lfs::Found::Disk { lbn, .. } => log.current(l, lbn, &self.store),
+                freeblock::layout::lfs::Found::Unmapped => Ok(vec![0u8; bb]),
+            };
+            match bytes {
+                Ok(b) => req.data[from..from + bb].copy_from_slice(&b),
+                // One request's failure is its own.
+                Err(e) => {
+                    req.failed.get_or_insert_with(|| e.to_string());
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// A workload I/O is on the media: its bytes go to (or come from) the physical blocks.
     fn workload_io(&self, done: &Completed<'_>, id: u64) -> Result<(), LayoutError> {
         let blocks = self.inner.carried_blocks(done.io.tag).ok_or_else(|| LayoutError::Config { field: "layout.type", message: format!("{} does not say which blocks its I/O {} carries", self.inner.name(), done.io.tag) })?;
         let bb = self.block_bytes();
         if blocks.len() as u64 * self.block_sectors != done.io.sectors {
             return Err(LayoutError::Config { field: "layout", message: format!("an I/O of {} sectors carries {} blocks of {} sectors: requests must be whole blocks", done.io.sectors, blocks.len(), self.block_sectors) });
+        }
+        if done.io.op == Op::Write {
+            // Not on a place whose freeing is not durable yet (its old bytes are the only copy).
+            self.commits.before_writing(done.lbn, blocks.len() as u64, self.block_sectors)?;
         }
         let mut in_flight = self.in_flight.lock().expect("never poisoned");
         // Every workload request of a placed export is handed over with its bytes.
@@ -287,6 +462,14 @@ impl Placement {
     }
 }
 
+impl Drop for Placement {
+    /// A FLUSH waiting for writes the engine will never apply is answered with an error.
+    fn drop(&mut self) {
+        self.counters.stopped.store(true, Ordering::Release);
+        self.counters.durable_changed.notify_waiters();
+    }
+}
+
 impl LayoutPolicy for Placement {
     fn name(&self) -> String {
         self.inner.name()
@@ -304,6 +487,16 @@ impl LayoutPolicy for Placement {
             (Some(m), Op::Read) => (io.lbn / bs..(io.lbn + io.sectors).div_ceil(bs)).filter(|&b| m.first_copy(b).is_none()).collect(),
             _ => Vec::new(),
         };
+        if self.log.is_some() {
+            self.translating = Some(io.id);
+            let out = self.call_unmirrored(ctx, |p, c| p.translate(c, io, out));
+            self.translating = None;
+            out?;
+            if io.op == Op::Read {
+                self.fill_log_read(io)?;
+            }
+            return self.mirror_journal(Vec::new());
+        }
         self.call_unmirrored(ctx, |p, c| p.translate(c, io, out))?;
         // The zeroes are in place before the map that names the block there is durable.
         for b in fresh {
@@ -311,7 +504,7 @@ impl LayoutPolicy for Placement {
                 self.write_bytes(at * self.sector_bytes, &vec![0u8; self.block_bytes() as usize])?;
             }
         }
-        self.mirror_journal()
+        self.mirror_journal(Vec::new())
     }
 
     fn serves_from_memory(&self) -> bool {
@@ -322,13 +515,28 @@ impl LayoutPolicy for Placement {
         self.inner.dispatched(io, chosen);
     }
 
+    fn flush(&mut self, ctx: &mut LayoutCtx<'_>, out: &mut Vec<PhysIo>) -> Result<(), LayoutError> {
+        self.call(ctx, |p, c| p.flush(c, out))
+    }
+
     fn complete(&mut self, ctx: &mut LayoutCtx<'_>, done: &Completed<'_>) -> Result<(), LayoutError> {
+        if self.log.is_some() {
+            self.log_io(done)?;
+            return self.call(ctx, |p, c| p.complete(c, done));
+        }
         match done.request {
             Some(r) => self.workload_io(done, r.id)?,
             None => self.own_io(done)?,
         }
         let tag = done.io.tag;
-        self.call(ctx, |p, c| p.complete(c, done))?;
+        // A range write frees its blocks' places: noted, so that no write lands there before
+        // the commit that frees them is durable.
+        let freed = match (done.request, done.io.op, (*self.inner).as_any().downcast_ref::<RequestRangeWrites>()) {
+            (Some(_), Op::Write, Some(rw)) => self.inner.carried_blocks(tag).unwrap_or_default().into_iter().filter_map(|b| rw.map().first_copy(b)).collect(),
+            _ => Vec::new(),
+        };
+        self.call_unmirrored(ctx, |p, c| p.complete(c, done))?;
+        self.mirror_journal(freed)?;
         // A move the policy dropped after its reads (aborted, or moot) feeds no write.
         if done.request.is_none() && done.io.op == Op::Read && self.moves.get(&tag).is_some_and(|m| !m.write_issued && m.sources.iter().all(|s| s.data.is_some())) {
             self.moves.remove(&tag);
@@ -353,43 +561,6 @@ impl LayoutPolicy for Placement {
     }
 }
 
-/// Keeps two files equal to a policy's in-memory journal ([`MemStorage`]): appends what was
-/// committed since, or replaces both after a checkpoint.
-struct JournalMirror {
-    files: DirStorage,
-    /// The journal header written (its `base` changes at every checkpoint).
-    header: Vec<u8>,
-    /// Bytes of the journal written.
-    len: usize,
-}
-
-impl JournalMirror {
-    fn new(files: DirStorage) -> Self {
-        Self { files, header: Vec::new(), len: 0 }
-    }
-
-    fn follow(&mut self, snapshot: Option<&[u8]>, journal: Option<&[u8]>, store: &Store, counters: &PlacementCounters) -> Result<(), LayoutError> {
-        let (Some(snapshot), Some(journal)) = (snapshot, journal) else { return Ok(()) };
-        let head = &journal[..journal.len().min(JOURNAL_HEADER_BYTES as usize)];
-        let sync = |store: &Store| store.sync().map_err(|e| LayoutError::Io { file: "the backing store".into(), action: "fdatasync", message: e.to_string() });
-        if head != self.header.as_slice() || journal.len() < self.len {
-            // A checkpoint: the snapshot first (a journal left behind it is stale and skipped).
-            sync(store)?;
-            self.files.replace(StoreFile::Snapshot, snapshot)?;
-            self.files.replace(StoreFile::Journal, journal)?;
-            self.header = head.to_vec();
-            self.len = journal.len();
-            counters.checkpoints.fetch_add(1, Ordering::Relaxed);
-        } else if journal.len() > self.len {
-            sync(store)?;
-            self.files.append(StoreFile::Journal, &journal[self.len..])?;
-            self.len = journal.len();
-            counters.commits.fetch_add(1, Ordering::Relaxed);
-        }
-        Ok(())
-    }
-}
-
 /// The policy's journal as the files beside the store hold it, for recovery.
 ///
 /// # Errors
@@ -403,11 +574,31 @@ pub fn read_journal(files: &DirStorage) -> Result<Option<MemStorage>, LayoutErro
 /// The layout policy rebuilt from its recovered journal by the policy's own recovery (which
 /// checks that the map fits the layout: area, block size, FS2's rules). `None` for a layout the
 /// server does not place bytes for.
-pub fn recover_policy(disk: &freeblock_disk::Disk, spec: &LayoutSpec, journal: MemStorage) -> Option<Result<Box<dyn LayoutPolicy>, LayoutError>> {
+pub fn recover_policy(disk: &freeblock_disk::Disk, spec: &LayoutSpec, journal: MemStorage, store: &Store) -> Option<Result<Box<dyn LayoutPolicy>, LayoutError>> {
     match spec {
         LayoutSpec::Rearrange(c) => Some(Rearrange::recover(disk, *c, journal).map(|(p, _)| Box::new(p) as Box<dyn LayoutPolicy>)),
         LayoutSpec::Fs2(c) => Some(Fs2::recover(disk, c.clone(), journal).map(|(p, _)| Box::new(p) as Box<dyn LayoutPolicy>)),
         LayoutSpec::RangeWrites(c) => Some(RequestRangeWrites::recover(disk, *c, journal).map(|(p, _)| Box::new(p) as Box<dyn LayoutPolicy>)),
-        LayoutSpec::Lfs(_) => None,
+        LayoutSpec::Lfs(c) => Some(recover_log(disk, c, journal, store).map(|p| Box::new(p) as Box<dyn LayoutPolicy>)),
     }
+}
+
+/// LFS rebuilt after a stop or a crash: the map from its journal, checked against the segment
+/// summaries in the store (every segment the map puts a live block in).
+///
+/// # Errors
+/// A configuration the disk refuses, a summary that does not match the map (named), a read error.
+pub fn recover_log(disk: &freeblock_disk::Disk, spec: &freeblock::layout::lfs::LfsSpec, journal: MemStorage, store: &Store) -> Result<LfsPolicy, LayoutError> {
+    let cfg = spec.config(disk).map_err(LayoutError::from)?;
+    let sector_bytes = u64::from(disk.spec().sector_bytes);
+    let mut block = vec![0u8; (cfg.block_sectors * sector_bytes) as usize];
+    let mut summaries = Vec::with_capacity(cfg.segments as usize);
+    for s in 0..cfg.segments {
+        let at = cfg.summary_lbn(s) * sector_bytes;
+        store.read(at, &mut block).map_err(|e| LayoutError::Io { file: "the backing store".into(), action: "read", message: format!("the summary of segment {s} at byte {at}: {e}") })?;
+        summaries.push(Some(summary_in_block(&block)));
+    }
+    let media = Media { data: vec![0; cfg.partition_blocks() as usize], summaries };
+    let (log, _) = Log::recover(cfg, journal, media).map_err(LayoutError::from)?;
+    LfsPolicy::over(log, spec.cleaner, spec.free, TrimQueue::default()).map_err(LayoutError::from)
 }

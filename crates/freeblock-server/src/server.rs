@@ -13,6 +13,7 @@
 //! | shutdown step | why |
 //! |---|---|
 //! | connections finish the requests they have read | nothing a client was told is lost |
+//! | a flush through the engine (a placed export) | writes a layout acknowledged from memory (LFS's segment being filled) reach the store |
 //! | `fdatasync` of the store | writes acknowledged without FUA/FLUSH are made durable too |
 //! | the engine's report and the lateness summary | printed by `freeblock serve` |
 
@@ -120,7 +121,7 @@ impl Server {
                 let files = DirStorage::beside(&config.store).map_err(freeblock::Error::Layout)?;
                 let policy: Box<dyn LayoutPolicy> = match crate::placement::read_journal(&files).map_err(freeblock::Error::Layout)? {
                     None => spec.build(&disk)?,
-                    Some(mem) => match crate::placement::recover_policy(&disk, spec, mem) {
+                    Some(mem) => match crate::placement::recover_policy(&disk, spec, mem, &store) {
                         Some(recovered) => recovered.map_err(freeblock::Error::Layout)?,
                         None => return Err(ConfigError::Invalid { field: "layout.type", message: "only rearrange and fs2 are served".into() }.into()),
                     },
@@ -128,11 +129,12 @@ impl Server {
                 let block_sectors = spec.block_sectors();
                 let counters = Arc::new(PlacementCounters::default());
                 let placed = Placement::new(policy, Arc::clone(&store), checksums.clone(), Arc::clone(&in_flight), sector_bytes, block_sectors, files, Arc::clone(&counters)).map_err(freeblock::Error::Layout)?;
-                (Some(Box::new(placed) as Box<dyn LayoutPolicy>), block_sectors, Some(counters))
+                let commits = placed.commits();
+                (Some((Box::new(placed) as Box<dyn LayoutPolicy>, Some(commits))), block_sectors, Some(counters))
             }
             None => (None, 1, None),
         };
-        let logical_sectors = layout.as_ref().and_then(|l| l.logical_sectors()).unwrap_or(disk.capacity());
+        let logical_sectors = layout.as_ref().and_then(|(l, _)| l.logical_sectors()).unwrap_or(disk.capacity());
         // Whole blocks only, so that a request widened to blocks never passes the end.
         let size = logical_sectors / block_sectors * block_sectors * sector_bytes;
         let (scrub, apps) = match (config.scrub, &checksums) {
@@ -224,8 +226,15 @@ impl Server {
         }
         let _ = stop_tx.send(true);
         while connections.join_next().await.is_some() {}
+        // A layout that acknowledged writes from memory (LFS) writes them before the engine ends.
+        let written = match self.export.placed {
+            true => nbd::flush_placed(&self.export, std::time::Instant::now()).await.map(|_| ()),
+            false => Ok(()),
+        };
         let export = Arc::clone(&self.export);
+        // (An engine that failed says why, rather than the flush that it stopped.)
         let report = tokio::task::spawn_blocking(move || export.timing.finish()).await.map_err(|e| freeblock::Error::Config { origin: "server".into(), message: e.to_string() })??;
+        written.map_err(|e| ServerError::Sync(std::io::Error::other(e)))?;
         self.export.store.sync().map_err(ServerError::Sync)?;
         if let Some(sums) = &self.export.checksums {
             sums.sync().map_err(ServerError::Sync)?;

@@ -15,6 +15,12 @@
 //! | has nothing to do (no event) | blocks on the channel | writes the replies it holds, then blocks |
 //! | has an event at `t` | takes requests until the wall clock reaches `t` | takes what is in the channel; writes held replies older than [`Outbox::HOLD_AT_MOST`] |
 //!
+//! With a layout policy whose map commits are grouped ([`crate::commits`]), a request completed
+//! while a commit is staged has its [`Done`] held, and called once the group is durable: the
+//! engine makes it durable when it is about to wait (no event, or an event the wall clock has
+//! not reached), when no client request is left in it, or when the oldest staged commit is
+//! [`MapCommits::HOLD_AT_MOST`] old.
+//!
 //! A request's [`Done`] is called exactly once: with its completion, or with
 //! [`TimingError::Stopped`] if the engine stopped first (it is dropped uncalled anywhere: in the
 //! channel, in the engine, in a failed send).
@@ -43,6 +49,7 @@ use freeblock_disk::{Disk, Op, SimTime};
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
+use crate::commits::MapCommits;
 use crate::placement::{InFlight, RequestBytes};
 use crate::reply::Outbox;
 
@@ -142,7 +149,34 @@ enum Message {
 /// the outbox their replies go through.
 struct Ledger {
     waiters: HashMap<u64, Done>,
+    /// Requests completed while a map commit was staged: called once it is durable.
+    held: Vec<(Done, Completion)>,
     outbox: Outbox,
+}
+
+impl Ledger {
+    /// A request is complete: called now, or held while a map commit is staged.
+    fn complete(&mut self, done: Done, completion: Completion, commits: Option<&MapCommits>) {
+        if commits.is_some_and(MapCommits::pending) {
+            self.held.push((done, completion));
+            return;
+        }
+        // The engine made the staged commits durable itself (crate::placement).
+        self.settle(None);
+        done.call(Ok(completion), &mut self.outbox);
+    }
+
+    /// Makes the staged map commits durable and calls the requests held for them, in the order
+    /// they completed; if that fails, their clients are told so.
+    fn settle(&mut self, commits: Option<&MapCommits>) {
+        let durable = commits.map_or(Ok(()), MapCommits::make_durable);
+        for (done, mut completion) in self.held.drain(..) {
+            if let Err(e) = &durable {
+                completion.failed.get_or_insert_with(|| e.to_string());
+            }
+            done.call(Ok(completion), &mut self.outbox);
+        }
+    }
 }
 
 /// The handle connections time their requests through.
@@ -164,6 +198,7 @@ struct EngineSource {
     pace: Pace,
     ledger: Arc<Mutex<Ledger>>,
     in_flight: InFlight,
+    commits: Option<Arc<MapCommits>>,
     /// Requests taken from the channel, not yet handed to the engine.
     pending: VecDeque<Submission>,
     handed: Option<(Done, Option<RequestBytes>)>,
@@ -200,6 +235,13 @@ impl EngineSource {
 
 impl OnlineSource for EngineSource {
     fn next_arrival(&mut self, _now: SimTime, until: Option<SimTime>) -> Result<OnlineNext, WorkloadError> {
+        if let Some(commits) = self.commits.as_deref().filter(|c| c.pending()) {
+            let waits = self.pending.is_empty() && !self.ended && until.is_none_or(|t| self.pace == Pace::Real && self.start + Duration::from_nanos(t) > Instant::now());
+            let mut ledger = self.ledger.lock().expect("never poisoned");
+            if waits || ledger.waiters.is_empty() || commits.overdue() {
+                ledger.settle(Some(commits));
+            }
+        }
         if self.pending.is_empty() && !self.ended {
             let message = match (until, self.pace) {
                 (None, _) => {
@@ -263,6 +305,10 @@ impl OnlineSource for EngineSource {
     }
 }
 
+/// A layout policy for the engine, and the way to stable storage of its map commits when they are
+/// grouped ([`crate::commits`]).
+pub type EngineLayout = (Box<dyn LayoutPolicy>, Option<Arc<MapCommits>>);
+
 /// Why a request could not be timed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TimingError {
@@ -274,13 +320,14 @@ pub enum TimingError {
 impl Timing {
     /// Starts the engine thread on `disk` with `sim` settings and, if given, freeblock
     /// background work (the configured tasks, and `apps` such as the scrub), serving requests
-    /// through `layout` if given. Requests handed over with bytes keep them in `in_flight` while
-    /// the engine serves them (the layout moves them: [`crate::placement`]).
+    /// through `layout` if given (with its grouped map commits, made durable when the engine is
+    /// about to wait). Requests handed over with bytes keep them in `in_flight` while the engine
+    /// serves them (the layout moves them: [`crate::placement`]).
     ///
     /// # Errors
     /// A freeblock configuration the engine refuses.
     #[allow(clippy::too_many_arguments)]
-    pub fn start(disk: Arc<Disk>, sim: SimConfig, freeblock: Option<FreeblockConfig>, apps: Vec<Box<dyn BackgroundApp>>, layout: Option<Box<dyn LayoutPolicy>>, pace: Pace, realtime: bool, in_flight: InFlight) -> freeblock::Result<Self> {
+    pub fn start(disk: Arc<Disk>, sim: SimConfig, freeblock: Option<FreeblockConfig>, apps: Vec<Box<dyn BackgroundApp>>, layout: Option<EngineLayout>, pace: Pace, realtime: bool, in_flight: InFlight) -> freeblock::Result<Self> {
         sim.validate()?;
         // Background applications need freeblock scheduling; a server never stops because its
         // background work is done.
@@ -302,8 +349,10 @@ impl Timing {
         let (ready_tx, ready_rx) = mpsc::channel();
         let start = Instant::now();
         // Unpaced, the engine holds replies to write several at once (crate::reply).
-        let ledger = Arc::new(Mutex::new(Ledger { waiters: HashMap::new(), outbox: Outbox::new(pace == Pace::None) }));
-        let source = EngineSource { rx, start, pace, ledger: Arc::clone(&ledger), in_flight: Arc::clone(&in_flight), pending: VecDeque::new(), handed: None, ended: false };
+        let ledger = Arc::new(Mutex::new(Ledger { waiters: HashMap::new(), held: Vec::new(), outbox: Outbox::new(pace == Pace::None) }));
+        // Map commits grouped by the layout: made durable when the engine is about to wait.
+        let (layout, commits) = layout.map_or((None, None), |(l, c)| (Some(l), c));
+        let source = EngineSource { rx, start, pace, ledger: Arc::clone(&ledger), in_flight: Arc::clone(&in_flight), commits: commits.clone(), pending: VecDeque::new(), handed: None, ended: false };
         let thread = std::thread::Builder::new()
             .name("freeblock-engine".into())
             .spawn(move || {
@@ -315,6 +364,7 @@ impl Timing {
                 }
                 let _ = ready_tx.send(Ok(()));
                 let sink_ledger = Arc::clone(&ledger);
+                let sink_commits = commits.clone();
                 let mut sim = Simulation::online(disk, Box::new(source), sim).with_record_sink(Box::new(move |r| {
                     let mut ledger = sink_ledger.lock().expect("never poisoned");
                     // Requests freeblock promoted have no waiter.
@@ -323,7 +373,7 @@ impl Timing {
                             Some(b) => (Some(b.data), b.failed),
                             None => (None, None),
                         };
-                        done.call(Ok(Completion { arrival_ns: r.arrival_ns, end_ns: r.end_ns, data, failed }), &mut ledger.outbox);
+                        ledger.complete(done, Completion { arrival_ns: r.arrival_ns, end_ns: r.end_ns, data, failed }, sink_commits.as_deref());
                     }
                     Ok(())
                 }));
@@ -336,6 +386,7 @@ impl Timing {
                 }
                 let report = sim.run(None).map(Some);
                 let mut ledger = ledger.lock().expect("never poisoned");
+                ledger.settle(commits.as_deref());
                 ledger.outbox.flush();
                 // Requests the engine accepted but never completed (it failed): their Done says
                 // so as it drops.

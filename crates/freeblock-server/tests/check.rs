@@ -193,3 +193,35 @@ fn a_range_writes_store_is_checked_where_its_writes_were_placed() {
     let named = format!("block {} ", at * 512 / 4096);
     assert!(damaged.findings.iter().any(|f| f.what.contains(&named) && f.what.contains("does not match its checksum")), "{damaged}");
 }
+
+/// An LFS store: clean after a stop; a segment's summary damaged in the file is found, naming the
+/// segment, and a server refuses to start on it rather than serve blocks it cannot vouch for.
+#[test]
+fn a_damaged_lfs_summary_is_found() {
+    let dir = Scratch::new("check-lfs");
+    let store = dir.path("store");
+    let mut cfg = config("atlas10k", &store, Pace::None);
+    cfg.layout = Some(toml::from_str::<LayoutSpec>("type = \"lfs\"\npartition_mb = 8").unwrap());
+    let server = start(cfg.clone());
+    let mut c = Client::connect(server.addr, &server.export).unwrap();
+    for b in 0..200 {
+        c.write_fua(b * 4096, &pattern(b)).unwrap();
+    }
+    drop(c);
+    server.stop();
+    let clean = check_store(&store, false);
+    assert!(clean.clean() && clean.checked.iter().any(|l| l.contains("summary")), "{clean}");
+
+    // The live blocks' segments: the last 200 FUA writes each closed one. Damage the summary
+    // (the last 4 KiB block) of the segment holding block 0.
+    let (map, _) = Journal::recover(&DirStorage::beside(&store).unwrap(), DirtyRule::Logged).unwrap();
+    let lbn = map.first_copy(0).expect("block 0 is in the log");
+    let segment = lbn / 1024;
+    let summary_at = (segment * 1024 + 127 * 8) * 512;
+    std::fs::OpenOptions::new().write(true).open(&store).unwrap().write_all_at(&[0xff; 64], summary_at + 8).unwrap();
+    let report = check_store(&store, false);
+    assert!(!report.clean(), "{report}");
+    assert!(report.to_string().contains(&format!("segment {segment}")), "names the segment: {report}");
+    let refused = tokio::runtime::Runtime::new().unwrap().block_on(Server::start(&cfg)).err().expect("the server refuses the store");
+    assert!(refused.to_string().contains(&format!("segment {segment}")), "{refused}");
+}

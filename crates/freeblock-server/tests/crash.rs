@@ -3,11 +3,16 @@
 //! restarts on the same store with every acknowledged write reading back, and `freeblock check`
 //! finds the stopped store clean in between.
 //!
-//! Four stores take turns: the identity layout, adaptive rearrangement moving hot blocks into
-//! its reserved cylinders every 50 ms of model time, FS2 replicating blocks read together, and
+//! Five stores take turns: the identity layout, adaptive rearrangement moving hot blocks into
+//! its reserved cylinders every 50 ms of model time, FS2 replicating blocks read together,
 //! range writes placing every write in one of four free places (so each write moves its block
-//! and frees the old place); all with the scrub's checksums kept. So kills land while moves copy
+//! and frees the old place), and LFS on a small log (every FUA write a segment write, the
+//! cleaner moving live blocks all the time); all with the scrub's checksums kept. So kills land while moves copy
 //! bytes, while writes land in new places, and while maps and checksums are being committed.
+//! Range writes are written by [`WRITERS`] clients at once, without FUA, so that the map commits
+//! of several writes are grouped (`crate::commits`) and the kill lands with a write of each
+//! in flight: a reply sent before its group's commit, or a write landing on a place a commit not
+//! yet durable freed, would lose an acknowledged write.
 //!
 //! The server runs in a child process: this test binary itself, re-run with
 //! `FREEBLOCK_CRASH_CHILD=<store>` and `FREEBLOCK_CRASH_LAYOUT=<n>` so that only [`crash_child`]
@@ -32,11 +37,14 @@ use support::client::Client;
 use support::{config, fetch_stats, Scratch};
 
 /// The layouts the trials take turns with: (name, `[layout]` table or none).
-const LAYOUTS: [(&str, Option<&str>); 4] = [
+const LAYOUTS: [(&str, Option<&str>); 5] = [
     ("identity", None),
     ("rearrange", Some("type = \"rearrange\"\nperiod_s = 0.05\nschedule = \"always\"\narea = { cylinders = 40, block_sectors = 8 }")),
     ("fs2", Some("type = \"fs2\"\nepoch_accesses = 4\nthreshold = 1\nservice = \"foreground\"")),
     ("range_writes", Some("type = \"range_writes\"")),
+    // An 8 MiB log of 16 segments: every FUA write closes a segment, so the cleaner (ours: free
+    // reads, taken over in the foreground when segments run out) runs all the time.
+    ("lfs", Some("type = \"lfs\"\npartition_mb = 8\ncleaner = \"freeblock\"\nfree = { parallel = 128, hold_until_read = true, finish_in_foreground = true, choose = \"least_live\" }")),
 ];
 
 fn child_config(store: &std::path::Path, layout: usize) -> ServerConfig {
@@ -102,6 +110,9 @@ struct Campaign {
     commits: u64,
 }
 
+/// Clients writing at once in the range-writes trials.
+const WRITERS: u64 = 4;
+
 #[derive(Default)]
 struct Totals {
     checked: u64,
@@ -131,6 +142,18 @@ fn acknowledged_writes_survive_kill_9_with_moves_under_way() {
         let deadline = Instant::now() + Duration::from_micros(rng.gen_range(0..60_000));
         let far = client.size / 4096 / 2;
         let pick = |rng: &mut ChaCha8Rng| if rng.gen_bool(0.7) { rng.gen_range(0..64u64) } else { far + rng.gen_range(0..512u64) };
+        if LAYOUTS[layout].0 == "range_writes" {
+            let (acked, in_flight, commits) = writers_killed(&mut server, deadline, trial, rng.gen(), &c.acknowledged, &mut t);
+            c.commits += commits;
+            server.child.wait().unwrap();
+            c.acknowledged.extend(acked);
+            // A write in flight at the kill may or may not have landed: nothing is expected of it.
+            for block in in_flight {
+                c.acknowledged.remove(&block);
+            }
+            check_after_kill(&c.dir_store, layout, trial, &mut t);
+            continue;
+        }
         let mut n = 0u64;
         while Instant::now() < deadline || n == 0 {
             let block = pick(&mut rng);
@@ -163,12 +186,7 @@ fn acknowledged_writes_survive_kill_9_with_moves_under_way() {
         // the new one are both correct: nothing more is expected of that block.
         server.child.wait().unwrap();
         c.acknowledged.remove(&block);
-        let report = check_store(&c.dir_store, false);
-        t.recoverable += report.findings.iter().filter(|f| f.recoverable).count() as u64;
-        if !report.clean() {
-            t.failures += 1;
-            eprintln!("{} trial {trial}: freeblock check after the kill:\n{report}", LAYOUTS[layout].0);
-        }
+        check_after_kill(&c.dir_store, layout, trial, &mut t);
     }
     // A last restart of each store checks its final trial's writes.
     for (layout, c) in stores.iter().enumerate() {
@@ -193,11 +211,84 @@ fn acknowledged_writes_survive_kill_9_with_moves_under_way() {
     if trials >= 30 {
         assert!(stores[1].moves > 0 && stores[2].moves > 0, "the campaign must run with moves under way: {per:?}");
         assert!(stores[3].commits > 0, "range writes must have placed writes: {per:?}");
+        assert!(stores[4].moves > 0, "LFS must have cleaned: {per:?}");
     }
     assert_eq!(t.failures, 0);
 }
 
+/// [`WRITERS`] clients write (without FUA) and read back blocks of their own (block mod
+/// [`WRITERS`]) until `deadline`, when the server is killed with their writes in flight. Returns
+/// the writes acknowledged (block → content), the blocks whose write was in flight, and the map
+/// commits the server had made durable just before the kill.
+fn writers_killed(server: &mut Spawned, deadline: Instant, trial: u32, seed: u64, before: &BTreeMap<u64, Vec<u8>>, t: &mut Totals) -> (BTreeMap<u64, Vec<u8>>, Vec<u64>, u64) {
+    let (addr, export) = (server.addr, server.export.clone());
+    let (mut acked, mut in_flight, mut commits) = (BTreeMap::new(), Vec::new(), 0);
+    std::thread::scope(|s| {
+        let writers: Vec<_> = (0..WRITERS)
+            .map(|w| {
+                let export = export.clone();
+                let mut known: BTreeMap<u64, Vec<u8>> = before.iter().filter(|(b, _)| *b % WRITERS == w).map(|(b, d)| (*b, d.clone())).collect();
+                s.spawn(move || {
+                    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ w);
+                    let (mut acked, mut checked, mut failures) = (BTreeMap::new(), 0u64, 0u64);
+                    // The kill may come before this writer is connected.
+                    let Ok(mut client) = Client::connect(addr, &export) else { return (acked, None, checked, failures) };
+                    let far = client.size / 4096 / 2;
+                    for n in 0u64.. {
+                        let block = if rng.gen_bool(0.7) { rng.gen_range(0..64u64) } else { far + rng.gen_range(0..512u64) } / WRITERS * WRITERS + w;
+                        let mut data = vec![0u8; 4096];
+                        rng.fill(&mut data[..]);
+                        data[..12].copy_from_slice(&[&trial.to_le_bytes()[..], &n.to_le_bytes()[..]].concat());
+                        // Written until the kill: the write it interrupts was never acknowledged.
+                        if client.write(block * 4096, &data).is_err() {
+                            return (acked, Some(block), checked, failures);
+                        }
+                        known.insert(block, data.clone());
+                        acked.insert(block, data);
+                        let (&again, want) = known.iter().nth(rng.gen_range(0..known.len())).unwrap();
+                        match client.read(again * 4096, 4096) {
+                            Ok(got) => {
+                                checked += 1;
+                                if got != *want {
+                                    failures += 1;
+                                    eprintln!("range_writes trial {trial}: block {again} read back wrong while serving");
+                                }
+                            }
+                            Err(_) => return (acked, None, checked, failures),
+                        }
+                    }
+                    unreachable!("the writers stop at the kill")
+                })
+            })
+            .collect();
+        while Instant::now() < deadline {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        commits = counter(server.stats, "freeblock_layout_map_commits_total");
+        server.child.kill().unwrap();
+        t.killed_mid_write += 1;
+        for w in writers {
+            let (a, block, checked, failures) = w.join().unwrap();
+            acked.extend(a);
+            in_flight.extend(block);
+            t.checked += checked;
+            t.failures += failures;
+        }
+    });
+    (acked, in_flight, commits)
+}
+
 /// A counter of this server's life from its stats endpoint (0 when it has none).
+/// `freeblock check` on the killed server's store: clean, or a failure naming the trial.
+fn check_after_kill(store: &std::path::Path, layout: usize, trial: u32, t: &mut Totals) {
+    let report = check_store(store, false);
+    t.recoverable += report.findings.iter().filter(|f| f.recoverable).count() as u64;
+    if !report.clean() {
+        t.failures += 1;
+        eprintln!("{} trial {trial}: freeblock check after the kill:\n{report}", LAYOUTS[layout].0);
+    }
+}
+
 fn counter(stats: SocketAddr, name: &str) -> u64 {
     fetch_stats(stats).lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')).and_then(|v| v.trim().parse().ok()).unwrap_or(0)
 }

@@ -45,7 +45,7 @@ fn serve(timing: &Timing, op: Op, lbn: u64) -> Result<Completion, TimingError> {
 fn a_refused_request_fails_alone_and_the_other_clients_go_on() {
     let disk = Arc::new(Disk::new(library::get("atlas10k").unwrap().without_cache()).unwrap());
     let every = 1 << 18;
-    let timing = Timing::start(disk, SimConfig::default(), None, Vec::new(), Some(Box::new(Picky { every })), Pace::None, false, Arc::default()).unwrap();
+    let timing = Timing::start(disk, SimConfig::default(), None, Vec::new(), Some((Box::new(Picky { every }), None)), Pace::None, false, Arc::default()).unwrap();
     let (refused, served_a, served_b) = std::thread::scope(|s| {
         // Client A: every other request refused.
         let a = s.spawn(|| {

@@ -27,6 +27,20 @@ impl Request {
         Self { time, lbn, sectors, op, measured: None }
     }
 
+    /// A flush at `time`: a write of no sectors. With a layout policy, the engine asks the
+    /// policy to write what it holds in memory ([`LayoutPolicy::flush`](crate::layout::LayoutPolicy::flush)) and completes
+    /// the request when those writes are on the media; without one it is refused as empty.
+    #[must_use]
+    pub fn flush(time: SimTime) -> Self {
+        Self { time, lbn: 0, sectors: 0, op: Op::Write, measured: None }
+    }
+
+    /// Whether this is a flush ([`Request::flush`]).
+    #[must_use]
+    pub fn is_flush(&self) -> bool {
+        self.sectors == 0 && self.op == Op::Write
+    }
+
     /// One past the last sector.
     #[must_use]
     pub fn end(&self) -> u64 {

@@ -882,15 +882,22 @@ impl<'w> Simulation<'w> {
                         };
                         // The request is translated and made into jobs before any is queued, so
                         // that a refused request leaves nothing at the disk.
+                        // A write of no sectors is a flush (`Request::flush`): the policy
+                        // writes what it holds in memory, or nothing.
+                        let flush = matches!(&staged_io, Staged::Request(r) if r.is_flush());
                         let translated = match &staged_io {
-                            Staged::Request(r) => check_extent(r, logical_capacity, id),
-                            Staged::Stream(_) => Ok(()),
+                            Staged::Request(r) if !flush => check_extent(r, logical_capacity, id),
+                            _ => Ok(()),
                         }
                         .and_then(|()| {
                             let mut parts = Vec::new();
                             let mut lctx = LayoutCtx { disk: &disk, head: self.drive.head(), now, submitted: &mut submitted, withdrawn: Some(&mut withdrawn) };
-                            layout.translate(&mut lctx, &logical, &mut parts).map_err(in_request(id, stream))?;
-                            if parts.is_empty() && !layout.serves_from_memory() {
+                            if flush {
+                                layout.flush(&mut lctx, &mut parts).map_err(in_request(id, stream))?;
+                            } else {
+                                layout.translate(&mut lctx, &logical, &mut parts).map_err(in_request(id, stream))?;
+                            }
+                            if parts.is_empty() && !flush && !layout.serves_from_memory() {
                                 return Err(in_request(id, stream)(LayoutError::Config { field: "layout", message: "the layout policy translated a request into no I/O".into() }));
                             }
                             parts.into_iter().map(|io| make_job(&disk, io, owner, id, now, selection.is_some()).map_err(in_request(id, stream))).collect::<Result<Vec<Job>>>()

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use freeblock::calibrate::{calibrate, parameters_of, replay_range, CalibrateOptions, Calibration, MeasuredTrace};
+use freeblock::calibrate::{calibrate, parameters_of, replay_range, CalibrateOptions, Calibration, MeasuredTrace, Objective};
 use freeblock::validate::{replay, rms_demerit};
 use freeblock::Request;
 use freeblock_disk::{library, Disk, DiskSpec, Op};
@@ -90,6 +90,27 @@ fn doubled_overheads_are_recovered_close_to_the_true_values() {
     assert_eq!(c.fit_after.rms_demerit_exact_ms, 0.0, "the fitted model must reproduce the fit half: {c:?}");
     assert!(c.test_after.rms_demerit_ms < 0.25 * c.test_before.rms_demerit_ms, "held-out demerit {} → {}", c.test_before.rms_demerit_ms, c.test_after.rms_demerit_ms);
     assert!(c.test_after.mean_error_ms.abs() < 0.05, "{:?}", c.test_after);
+}
+
+#[test]
+fn the_pooled_body_score_matches_the_distribution_but_may_split_overheads_wrongly() {
+    // The same doubled overheads as above, fitted with the option that brings both real traces
+    // below their models (all requests pooled, the longest 1 % left out): the held-out
+    // distribution must come much closer, while the read/write split of the overhead is not
+    // pinned down (printed, not asserted: docs/calibrate.md gives the figures).
+    let truth = truth();
+    let trace = measured_on(&truth, workload(Disk::new(truth.clone()).unwrap().capacity(), 2000, 7));
+    let mut model = truth.clone();
+    model.controller.read_miss_ms *= 2.0;
+    model.controller.write_miss_ms *= 2.0;
+    let params = ["controller.read_miss_ms", "controller.write_miss_ms"];
+    let options = CalibrateOptions { params: Some(params.iter().map(|s| (*s).to_string()).collect()), replays: 0, objective: Objective::Pooled, body_quantile: 0.99, ..CalibrateOptions::default() };
+    let c = calibrate(&model, &trace, &options).unwrap();
+    for (name, true_ms) in [(params[0], truth.controller.read_miss_ms), (params[1], truth.controller.write_miss_ms)] {
+        println!("pooled: {name}: true {true_ms:.4} ms, misset {:.4} ms, fitted {:.4} ms", 2.0 * true_ms, fitted(&c, name));
+    }
+    println!("pooled: held-out RMS demerit {:.4} → {:.4} ms", c.test_before.rms_demerit_ms, c.test_after.rms_demerit_ms);
+    assert!(c.test_after.rms_demerit_ms < 0.25 * c.test_before.rms_demerit_ms, "held-out demerit {} → {}", c.test_before.rms_demerit_ms, c.test_after.rms_demerit_ms);
 }
 
 /// Long (15 s to minutes in a debug build, as the machine is loaded): `cargo test -p freeblock

@@ -191,3 +191,54 @@ fn a_cleaner_reading_block_by_block_cleans_the_same_segments_at_a_higher_cost() 
     assert!(blocks.stats.clean_read_ns > whole.stats.clean_read_ns, "{} ns one by one against {} ns whole", blocks.stats.clean_read_ns, whole.stats.clean_read_ns);
     assert!(blocks.tps < whole.tps);
 }
+
+/// Requests given in order, each arriving at its own time.
+struct Given(std::vec::IntoIter<freeblock::request::Request>);
+
+impl freeblock::workload::Workload for Given {
+    fn next_request(&mut self) -> Result<Option<freeblock::request::Request>, freeblock::workload::WorkloadError> {
+        Ok(self.0.next())
+    }
+    fn arrival(&self) -> freeblock::workload::ArrivalKind {
+        freeblock::workload::ArrivalKind::Open
+    }
+}
+
+/// A flush request (a write of no sectors): LFS writes the segment being filled, however little
+/// it holds, and the flush completes when that write is on the media; a flush with nothing held
+/// completes at once; a layout that holds nothing translates it to nothing; without a layout it is
+/// refused as an empty request.
+#[test]
+fn a_flush_writes_the_partial_segment_and_waits_for_it() {
+    use freeblock::request::Request;
+    use freeblock_disk::Op;
+    let disk = Arc::new(freeblock_disk::Disk::new(freeblock_disk::library::get("atlas10k").unwrap().without_cache()).unwrap());
+    let requests = |flushes: &[u64]| {
+        let mut r: Vec<Request> = (0..3).map(|i| Request::new(i * 1_000_000, i * 8, 8, Op::Write)).collect();
+        r.extend(flushes.iter().map(|&t| Request::flush(t)));
+        Given(r.into_iter())
+    };
+    let lfs = || {
+        let spec = freeblock::layout::lfs::LfsSpec { partition_mb: 32, cache_mb: 0, ..Default::default() };
+        Box::new(freeblock::layout::lfs::LfsPolicy::from_spec(&spec, &disk).unwrap())
+    };
+    let config = SimConfig { keep_records: true, ..SimConfig::default() };
+    let report = Simulation::new(Arc::clone(&disk), Box::new(requests(&[10_000_000, 20_000_000_000])), config.clone()).with_layout(lfs()).run(None).unwrap();
+    let r = &report.records;
+    assert_eq!(r.len(), 5);
+    assert!(r[..3].iter().all(|w| w.end_ns == w.arrival_ns), "writes are acknowledged from memory");
+    // (The flush's record carries the segment write it waited for: a whole segment.)
+    assert_eq!(u64::from(r[3].sectors), freeblock::layout::lfs::LfsSpec { partition_mb: 32, ..Default::default() }.config(&disk).unwrap().segment_sectors());
+    assert!(r[3].end_ns > r[3].arrival_ns + 5_000_000, "the first flush waits for a segment write: {:?}", r[3]);
+    assert_eq!(r[4].end_ns, r[4].arrival_ns, "nothing left to write");
+    let details = &report.layout.as_ref().unwrap().details;
+    assert_eq!(details["segment_writes"].as_u64(), Some(1), "{details}");
+    // Rearrangement holds nothing: a flush is answered at once.
+    let rearrange = freeblock::experiment::LayoutSpec::Rearrange(Default::default()).build(&disk).unwrap();
+    let report = Simulation::new(Arc::clone(&disk), Box::new(requests(&[10_000_000])), config.clone()).with_layout(rearrange).run(None).unwrap();
+    let flush = report.records.iter().find(|r| r.arrival_ns == 10_000_000).unwrap();
+    assert_eq!((flush.sectors, flush.end_ns), (0, flush.arrival_ns));
+    // Without a layout there is nothing to flush, and an empty request is refused.
+    let e = Simulation::new(Arc::clone(&disk), Box::new(requests(&[10_000_000])), config).run(None).unwrap_err().to_string();
+    assert!(e.contains("request 3"), "{e}");
+}

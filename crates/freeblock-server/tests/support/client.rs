@@ -78,6 +78,18 @@ impl Client {
         self.reply(cookie)
     }
 
+    /// Writes `data` at `offset` without FUA; returns once the server acknowledged it.
+    pub fn write(&mut self, offset: u64, data: &[u8]) -> std::io::Result<()> {
+        let cookie = self.send(1, 0, offset, data.len() as u32, data)?;
+        self.reply(cookie)
+    }
+
+    /// FLUSH; returns once the server acknowledged it.
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        let cookie = self.send(3, 0, 0, 0, &[])?;
+        self.reply(cookie)
+    }
+
     /// Reads `length` bytes at `offset`.
     pub fn read(&mut self, offset: u64, length: u32) -> std::io::Result<Vec<u8>> {
         let cookie = self.send(0, 0, offset, length, &[])?;

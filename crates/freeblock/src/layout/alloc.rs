@@ -128,6 +128,23 @@ fn equidistant_starts(map: &BlockMap, disk: &Disk, track: Track, k: u32, blocks:
     if u64::from(k) * need > u64::from(spt) {
         return Err(LayoutError::NoSpace { what: what() });
     }
+    // A track of consecutive LBNs with no free block where a candidate could start has no offer:
+    // said before its sectors' LBNs are computed and its phases tried, since most tracks near
+    // the heads are full (of range writes' homes, say).
+    if let Some(track_first) = layout.track_first_lbn(track.cylinder, track.surface) {
+        if map.free_runs(track_first.saturating_sub(bs), track_first + u64::from(spt) + need).is_empty() {
+            return Err(LayoutError::NoSpace { what: what() });
+        }
+    }
+    phase_scan(map, disk, track, k, blocks, phase).ok_or_else(|| LayoutError::NoSpace { what: what() })
+}
+
+/// The phase search of [`equidistant_starts`] on a track it has checked: the first phase from
+/// `phase` whose `k` starts are all free.
+fn phase_scan(map: &BlockMap, disk: &Disk, track: Track, k: u32, blocks: u64, phase: u32) -> Option<Vec<u64>> {
+    let spt = disk.layout().sectors_per_track(track.cylinder);
+    let bs = map.block_sectors();
+    let need = blocks * bs;
     let lbns = track_lbns(disk, track);
     let first = map.region().start;
     'phase: for shift in 0..spt {
@@ -142,9 +159,9 @@ fn equidistant_starts(map: &BlockMap, disk: &Disk, track: Track, k: u32, blocks:
             }
             starts.push(s);
         }
-        return Ok(starts);
+        return Some(starts);
     }
-    Err(LayoutError::NoSpace { what: what() })
+    None
 }
 
 /// Offers `k` equidistant candidates on the track nearest `near` (in the order of
@@ -160,17 +177,16 @@ pub fn offer_equidistant(
     blocks: u64,
 ) -> Result<(Track, Candidates)> {
     check_counts(k, blocks)?;
-    let tracks: Vec<Track> = tracks_near(disk, map, near).collect();
-    for track in tracks {
-        if let Ok(starts) = equidistant_starts(map, disk, track, k, blocks, 0) {
-            let need = blocks * map.block_sectors();
-            for &s in &starts {
-                map.reserve(PhysRange::new(s, need))?;
-            }
-            return Ok((track, Candidates::discrete(starts)));
-        }
+    // Walked lazily: the nearest tracks with room are usually a few, the disk's tracks many.
+    let found = tracks_near(disk, map, near).find_map(|track| equidistant_starts(map, disk, track, k, blocks, 0).ok().map(|starts| (track, starts)));
+    let Some((track, starts)) = found else {
+        return Err(LayoutError::NoSpace { what: format!("{k} equidistant candidates of {blocks} blocks on any track") });
+    };
+    let need = blocks * map.block_sectors();
+    for &s in &starts {
+        map.reserve(PhysRange::new(s, need))?;
     }
-    Err(LayoutError::NoSpace { what: format!("{k} equidistant candidates of {blocks} blocks on any track") })
+    Ok((track, Candidates::discrete(starts)))
 }
 
 /// The cylinders holding the map's region, nearest `near.cylinder` first (the cylinder order of
@@ -346,6 +362,50 @@ mod tests {
 
     fn disk() -> Disk {
         Disk::new(library::get("test").unwrap()).unwrap()
+    }
+
+    #[test]
+    fn the_full_track_test_refuses_only_tracks_the_phase_search_refuses() {
+        use rand::{Rng, SeedableRng};
+        let d = disk();
+        let layout = d.layout();
+        let tracks: Vec<Track> = (0..6).flat_map(|cylinder| (0..layout.surfaces()).map(move |surface| Track { cylinder, surface })).collect();
+        let sectors = tracks.iter().map(|t| u64::from(layout.sectors_per_track(t.cylinder))).sum::<u64>();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(15);
+        let (mut refused, mut offered) = (0, 0);
+        for _ in 0..20 {
+            let mut map = BlockMap::new(MapConfig::region(0, sectors / 8 * 8, 8)).unwrap();
+            // Tracks from full to nearly empty, blocks pinned at random.
+            for b in 0..sectors / 8 {
+                let density = [1.0, 0.98, 0.9, 0.5, 0.0][(b * 8 / 97 % 5) as usize];
+                if rng.gen_bool(density) {
+                    map.pin(PhysRange::new(b * 8, 8)).unwrap();
+                }
+            }
+            for &track in &tracks {
+                for (k, blocks) in [(1, 1), (2, 1), (4, 1), (3, 2)] {
+                    let checked = equidistant_starts(&map, &d, track, k, blocks, 0).ok();
+                    assert_eq!(checked, phase_scan(&map, &d, track, k, blocks, 0), "{track:?}, k {k}, {blocks} blocks");
+                    if checked.is_some() { offered += 1 } else { refused += 1 }
+                }
+            }
+        }
+        assert!(refused > 0 && offered > 0, "{refused} refused, {offered} offered");
+        // One free block, at either end of a track: offered to a write of one block.
+        let blocks = sectors / 8;
+        for &track in &tracks {
+            let Some(first) = layout.track_first_lbn(track.cylinder, track.surface) else { continue };
+            let last = first + u64::from(layout.sectors_per_track(track.cylinder)) - 1;
+            for free in [first / 8, last / 8] {
+                let mut map = BlockMap::new(MapConfig::region(0, blocks * 8, 8)).unwrap();
+                for b in (0..blocks).filter(|&b| b != free) {
+                    map.pin(PhysRange::new(b * 8, 8)).unwrap();
+                }
+                let checked = equidistant_starts(&map, &d, track, 1, 1, 0).ok();
+                assert_eq!(checked, phase_scan(&map, &d, track, 1, 1, 0), "{track:?}, block {free} free");
+                assert_eq!(checked, Some(vec![free * 8]), "{track:?}, block {free} free");
+            }
+        }
     }
 
     #[test]

@@ -219,6 +219,16 @@ pub trait LayoutPolicy: Send + AsAny {
     /// Whatever makes the request unservable (an unmapped block, a bad candidate…).
     fn translate(&mut self, ctx: &mut LayoutCtx<'_>, io: &LogicalIo<'_>, out: &mut Vec<PhysIo>) -> Result<()>;
 
+    /// A flush arrived ([`Request::flush`](crate::request::Request::flush)): push the writes
+    /// that put on the media what the policy acknowledged from memory (a log's segment being
+    /// filled); the flush completes when they have. Default: nothing held, no I/O.
+    ///
+    /// # Errors
+    /// What keeps the policy from writing it (no free space).
+    fn flush(&mut self, _ctx: &mut LayoutCtx<'_>, _out: &mut Vec<PhysIo>) -> Result<()> {
+        Ok(())
+    }
+
     /// Whether the policy may serve a request from memory (a buffer cache, a write buffer):
     /// [`translate`](Self::translate) then returns no I/O and the engine completes the request
     /// at once, with no disk time. Default false: an empty translation is an error.
@@ -281,6 +291,8 @@ pub trait AsAny {
     fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
     /// The same, borrowed.
     fn as_any(&self) -> &dyn std::any::Any;
+    /// The same, borrowed mutably.
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
 }
 
 impl<T: std::any::Any> AsAny for T {
@@ -288,6 +300,9 @@ impl<T: std::any::Any> AsAny for T {
         self
     }
     fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
         self
     }
 }

@@ -48,12 +48,45 @@ pub enum Found {
 /// One segment write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Flushed {
+    /// Segment writes before it (since the log was created or recovered): names this one.
+    pub seq: u64,
     /// The segment written.
     pub segment: u32,
     /// Data slots used.
     pub blocks: u32,
     /// Of them, blocks the cleaner moved there.
     pub cleaned: u32,
+}
+
+/// What the log did to its blocks, in order, for a caller that keeps the real bytes (the block
+/// server): recorded only once [`Log::record_events`] asks for it.
+///
+/// | event | the bytes of `logical` |
+/// |---|---|
+/// | `Appended { from: None }` | the workload's write: they come with the request |
+/// | `Appended { from: Some(lbn) }` | the cleaner moved the block: its current bytes, found at `lbn` (or wherever the caller still holds them) |
+/// | `Sealed` | every block of the segment being filled now belongs to segment write `seq`, whose bytes go to `segment` with `summary` as its last block |
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogEvent {
+    /// `logical` was put in the segment being filled.
+    Appended {
+        /// The logical block.
+        logical: u64,
+        /// Where the cleaner moved it from (`None`: a workload write).
+        from: Option<u64>,
+    },
+    /// The segment being filled was handed to segment write `seq` and the map committed.
+    Sealed {
+        /// The write ([`Flushed::seq`]).
+        seq: u64,
+        /// The segment it goes to.
+        segment: u32,
+        /// The summary's bytes ([`SegmentSummary::encode`]); its slots name the blocks.
+        summary: Vec<u8>,
+        /// Bytes of the journal before the write's commit: all a crash may keep while the write
+        /// is not on the media.
+        journal_before: u64,
+    },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -102,6 +135,11 @@ pub struct Log {
     free: u32,
     cursor: u32,
     flushes: u64,
+    /// What happened to the blocks, when a caller asked ([`Log::record_events`]).
+    events: Option<Vec<LogEvent>>,
+    /// Checkpoints wait for [`Log::checkpoint_if_due`] (a caller that writes the segments after
+    /// the map commits must checkpoint only when every segment write is on the media).
+    checkpoint_due: Option<bool>,
 }
 
 impl std::fmt::Debug for Log {
@@ -126,7 +164,40 @@ impl Log {
         let blocks = cfg.partition_blocks() as usize;
         let media = Media { data: vec![0; blocks], summaries: vec![None; cfg.segments as usize] };
         let n = cfg.segments as usize;
-        Ok(Self { free: cfg.segments, cfg, map, journal, media, durable_live: vec![0; n], live: vec![0; n], written_at: vec![0; n], clock: 0, open: OpenSegment::default(), cursor: 0, flushes: 0 })
+        Ok(Self { free: cfg.segments, cfg, map, journal, media, durable_live: vec![0; n], live: vec![0; n], written_at: vec![0; n], clock: 0, open: OpenSegment::default(), cursor: 0, flushes: 0, events: None, checkpoint_due: None })
+    }
+
+    /// Records what happens to the blocks ([`LogEvent`], taken with [`Log::take_events`]), and
+    /// leaves checkpoints to [`Log::checkpoint_if_due`]: what a caller that moves the real bytes
+    /// needs. A simulation does neither.
+    pub fn record_events(&mut self) {
+        self.events.get_or_insert_with(Vec::new);
+        self.checkpoint_due.get_or_insert(false);
+    }
+
+    /// The events recorded since the last call (none unless [`Log::record_events`]).
+    pub fn take_events(&mut self) -> Vec<LogEvent> {
+        self.events.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// Writes the checkpoint a segment write made due, under [`Log::record_events`]; the
+    /// caller calls it when every segment write is on the media. Returns whether it did.
+    ///
+    /// # Errors
+    /// The journal's.
+    pub fn checkpoint_if_due(&mut self) -> Result<bool> {
+        if self.checkpoint_due != Some(true) {
+            return Ok(false);
+        }
+        self.journal.checkpoint(&self.map)?;
+        self.checkpoint_due = Some(false);
+        Ok(true)
+    }
+
+    /// The journal as committed so far (snapshot and log).
+    #[must_use]
+    pub fn journal_storage(&self) -> &MemStorage {
+        self.journal.storage()
     }
 
     /// The configuration.
@@ -252,6 +323,9 @@ impl Log {
         self.check_logical(logical)?;
         if let Some(&i) = self.open.index.get(&logical) {
             self.open.slots[i] = Some(Slot { logical, value, cleaned });
+            if let Some(e) = &mut self.events {
+                e.push(LogEvent::Appended { logical, from: None });
+            }
             return Ok(());
         }
         if self.open_full() {
@@ -261,6 +335,9 @@ impl Log {
         self.open.deletes.remove(&logical);
         self.open.index.insert(logical, self.open.slots.len());
         self.open.slots.push(Some(Slot { logical, value, cleaned }));
+        if let Some(e) = &mut self.events {
+            e.push(LogEvent::Appended { logical, from: None });
+        }
         Ok(())
     }
 
@@ -311,6 +388,9 @@ impl Log {
         }
         let value = self.media.data[self.block_index(lbn)];
         self.append(logical, value, true)?;
+        if let Some(LogEvent::Appended { from, .. }) = self.events.as_mut().and_then(|e| e.last_mut()) {
+            *from = Some(lbn);
+        }
         Ok(true)
     }
 
@@ -346,7 +426,11 @@ impl Log {
                 self.media.data[b] = s.value;
             }
         }
-        self.media.summaries[segment as usize] = Some(summary.encode());
+        let encoded = summary.encode();
+        if let Some(e) = &mut self.events {
+            e.push(LogEvent::Sealed { seq: self.flushes, segment, summary: encoded.clone(), journal_before: self.journal.storage().journal.as_ref().map_or(0, |j| j.len() as u64) });
+        }
+        self.media.summaries[segment as usize] = Some(encoded);
         // …then the map points at it, in one commit.
         for &logical in open.deletes.iter().filter(|l| !open.index.contains_key(l)) {
             if let Some(old) = self.map.first_copy(logical) {
@@ -370,9 +454,13 @@ impl Log {
             cleaned += u32::from(s.cleaned);
         }
         self.journal.commit()?;
+        let seq = self.flushes;
         self.flushes += 1;
         if self.cfg.checkpoint_every > 0 && self.flushes % u64::from(self.cfg.checkpoint_every) == 0 {
-            self.journal.checkpoint(&self.map)?;
+            match &mut self.checkpoint_due {
+                Some(due) => *due = true,
+                None => self.journal.checkpoint(&self.map)?,
+            }
         }
         self.live[segment as usize] = self.durable_live[segment as usize];
         if self.durable_live[segment as usize] > 0 {
@@ -381,7 +469,7 @@ impl Log {
         self.written_at[segment as usize] = self.clock;
         self.clock += open.slots.len() as u64;
         self.cursor = (segment + 1) % self.cfg.segments;
-        Ok(Some(Flushed { segment, blocks, cleaned }))
+        Ok(Some(Flushed { seq, segment, blocks, cleaned }))
     }
 
     /// The on-disk block at `lbn` is no longer live (its block was rewritten or deleted).
@@ -532,7 +620,7 @@ impl Log {
         }
         let free = durable_live.iter().filter(|&&c| c == 0).count() as u32;
         let live_blocks = map.stats().live;
-        let log = Self { live: durable_live.clone(), durable_live, written_at, clock, open: OpenSegment::default(), free, cursor: 0, flushes: 0, cfg, map, journal, media };
+        let log = Self { live: durable_live.clone(), durable_live, written_at, clock, open: OpenSegment::default(), free, cursor: 0, flushes: 0, events: None, checkpoint_due: None, cfg, map, journal, media };
         Ok((log, Recovered { dropped_bytes: report.bytes_dropped, segments_checked: checked, live_blocks }))
     }
 

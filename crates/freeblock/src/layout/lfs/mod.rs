@@ -86,7 +86,11 @@
 //! the blocks' new homes and its [`Journal`](crate::layout::Journal) commits; the segment usage
 //! table is the map's count of live blocks per segment. A crash loses the segment being filled
 //! and nothing acknowledged; recovery ([`Log::recover`]) replays the journal and checks every
-//! segment that holds live data against its summary, refusing a damaged one.
+//! segment that holds live data against its summary, refusing a damaged one. A caller that keeps
+//! the real bytes (the block server) asks the log to report what it does to each block
+//! ([`Log::record_events`], [`LogEvent`]), makes a commit durable only once its segment write is
+//! on the media, and forces the segment being filled out with a flush
+//! ([`LayoutPolicy::flush`](crate::layout::LayoutPolicy::flush)): a partial segment, closed.
 //!
 //! **Costs in the engine.** A request that fills the segment being filled waits for its write;
 //! a request that finds free segments short waits for the foreground cleaner (its reads and
@@ -107,6 +111,6 @@ pub use cache::BufferCache;
 pub use cleaner::{clean_foreground, clean_foreground_avoiding, Choice, CleanerKind, FreeCleaning, LogIo};
 pub use config::{LfsConfig, LfsSpec};
 pub use error::LfsError;
-pub use log::{Flushed, Found, Log, Media, Recovered};
+pub use log::{Flushed, Found, Log, LogEvent, Media, Recovered};
 pub use policy::{LfsPolicy, LfsStats, TrimQueue};
 pub use summary::SegmentSummary;

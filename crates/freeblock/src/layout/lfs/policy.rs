@@ -49,6 +49,10 @@ const TAG_FREE_RUN: u64 = 5;
 /// A segment write that free cleaning filled (low bits: cleaned blocks in it).
 const TAG_FREE_WRITE: u64 = 6;
 
+/// A segment write's low bits: its sequence number above the cleaned blocks in it.
+const SEQ_SHIFT: u32 = 16;
+const CLEANED: u64 = (1 << SEQ_SHIFT) - 1;
+
 fn tag(kind: u64, low: u64) -> u64 {
     kind << KIND_SHIFT | (low & LOW)
 }
@@ -152,26 +156,7 @@ impl LfsPolicy {
     /// # Errors
     /// [`LfsError::Config`] for a bad configuration.
     pub fn new(cfg: LfsConfig, kind: CleanerKind, free: FreeCleaning, trims: TrimQueue) -> std::result::Result<Self, LfsError> {
-        if free.parallel == 0 {
-            return Err(LfsError::Config { field: "free.parallel", message: "must be at least 1".into() });
-        }
-        Ok(Self {
-            log: Log::create(cfg)?,
-            cache: BufferCache::new(cfg.cache_blocks),
-            kind,
-            free,
-            trims,
-            in_progress: BTreeMap::new(),
-            runs: HashMap::new(),
-            held: HashMap::new(),
-            next_run: 0,
-            next_value: 1,
-            block_by_block: false,
-            measure_from: 0,
-            measure_start: None,
-            last_time: 0,
-            stats: LfsStats::default(),
-        })
+        Self::over(Log::create(cfg)?, kind, free, trims)
     }
 
     /// A policy for an experiment file's `[layout] type = "lfs"` on `disk` (no deletes: a
@@ -190,6 +175,53 @@ impl LfsPolicy {
     pub fn reading_live_blocks_one_by_one(mut self) -> Self {
         self.block_by_block = true;
         self
+    }
+
+    /// The policy for a caller that moves the real bytes (the block server): the log records
+    /// what happens to each block ([`Log::record_events`]) and checkpoints only when asked.
+    #[must_use]
+    pub fn live(mut self) -> Self {
+        self.log.record_events();
+        self
+    }
+
+    /// A policy over a log recovered after a crash ([`Log::recover`]).
+    ///
+    /// # Errors
+    /// [`LfsError::Config`] for `free.parallel` 0.
+    pub fn over(log: Log, kind: CleanerKind, free: FreeCleaning, trims: TrimQueue) -> std::result::Result<Self, LfsError> {
+        if free.parallel == 0 {
+            return Err(LfsError::Config { field: "free.parallel", message: "must be at least 1".into() });
+        }
+        Ok(Self {
+            cache: BufferCache::new(log.config().cache_blocks),
+            log,
+            kind,
+            free,
+            trims,
+            in_progress: BTreeMap::new(),
+            runs: HashMap::new(),
+            held: HashMap::new(),
+            next_run: 0,
+            next_value: 1,
+            block_by_block: false,
+            measure_from: 0,
+            measure_start: None,
+            last_time: 0,
+            stats: LfsStats::default(),
+        })
+    }
+
+    /// The log, to take its events and checkpoint it ([`LfsPolicy::live`]).
+    pub fn log_mut(&mut self) -> &mut Log {
+        &mut self.log
+    }
+
+    /// The sequence number ([`Flushed::seq`](super::Flushed::seq)) of the segment write an I/O
+    /// of this policy tagged `tag` is, if it is one.
+    #[must_use]
+    pub fn segment_write(tag: u64) -> Option<u64> {
+        matches!(tag >> KIND_SHIFT, TAG_WRITE | TAG_FREE_WRITE).then_some((tag & LOW) >> SEQ_SHIFT)
     }
 
     /// Measures from the request after the first `requests` (a benchmark's warm-up).
@@ -239,7 +271,8 @@ impl LfsPolicy {
         match io {
             LogIo::Write(f) => {
                 self.stats.segment_writes += 1;
-                PhysIo::at(Op::Write, cfg.segment_lbn(f.segment), cfg.segment_sectors(), tag(write_kind, u64::from(f.cleaned)))
+                // A summary's slots fit a u16, so the cleaned count fits below the sequence.
+                PhysIo::at(Op::Write, cfg.segment_lbn(f.segment), cfg.segment_sectors(), tag(write_kind, f.seq << SEQ_SHIFT | u64::from(f.cleaned)))
             }
             LogIo::CleanRead { segment } => PhysIo::at(Op::Read, cfg.segment_lbn(segment), cfg.segment_sectors(), tag(TAG_CLEAN_READ, u64::from(segment))),
             LogIo::CleanReadPart { lbn, sectors } => PhysIo::at(Op::Read, lbn, sectors, tag(TAG_CLEAN_READ, 0)),
@@ -369,13 +402,9 @@ impl LfsPolicy {
         Ok(())
     }
 
-    fn translate_inner(&mut self, ctx: &mut LayoutCtx<'_>, io: &LogicalIo<'_>, out: &mut Vec<PhysIo>) -> std::result::Result<(), LfsError> {
-        for (logical, blocks) in self.trims.drain() {
-            for l in logical..logical.saturating_add(blocks) {
-                self.log.delete(l)?;
-                self.cache.remove(l);
-            }
-        }
+    /// The foreground cleaner, when free segments are down to `min_free`: its reads and writes
+    /// become parts of the request that found them short.
+    fn clean_if_short(&mut self, ctx: &mut LayoutCtx<'_>, out: &mut Vec<PhysIo>) -> std::result::Result<(), LfsError> {
         if self.log.free_segments() <= self.log.config().min_free {
             let mut ios = Vec::new();
             let take_over = self.free.finish_in_foreground;
@@ -399,6 +428,17 @@ impl LfsPolicy {
                 out.push(p);
             }
         }
+        Ok(())
+    }
+
+    fn translate_inner(&mut self, ctx: &mut LayoutCtx<'_>, io: &LogicalIo<'_>, out: &mut Vec<PhysIo>) -> std::result::Result<(), LfsError> {
+        for (logical, blocks) in self.trims.drain() {
+            for l in logical..logical.saturating_add(blocks) {
+                self.log.delete(l)?;
+                self.cache.remove(l);
+            }
+        }
+        self.clean_if_short(ctx, out)?;
         let bs = self.bs();
         if io.lbn % bs != 0 || io.sectors % bs != 0 || io.sectors == 0 {
             return Err(LfsError::Config { field: "request", message: format!("sectors {}..{} are not whole {bs}-sector blocks", io.lbn, io.lbn + io.sectors) });
@@ -547,6 +587,20 @@ impl LayoutPolicy for LfsPolicy {
         true
     }
 
+    /// Writes the segment being filled, however little it holds, as one I/O with its summary:
+    /// the segment is closed (its unused slots are dead space for the cleaner) and the next write
+    /// starts another.
+    fn flush(&mut self, ctx: &mut LayoutCtx<'_>, out: &mut Vec<PhysIo>) -> Result<()> {
+        self.seen(ctx.now);
+        self.clean_if_short(ctx, out).map_err(LayoutError::from)?;
+        if let Some(f) = self.log.flush().map_err(LayoutError::from)? {
+            let p = self.phys(LogIo::Write(f), TAG_WRITE);
+            out.push(p);
+        }
+        self.start_free_cleaning(ctx);
+        Ok(())
+    }
+
     fn translate(&mut self, ctx: &mut LayoutCtx<'_>, io: &LogicalIo<'_>, out: &mut Vec<PhysIo>) -> Result<()> {
         if self.stats.requests == self.measure_from && self.measure_start.is_none() {
             self.measure_start = Some(ctx.now);
@@ -574,9 +628,10 @@ impl LayoutPolicy for LfsPolicy {
         match kind {
             TAG_WRITE | TAG_FREE_WRITE if measuring => {
                 self.stats.measured_segment_writes += 1;
-                self.stats.cleaned_blocks_written += low;
+                let cleaned = low & CLEANED;
+                self.stats.cleaned_blocks_written += cleaned;
                 self.stats.segment_write_ns += busy;
-                self.stats.clean_write_ns += busy * low / u64::from(self.log.config().data_blocks());
+                self.stats.clean_write_ns += busy * cleaned / u64::from(self.log.config().data_blocks());
             }
             TAG_CLEAN_READ if measuring => self.stats.clean_read_ns += busy,
             TAG_READ if measuring => self.stats.read_miss_ns += busy,
@@ -586,6 +641,10 @@ impl LayoutPolicy for LfsPolicy {
         }
         self.start_free_cleaning(ctx);
         Ok(())
+    }
+
+    fn journal(&self) -> Option<&crate::layout::journal::MemStorage> {
+        Some(self.log.journal_storage())
     }
 
     fn report(&self) -> serde_json::Value {

@@ -1,0 +1,261 @@
+//! Group commit of the layout policy's map: the commits the policy makes while the engine works
+//! through a run of completions become durable together, with one `fdatasync` of the store and
+//! one of the journal, and no reply that depends on them leaves before they are durable.
+//!
+//! ```text
+//!  engine thread, completion after completion:
+//!    placement: bytes pwritten ─► policy commits its map (in memory) ─► MapCommits::stage
+//!               (the journal's new records kept here; the places the commit freed noted)
+//!    record sink: a reply completed while a commit is staged is held (crate::timing)
+//!  when the engine is about to wait (idle, or for the wall clock), no client request is left in
+//!  it, the oldest staged commit is [`MapCommits::HOLD_AT_MOST`] old, [`MapCommits::GROUP_AT_MOST`]
+//!  commits are staged, or a write is about to land on a place a staged commit freed:
+//!    MapCommits::make_durable: fdatasync(store) ─► append the records to STORE.map.journal,
+//!                              fdatasync(journal) ─► the held replies go
+//! ```
+//!
+//! | ordering | why |
+//! |---|---|
+//! | the store's sync before the journal's append | a durable map never names bytes that are not (a crash between the two leaves the old map, whose places still hold the old bytes) |
+//! | the journal's sync before any held reply | what the server acknowledged survives a crash: the journal's sync *is* the commit |
+//! | a staged group made durable before a write lands on a place it freed | until the map naming the new place is durable, the old place holds the only durable copy |
+//!
+//! Both syncs are needed: the store's is the barrier that orders the data before the record
+//! naming it (the journal's records carry no checksum of the data, so recovery could not tell
+//! a record whose data never reached the disk), and the journal's is the commit. Grouping makes
+//! them two per group instead of two per write.
+//!
+//! Only range writes group their commits (their crash design is a write never overwriting its
+//! block's current place, which the freed-place rule above keeps). Rearrangement and FS2 decide
+//! what to write next from what they take to be durable (a write of a block whose table entry is
+//! not durable goes to both places; a replica leaves the map durably before its block is
+//! written), so their commits are made durable the moment they are staged, as before.
+
+use std::collections::HashSet;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use freeblock::layout::journal::{DirStorage, Storage, StoreFile, JOURNAL_HEADER_BYTES};
+use freeblock::layout::LayoutError;
+
+use crate::placement::PlacementCounters;
+use crate::store::Store;
+
+/// What the map's files will hold once the staged commits are durable.
+enum Staged {
+    /// Nothing staged.
+    Nothing,
+    /// Records to append to the journal file.
+    Append(Vec<u8>),
+    /// A checkpoint: both files replaced (later commits appended to the new journal).
+    Replace { snapshot: Vec<u8>, journal: Vec<u8> },
+}
+
+struct State {
+    files: DirStorage,
+    /// The journal's header as the files will hold it (its `base` changes at every checkpoint).
+    header: Vec<u8>,
+    /// The journal's length as the files will hold it.
+    len: usize,
+    staged: Staged,
+    /// Commits and checkpoints staged, not yet durable.
+    commits: u64,
+    checkpoints: u64,
+    /// When the oldest staged commit was staged.
+    since: Option<Instant>,
+    /// Physical places (first sectors of blocks) that staged commits freed.
+    freed: HashSet<u64>,
+    /// A sync failed: nothing can be made durable any more (a failed `fdatasync` may have
+    /// dropped the dirty pages, so a retry that succeeds would prove nothing).
+    failed: Option<String>,
+}
+
+/// The layout policy's map on its way to stable storage (see the module doc). Shared by the
+/// placement (which stages commits) and the engine thread's source (which makes them durable
+/// when the engine is about to wait, and holds the replies until then).
+pub struct MapCommits {
+    state: Mutex<State>,
+    store: Arc<Store>,
+    counters: Arc<PlacementCounters>,
+}
+
+impl MapCommits {
+    /// Commits staged before they are made durable regardless of the engine.
+    pub const GROUP_AT_MOST: u64 = 256;
+    /// How long a staged commit (and the replies held behind it) waits at most while the engine
+    /// keeps busy.
+    pub const HOLD_AT_MOST: Duration = Duration::from_millis(5);
+
+    /// Mirrors a policy's journal into `files` (beside `store`).
+    #[must_use]
+    pub fn new(files: DirStorage, store: Arc<Store>, counters: Arc<PlacementCounters>) -> Self {
+        let state = State { files, header: Vec::new(), len: 0, staged: Staged::Nothing, commits: 0, checkpoints: 0, since: None, freed: HashSet::new(), failed: None };
+        Self { state: Mutex::new(state), store, counters }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().expect("never poisoned")
+    }
+
+    /// Stages what the policy's journal (`snapshot`, `journal`: its in-memory files) committed
+    /// since the last call, and notes `freed`, the places the new commits freed. With more than
+    /// [`MapCommits::GROUP_AT_MOST`] commits staged, makes them durable.
+    ///
+    /// # Errors
+    /// [`LayoutError::Io`] once a sync has failed, or from making the group durable.
+    pub fn stage(&self, snapshot: &[u8], journal: &[u8], freed: impl IntoIterator<Item = u64>) -> Result<(), LayoutError> {
+        let mut s = self.lock();
+        if let Some(why) = &s.failed {
+            return Err(failed(why));
+        }
+        let head = &journal[..journal.len().min(JOURNAL_HEADER_BYTES as usize)];
+        if head != s.header.as_slice() || journal.len() < s.len {
+            // A checkpoint: the snapshot first (a journal left behind it is stale and skipped).
+            s.staged = Staged::Replace { snapshot: snapshot.to_vec(), journal: journal.to_vec() };
+            s.header = head.to_vec();
+            s.checkpoints += 1;
+        } else if journal.len() > s.len {
+            let new = &journal[s.len..];
+            match &mut s.staged {
+                Staged::Nothing => s.staged = Staged::Append(new.to_vec()),
+                Staged::Append(bytes) | Staged::Replace { journal: bytes, .. } => bytes.extend_from_slice(new),
+            }
+            s.commits += 1;
+        } else {
+            return Ok(());
+        }
+        s.len = journal.len();
+        s.freed.extend(freed);
+        s.since.get_or_insert_with(Instant::now);
+        if s.commits + s.checkpoints >= Self::GROUP_AT_MOST {
+            self.durable(&mut s)?;
+        }
+        Ok(())
+    }
+
+    /// Whether a commit is staged and not durable yet.
+    #[must_use]
+    pub fn pending(&self) -> bool {
+        self.lock().since.is_some()
+    }
+
+    /// Whether the oldest staged commit has waited [`MapCommits::HOLD_AT_MOST`].
+    #[must_use]
+    pub fn overdue(&self) -> bool {
+        self.lock().since.is_some_and(|t| t.elapsed() >= Self::HOLD_AT_MOST)
+    }
+
+    /// Makes the staged commits durable first if a write of `blocks` blocks of `block_sectors`
+    /// sectors at sector `at` would land on a place one of them freed.
+    ///
+    /// # Errors
+    /// As [`MapCommits::make_durable`].
+    pub fn before_writing(&self, at: u64, blocks: u64, block_sectors: u64) -> Result<(), LayoutError> {
+        let mut s = self.lock();
+        if (0..blocks).any(|k| s.freed.contains(&(at + k * block_sectors))) {
+            self.durable(&mut s)?;
+        }
+        Ok(())
+    }
+
+    /// Makes every staged commit durable: the store synced, then the map's files written and
+    /// synced (see the module doc for the order).
+    ///
+    /// # Errors
+    /// [`LayoutError::Io`] naming the file whose write or sync failed; every later call fails
+    /// the same way.
+    pub fn make_durable(&self) -> Result<(), LayoutError> {
+        self.durable(&mut self.lock())
+    }
+
+    fn durable(&self, s: &mut State) -> Result<(), LayoutError> {
+        if let Some(why) = &s.failed {
+            return Err(failed(why));
+        }
+        let staged = std::mem::replace(&mut s.staged, Staged::Nothing);
+        if matches!(staged, Staged::Nothing) {
+            return Ok(());
+        }
+        let written = self
+            .store
+            .sync()
+            .map_err(|e| LayoutError::Io { file: "the backing store".into(), action: "fdatasync", message: e.to_string() })
+            .and_then(|()| match &staged {
+                Staged::Nothing => Ok(()),
+                Staged::Append(bytes) => s.files.append(StoreFile::Journal, bytes),
+                Staged::Replace { snapshot, journal } => s.files.replace(StoreFile::Snapshot, snapshot).and_then(|()| s.files.replace(StoreFile::Journal, journal)),
+            });
+        if let Err(e) = written {
+            s.failed = Some(e.to_string());
+            return Err(e);
+        }
+        self.counters.commits.fetch_add(s.commits, Ordering::Relaxed);
+        self.counters.checkpoints.fetch_add(s.checkpoints, Ordering::Relaxed);
+        self.counters.groups.fetch_add(1, Ordering::Relaxed);
+        (s.commits, s.checkpoints, s.since) = (0, 0, None);
+        s.freed.clear();
+        Ok(())
+    }
+}
+
+fn failed(why: &str) -> LayoutError {
+    LayoutError::Io { file: "the layout's map".into(), action: "commit", message: format!("an earlier sync failed ({why}); nothing more can be made durable") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use freeblock::layout::journal::{Journal, MemStorage};
+    use freeblock::layout::{BlockMap, Candidates, MapConfig, MapOp, WriteRequest};
+
+    fn commits(dir: &std::path::Path) -> (MapCommits, Arc<PlacementCounters>) {
+        let meta = crate::store::StoreMeta { disk: "test".into(), disk_sectors: 64, sector_bytes: 512, layout: None, created_empty: true };
+        let store = Arc::new(Store::open(&dir.join("store"), &meta).unwrap().0);
+        let counters = Arc::new(PlacementCounters::default());
+        (MapCommits::new(DirStorage::beside(&dir.join("store")).unwrap(), store, Arc::clone(&counters)), counters)
+    }
+
+    fn write(journal: &mut Journal<MemStorage>, map: &mut BlockMap, logical: u64, at: u64) {
+        let req = WriteRequest { logical, blocks: 1, candidates: Candidates::single(at) };
+        journal.log(map, MapOp::Write { req, chosen: at }).unwrap();
+        journal.commit().unwrap();
+    }
+
+    #[test]
+    fn staged_commits_reach_the_files_together_and_recover_as_committed() {
+        let dir = std::env::temp_dir().join(format!("freeblock-commits-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (c, counters) = commits(&dir);
+        let mut map = BlockMap::new(MapConfig::region(0, 64, 8)).unwrap();
+        let mut journal = Journal::create(MemStorage::new(), &map).unwrap();
+        let mem = |j: &Journal<MemStorage>| (j.storage().snapshot.clone().unwrap(), j.storage().journal.clone().unwrap());
+        let (snap, jour) = mem(&journal);
+        c.stage(&snap, &jour, []).unwrap();
+        c.make_durable().unwrap();
+        assert_eq!(counters.snapshot().checkpoints, 1);
+        for (logical, at) in [(0, 16), (1, 24), (2, 32)] {
+            write(&mut journal, &mut map, logical, at);
+            let (snap, jour) = mem(&journal);
+            c.stage(&snap, &jour, [at + 8]).unwrap();
+        }
+        assert!(c.pending());
+        // Nothing reached the journal file yet: a crash now recovers the empty map.
+        let files = DirStorage::beside(&dir.join("store")).unwrap();
+        let on_disk = crate::placement::read_journal(&files).unwrap().unwrap();
+        let (_, recovered, _) = Journal::open(on_disk, freeblock::layout::journal::DirtyRule::Logged).unwrap();
+        assert_eq!(recovered.first_copy(0), None);
+        // A write on a place a staged commit freed makes the group durable first; others do not.
+        c.before_writing(48, 1, 8).unwrap();
+        assert!(c.pending());
+        c.before_writing(40, 2, 8).unwrap();
+        assert!(!c.pending());
+        let on_disk = crate::placement::read_journal(&files).unwrap().unwrap();
+        let (_, recovered, _) = Journal::open(on_disk, freeblock::layout::journal::DirtyRule::Logged).unwrap();
+        assert_eq!((0..3).map(|b| recovered.first_copy(b)).collect::<Vec<_>>(), vec![Some(16), Some(24), Some(32)]);
+        let s = counters.snapshot();
+        assert_eq!((s.commits, s.groups), (3, 2), "three commits in one group, after the first snapshot's");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
