@@ -31,7 +31,7 @@
 //! | pace | the engine handles an event at model time `t` | a reply is sent |
 //! |---|---|---|
 //! | `real` | once the wall clock reaches `start + t` | when the engine completes its request: as the modelled disk would (lateness = sent − `start + end`) |
-//! | `none` | as soon as it can | as soon as the engine has computed its completion |
+//! | `none` | as soon as it can; a layout policy's timer with no request in the engine, once the wall clock reaches `start + t` | as soon as the engine has computed its completion |
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
@@ -281,6 +281,28 @@ impl OnlineSource for EngineSource {
             ledger.outbox.flush();
         }
         Ok(OnlineNext::Later)
+    }
+
+    /// Pace none runs the model ahead of the wall clock to answer requests at once, but not
+    /// for a layout timer alone: a rearrangement period of a day would otherwise pass between
+    /// two client requests, and the next one would arrive days after the last.
+    fn before_timer(&mut self, at: SimTime) {
+        if self.pace != Pace::None || !self.pending.is_empty() || self.ended {
+            return;
+        }
+        {
+            // Replies held for a commit, or for a batched write, go out before the wait.
+            let mut ledger = self.ledger.lock().expect("never poisoned");
+            if let Some(commits) = self.commits.as_deref().filter(|c| c.pending()) {
+                ledger.settle(Some(commits));
+            }
+            ledger.outbox.flush();
+        }
+        match self.recv_until(self.start + Duration::from_nanos(at)) {
+            Some(Message::Requests(batch)) => self.pending.extend(batch),
+            Some(Message::End) => self.ended = true,
+            None => {}
+        }
     }
 
     fn accepted(&mut self, id: u64) {

@@ -46,6 +46,10 @@ fn rearrangement_serves_the_written_bytes() {
         let policy = summary.policy;
         assert!(policy.to_lowercase().contains("rearrange"), "{layout}: the engine ran {policy}");
         assert_eq!(summary_ios > 0, moves, "{layout}: {summary_ios} policy I/Os");
+        // Pace none runs the model ahead only to answer requests: a period of a day does not
+        // end while the clients pause between commands.
+        let periods = summary.details["periods"].as_array().map_or(0, Vec::len);
+        assert_eq!(periods > 0, moves, "{layout}: {periods} periods ended");
         let copied = finished.placement.expect("a placed store").blocks_copied;
         assert_eq!(copied > 0, moves, "{layout}: {copied} blocks copied by moves");
         // qemu reads and rewrites the blocks around the unaligned write: more than 3 + 5.

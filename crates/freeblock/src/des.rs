@@ -57,6 +57,12 @@ impl<E> EventQueue<E> {
         self.heap.pop().map(|Reverse((t, _, Slot(e)))| (t, e))
     }
 
+    /// The earliest event and its time, left in the queue.
+    #[must_use]
+    pub fn peek(&self) -> Option<(SimTime, &E)> {
+        self.heap.peek().map(|Reverse((t, _, Slot(e)))| (*t, e))
+    }
+
     /// Time of the earliest event.
     #[must_use]
     pub fn peek_time(&self) -> Option<SimTime> {

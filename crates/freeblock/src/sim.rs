@@ -303,6 +303,14 @@ pub trait OnlineSource: Send {
     /// A request the source cannot express (it ends the run).
     fn next_arrival(&mut self, now: SimTime, until: Option<SimTime>) -> std::result::Result<OnlineNext, crate::workload::WorkloadError>;
 
+    /// The engine's next event is the layout policy's timer at `at` (model ns), and no request
+    /// is in the engine: nothing a client waits for happens before it. A source whose requests
+    /// arrive on a wall clock may hold the engine here until that clock reaches `at` (keeping any
+    /// request that comes meanwhile for [`OnlineSource::next_arrival`]), so that a periodic timer
+    /// does not carry the model ahead of the clock period after period while the clients are
+    /// quiet. The default does not wait.
+    fn before_timer(&mut self, _at: SimTime) {}
+
     /// The request this source handed out last has arrived in the engine as request `id`: the
     /// record of its completion carries this id.
     fn accepted(&mut self, id: u64);
@@ -793,6 +801,11 @@ impl<'w> Simulation<'w> {
             };
         }
         'events: loop {
+            if let (Source::Online(src), Some((at, Event::Timer))) = (&mut self.source, events.peek()) {
+                if timer_at == Some(at) && requests_in_flight == 0 && staged[0].is_none() && !workload_done.get() {
+                    src.before_timer(at);
+                }
+            }
             let until = events.peek_time();
             poll_online!(until);
             if events.is_empty() && matches!(self.source, Source::Online(_)) && !workload_done.get() {

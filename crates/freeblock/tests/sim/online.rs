@@ -155,6 +155,46 @@ fn a_layout_policy_moves_blocks_between_online_arrivals_as_in_batch() {
     assert!(online.iter().any(|r| r.phys_lbn != r.lbn), "no request was redirected: rearrangement never ran");
 }
 
+/// [`Scripted`], noting every layout timer the engine announces before it handles it.
+struct Announcing {
+    inner: Scripted,
+    timers: Arc<Mutex<Vec<SimTime>>>,
+}
+
+impl OnlineSource for Announcing {
+    fn next_arrival(&mut self, now: SimTime, until: Option<SimTime>) -> Result<OnlineNext, WorkloadError> {
+        self.inner.next_arrival(now, until)
+    }
+    fn accepted(&mut self, id: u64) {
+        self.inner.accepted(id);
+    }
+    fn before_timer(&mut self, at: SimTime) {
+        self.timers.lock().unwrap().push(at);
+    }
+}
+
+#[test]
+fn a_layout_timer_is_announced_to_the_source_when_no_request_waits() {
+    let disk = atlas();
+    // Sparse arrivals (50 ms apart on a ~6 ms disk): at most period ends the engine is empty.
+    let reqs = requests(&disk, 300, 50.0, 3200, 3);
+    let period_ns: SimTime = 2_000_000_000;
+    let cfg = RearrangeConfig { period_s: 2.0, moves: Moves::Foreground, ..RearrangeConfig::default() };
+    let timers = Arc::new(Mutex::new(Vec::new()));
+    let source = Announcing { inner: Scripted { left: reqs.iter().copied().collect(), ids: Arc::default() }, timers: Arc::clone(&timers) };
+    let report = Simulation::online(Arc::clone(&disk), Box::new(source), SimConfig::default()).with_layout(Box::new(Rearrange::new(&atlas(), cfg).unwrap())).run(None).unwrap();
+    assert_eq!(report.requests, reqs.len() as u64);
+    let timers = timers.lock().unwrap().clone();
+    let last = reqs.last().unwrap().time;
+    // Only the period ends, in order (again after each request that came before one), and
+    // none past the last arrival's period (the run is over then).
+    assert!(timers.windows(2).all(|w| w[0] <= w[1]), "{timers:?}");
+    let mut distinct = timers.clone();
+    distinct.dedup();
+    assert!(distinct.len() >= 3, "announced {distinct:?}");
+    assert!(timers.iter().all(|&t| t % period_ns == 0 && t <= last + period_ns), "{timers:?}");
+}
+
 /// Serves every request where it is asked for, but refuses those that start on a multiple of
 /// `every` sectors (a request a real policy cannot place, say).
 struct Picky {
