@@ -35,12 +35,20 @@ if [[ "${CAPTURE:-0}" == 1 ]]; then
     sleep 1
 fi
 capacity=$(qemu-img info --output=json "nbd://127.0.0.1:$PORT/atlas10k" | python3 -c 'import json,sys; print(json.load(sys.stdin)["virtual-size"])')
+# The reads, and the same reads as a closed one-at-a-time trace (DiskSim's validate format, no
+# delays) for `freeblock run`: the reference without the sampling error of another random draw.
 python3 -c "
 import random
 random.seed(1)
-for _ in range($N):
-    print('read %d 4k' % (random.randrange($capacity // 4096) * 4096))
+with open('$dir/same.trace', 'w') as trace:
+    for _ in range($N):
+        offset = random.randrange($capacity // 4096) * 4096
+        print('read %d 4k' % offset)
+        print('R Miss %d 8 0 0' % (offset // 512), file=trace)
 " | $( [[ "${CLIENT_RT:-0}" == 1 ]] && echo chrt -f 1 ) qemu-io -f raw "nbd://127.0.0.1:$PORT/atlas10k" > "$dir/client"
+sed -e 's/^type = "random"/type = "trace"\npath = "same.trace"\nformat = "validate"/' -e '/^count\|^size\|^read_fraction/d' \
+    crates/freeblock-server/bench/random-4k-reads.toml > "$dir/same.toml"
+same=$("$FB" run "$dir/same.toml" --json | python3 -c 'import json,sys; print("%.3f" % json.load(sys.stdin)["response"]["mean_ms"])')
 kill -TERM "$server"
 wait "$server"
 [[ -n "${capture:-}" ]] && { sleep 0.5; kill -INT "$capture"; wait "$capture" || true; }
@@ -51,6 +59,7 @@ lat = [1e3 / float(m) for m in re.findall(r' and ([0-9.]+) ops/sec', open('$dir/
 print('%.3f ms over %d reads' % (sum(lat) / len(lat), len(lat)))
 ")
 echo "freeblock run, same workload (20000 requests): mean response $ref ms"
+echo "freeblock run, the same $N reads in the same order: mean response $same ms"
 echo "qemu-io, $N random 4 KB reads at QD 1:         client-observed mean $client"
 echo "freeblock serve --pace ${PACE:-real} (realtime ${REALTIME:-0}, load: $(cut -d' ' -f1-3 /proc/loadavg)):"
 sed 's/^/  /' "$dir/summary"
