@@ -533,6 +533,8 @@ pub(crate) async fn flush_placed(export: &Export, received: Instant) -> Result<O
         if let Some(why) = done.failed {
             return Err(why);
         }
+        // The flush is a request the model times (a segment write, say) like any other.
+        export.stats.response(done.end_ns - done.arrival_ns);
         model_end_ns = Some(done.end_ns);
         p.wait_durable().await?;
     }

@@ -181,3 +181,48 @@ fn ours_cleans_free_and_takes_over_under_fua_writes() {
     eprintln!("ours under FUA writes: {} segment writes, {} blocks moved free, {} segments taken over ({} blocks read for them), {} segments cleaned in the foreground", details["segment_writes"], details["free_blocks_moved"], details["finished_segments"], details["finished_blocks_read"], details["foreground_segments"]);
     assert!(details["free_blocks_moved"].as_u64().unwrap() > 0 && details["finished_segments"].as_u64().unwrap() > 0, "{details}");
 }
+
+/// Pace real under the LFS: a write is acknowledged from memory at once, but a FUA write waits
+/// for its partial segment write, which the model times; so the client waits at least the model's
+/// time for every request, and a FUA write much longer than a plain one.
+#[test]
+fn pace_real_holds_a_fua_write_until_the_model_has_written_its_segment() {
+    let dir = Scratch::new("lfs-real");
+    let mut cfg = config("atlas10k", &dir.path("store"), Pace::Real);
+    // 128 segments: each FUA write closes one, and none needs cleaning.
+    cfg.layout = Some(toml::from_str::<LayoutSpec>("type = \"lfs\"\npartition_mb = 64\ncache_mb = 1").unwrap());
+    let server = start(cfg);
+    let mut c = support::client::Client::connect(server.addr, &server.export).unwrap();
+    let n = 30u64;
+    let timed = |c: &mut support::client::Client, fua: bool| {
+        let t = std::time::Instant::now();
+        for i in 0..n {
+            // Blocks far apart in the logical disk: the log writes them next to each other anyway.
+            let (offset, data) = (i * 37 * 4096, [i as u8; 4096]);
+            if fua { c.write_fua(offset, &data) } else { c.write(offset, &data) }.unwrap();
+        }
+        t.elapsed().as_secs_f64() * 1e3 / n as f64
+    };
+    let plain_ms = timed(&mut c, false);
+    let fua_ms = timed(&mut c, true);
+    drop(c);
+    let finished = server.stop();
+    let s = finished.summary;
+    let details = finished.report.unwrap().layout.unwrap().details;
+    let segment_writes = details["segment_writes"].as_u64().unwrap();
+    eprintln!(
+        "LFS, pace real: {n} plain writes {plain_ms:.3} ms each, {n} FUA writes {fua_ms:.3} ms each; model: {} requests timed, mean {:.3} ms; {segment_writes} segment writes; lateness p50 {:.1} µs p99 {:.1} µs",
+        s.timed, s.response_mean_ms, s.lateness_p50_us, s.lateness_p99_us
+    );
+    // Every FUA write wrote a partial segment (the plain ones filled none).
+    assert_eq!(segment_writes, n, "{details}");
+    // The model's time, summed over every timed request, passed on the wall clock while the
+    // client waited (it sent one request at a time), and not much more (a loose bound: tests
+    // share the machine with builds).
+    let model_total_ms = s.response_mean_ms * s.timed as f64;
+    let client_total_ms = (plain_ms + fua_ms) * n as f64;
+    assert!(client_total_ms >= model_total_ms * 0.99, "client {client_total_ms:.3} ms < model {model_total_ms:.3} ms: replies came early");
+    assert!(client_total_ms <= model_total_ms * 1.5 + n as f64, "client {client_total_ms:.3} ms, model {model_total_ms:.3} ms: replies came late");
+    // A segment write costs the Atlas 10K at least a few ms; a write into memory costs nothing.
+    assert!(fua_ms > 2.0 && fua_ms > 5.0 * plain_ms, "FUA {fua_ms:.3} ms against plain {plain_ms:.3} ms");
+}
