@@ -227,9 +227,11 @@ fn a_flush_writes_the_partial_segment_and_waits_for_it() {
     let r = &report.records;
     assert_eq!(r.len(), 5);
     assert!(r[..3].iter().all(|w| w.end_ns == w.arrival_ns), "writes are acknowledged from memory");
-    // (The flush's record carries the segment write it waited for: a whole segment.)
-    assert_eq!(u64::from(r[3].sectors), freeblock::layout::lfs::LfsSpec { partition_mb: 32, ..Default::default() }.config(&disk).unwrap().segment_sectors());
-    assert!(r[3].end_ns > r[3].arrival_ns + 5_000_000, "the first flush waits for a segment write: {:?}", r[3]);
+    // The flush waits for two writes, the segment's three filled slots and its summary block,
+    // not for all 128 blocks of the segment (about 28 ms on this disk).
+    let waited = r[3].end_ns - r[3].arrival_ns;
+    eprintln!("a flush of 3 blocks waited {:.3} ms", waited as f64 / 1e6);
+    assert!((2_000_000..20_000_000).contains(&waited), "the first flush waits for a partial segment write: {:?}", r[3]);
     assert_eq!(r[4].end_ns, r[4].arrival_ns, "nothing left to write");
     let details = &report.layout.as_ref().unwrap().details;
     assert_eq!(details["segment_writes"].as_u64(), Some(1), "{details}");

@@ -48,6 +48,8 @@ const TAG_FREE_SUMMARY: u64 = 4;
 const TAG_FREE_RUN: u64 = 5;
 /// A segment write that free cleaning filled (low bits: cleaned blocks in it).
 const TAG_FREE_WRITE: u64 = 6;
+/// The summary block of a flushed partial segment, written beside its filled slots.
+const TAG_SUMMARY_WRITE: u64 = 7;
 
 /// A segment write's low bits: its sequence number above the cleaned blocks in it.
 const SEQ_SHIFT: u32 = 16;
@@ -587,15 +589,24 @@ impl LayoutPolicy for LfsPolicy {
         true
     }
 
-    /// Writes the segment being filled, however little it holds, as one I/O with its summary:
-    /// the segment is closed (its unused slots are dead space for the cleaner) and the next write
-    /// starts another.
+    /// Writes the segment being filled, however little it holds, with its summary: the filled
+    /// slots (from the segment's start) and the summary block (its last), two I/Os unless the
+    /// segment is full, rather than all 128 blocks. The segment is closed (its unused slots are
+    /// dead space for the cleaner) and the next write starts another.
     fn flush(&mut self, ctx: &mut LayoutCtx<'_>, out: &mut Vec<PhysIo>) -> Result<()> {
         self.seen(ctx.now);
         self.clean_if_short(ctx, out).map_err(LayoutError::from)?;
         if let Some(f) = self.log.flush().map_err(LayoutError::from)? {
-            let p = self.phys(LogIo::Write(f), TAG_WRITE);
+            let cfg = *self.log.config();
+            let mut p = self.phys(LogIo::Write(f), TAG_WRITE);
+            let partial = f.blocks < cfg.data_blocks();
+            if partial {
+                p.sectors = u64::from(f.blocks) * cfg.block_sectors;
+            }
             out.push(p);
+            if partial {
+                out.push(PhysIo::at(Op::Write, cfg.summary_lbn(f.segment), cfg.block_sectors, tag(TAG_SUMMARY_WRITE, 0)));
+            }
         }
         self.start_free_cleaning(ctx);
         Ok(())
@@ -633,6 +644,7 @@ impl LayoutPolicy for LfsPolicy {
                 self.stats.segment_write_ns += busy;
                 self.stats.clean_write_ns += busy * cleaned / u64::from(self.log.config().data_blocks());
             }
+            TAG_SUMMARY_WRITE if measuring => self.stats.segment_write_ns += busy,
             TAG_CLEAN_READ if measuring => self.stats.clean_read_ns += busy,
             TAG_READ if measuring => self.stats.read_miss_ns += busy,
             TAG_FREE_SUMMARY => self.read_done(ctx, low as u32).map_err(LayoutError::from)?,
