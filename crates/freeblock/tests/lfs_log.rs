@@ -308,3 +308,17 @@ fn least_live_takes_the_emptiest_segment_where_cost_benefit_takes_the_oldest() {
     // Among equally live segments the older goes first.
     assert_eq!(log.least_live(3, &|s| s == 0 || s == 7), [1, 2, 3]);
 }
+
+#[test]
+fn a_partial_flush_covers_its_holes() {
+    // Three blocks appended, the middle one deleted while the segment is being filled: the
+    // write holds two blocks but covers three slots from the segment's start.
+    let mut log = Log::create(small()).unwrap();
+    for l in 0..3u64 {
+        log.append(l, 100 + l, false).unwrap();
+    }
+    log.delete(1).unwrap();
+    let f = log.flush().unwrap().expect("a segment write");
+    assert_eq!((f.blocks, f.extent), (2, 3));
+    assert!(f.extent < small().data_blocks(), "a partial segment");
+}

@@ -54,6 +54,9 @@ pub struct Flushed {
     pub segment: u32,
     /// Data slots used.
     pub blocks: u32,
+    /// Data slots the write covers from the segment's start: `blocks` and the holes among them
+    /// (blocks rewritten or deleted while the segment was being filled).
+    pub extent: u32,
     /// Of them, blocks the cleaner moved there.
     pub cleaned: u32,
 }
@@ -469,7 +472,8 @@ impl Log {
         self.written_at[segment as usize] = self.clock;
         self.clock += open.slots.len() as u64;
         self.cursor = (segment + 1) % self.cfg.segments;
-        Ok(Some(Flushed { seq, segment, blocks, cleaned }))
+        let extent = u32::try_from(open.slots.len()).expect("a segment's slots fit a u32");
+        Ok(Some(Flushed { seq, segment, blocks, extent, cleaned }))
     }
 
     /// The on-disk block at `lbn` is no longer live (its block was rewritten or deleted).

@@ -599,9 +599,9 @@ impl LayoutPolicy for LfsPolicy {
         if let Some(f) = self.log.flush().map_err(LayoutError::from)? {
             let cfg = *self.log.config();
             let mut p = self.phys(LogIo::Write(f), TAG_WRITE);
-            let partial = f.blocks < cfg.data_blocks();
+            let partial = f.extent < cfg.data_blocks();
             if partial {
-                p.sectors = u64::from(f.blocks) * cfg.block_sectors;
+                p.sectors = u64::from(f.extent) * cfg.block_sectors;
             }
             out.push(p);
             if partial {
