@@ -45,6 +45,7 @@ from freeblock._run import (
     run,
     to_toml,
 )
+from freeblock._server import STATS_COLUMNS, server_stats
 from freeblock._tasks import ROUTES, BackgroundTask, Batch, TaskControl
 from freeblock.sweep import sweep
 
@@ -54,6 +55,7 @@ __all__ = [
     "PROGRESS_COLUMNS",
     "RECORD_COLUMNS",
     "ROUTES",
+    "STATS_COLUMNS",
     "TASK_COLUMNS",
     "TIMELINE_COLUMNS",
     "BackgroundTask",
@@ -73,6 +75,7 @@ __all__ = [
     "plot",
     "run",
     "seek_curve",
+    "server_stats",
     "sweep",
     "to_toml",
     "validate",

@@ -8,12 +8,13 @@ import pytest
 
 import freeblock
 import freeblock._run
+import freeblock._server
 import freeblock._tasks
 import freeblock.plot
 
 
 @pytest.mark.parametrize(
-    "module", [freeblock, freeblock._run, freeblock._tasks, freeblock.plot], ids=lambda m: m.__name__
+    "module", [freeblock, freeblock._run, freeblock._server, freeblock._tasks, freeblock.plot], ids=lambda m: m.__name__
 )
 def test_docstring_examples(module, tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)

@@ -1,0 +1,70 @@
+"""A running block server's statistics as a DataFrame.
+
+``freeblock serve --stats ADDR`` answers ``GET /metrics`` with Prometheus text (request counts,
+bytes, errors, the model's response-time and the replies' lateness quantiles, scrub progress, the
+layout's moves and commits; docs/server.md). :func:`server_stats` fetches that text and parses it
+with ``prometheus_client``'s parser into one row per sample, so that a notebook can follow a
+server while clients run against it.
+"""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+
+import pandas as pd
+from prometheus_client.parser import text_string_to_metric_families
+
+#: The columns :func:`server_stats` always has, before one column per label.
+STATS_COLUMNS: tuple[str, ...] = ("metric", "type", "sample", "value")
+
+
+def _metrics_url(address: str) -> str:
+    """``host:port``, ``http://host:port`` or the whole ``…/metrics`` URL, as the metrics URL."""
+    url = address if "://" in address else f"http://{address}"
+    if not url.startswith("http://"):
+        raise ValueError(f"server stats address {address!r}: the stats endpoint speaks plain http")
+    return url if url.rstrip("/").endswith("/metrics") else url.rstrip("/") + "/metrics"
+
+
+def server_stats(address: str, *, timeout: float = 5.0) -> pd.DataFrame:
+    """The statistics of the ``freeblock serve`` whose stats endpoint is at ``address``.
+
+    ``address`` is what ``--stats`` was given (``"127.0.0.1:9100"``), or the URL the server
+    prints at start (``http://127.0.0.1:9100/metrics``). One row per sample: ``metric`` (the
+    family, e.g. ``freeblock_requests``), ``type`` (``counter``, ``summary``, ``gauge``),
+    ``sample`` (e.g. ``freeblock_requests_total``), ``value``, and one column per label the server
+    uses (``op``, ``quantile``), empty where a sample lacks it. Times are in seconds.
+
+    Raises ``ConnectionError`` naming the URL when nothing answers there, and ``ValueError`` when
+    what answers is not Prometheus text.
+
+    >>> server_stats("127.0.0.1:1", timeout=0.5)
+    Traceback (most recent call last):
+    ...
+    ConnectionError: no freeblock stats at http://127.0.0.1:1/metrics: ...
+    """
+    url = _metrics_url(address)
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as reply:
+            text = reply.read().decode("utf-8")
+    except (urllib.error.URLError, OSError) as e:
+        reason = getattr(e, "reason", e)
+        raise ConnectionError(f"no freeblock stats at {url}: {reason}") from None
+    rows: list[dict[str, object]] = []
+    try:
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                row: dict[str, object] = {"metric": family.name, "type": family.type}
+                row["sample"] = sample.name
+                row.update(sample.labels)
+                row["value"] = sample.value
+                rows.append(row)
+    except ValueError as e:
+        raise ValueError(f"{url} did not answer with Prometheus text: {e}") from None
+    labels = sorted({k for r in rows for k in r} - set(STATS_COLUMNS))
+    frame = pd.DataFrame(rows, columns=[*STATS_COLUMNS[:3], *labels, "value"])
+    frame["value"] = frame["value"].astype(float)
+    for label in labels:
+        frame[label] = frame[label].astype("string")
+    return frame
