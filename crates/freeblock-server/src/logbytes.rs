@@ -9,7 +9,9 @@
 //!  segment full / FLUSH / FUA ─► sealed: write #seq to segment s = open's blocks + summary;
 //!                                  the log's map commits at once (in memory only)
 //!  the model completes write #seq ─► done; writes are applied in seal order:
-//!      the oldest done write ─► one pwrite of its segment (data slots, zeroes, summary block)
+//!      the oldest done write ─► one pwrite of its segment (data slots, summary block), or for
+//!                                a partial segment two: its slots up to the last filled, and
+//!                                its summary block
 //!                           ─► store synced, journal mirrored up to the next unapplied commit
 //!  READ l ─► open[l], else the newest sealed write holding l, else the store where the map says
 //! ```
@@ -169,22 +171,33 @@ impl LogBytes {
         Ok(())
     }
 
-    /// The oldest sealed write, if the model has completed it: the sector it starts at and the
-    /// whole segment's bytes (data slots, zeroes in unused ones, the summary last). The caller
-    /// writes them, then calls [`LogBytes::applied`].
+    /// The oldest sealed write, if the model has completed it: where its bytes go, as (first
+    /// sector, bytes) pieces. A full segment is one piece (its data slots, the summary last); a
+    /// partial one, as LFS writes it (`LfsPolicy::flush`), is its slots from the segment's start
+    /// to the last one filled (zeroes in holes) and the summary block: the slots after them are
+    /// dead and keep whatever they held. The caller writes them, then calls
+    /// [`LogBytes::applied`].
     #[must_use]
-    pub fn ready(&self) -> Option<(u64, Vec<u8>)> {
+    pub fn ready(&self) -> Option<Vec<(u64, Vec<u8>)>> {
         let w = self.sealed.front().filter(|w| w.done)?;
         let bb = self.block_bytes();
-        let mut bytes = vec![0u8; (self.cfg.segment_sectors() * self.sector_bytes) as usize];
+        let data_blocks = self.cfg.data_blocks() as usize;
+        let full = w.slots.len() >= data_blocks;
+        let mut data = vec![0u8; if full { (data_blocks + 1) * bb } else { w.slots.len() * bb }];
         for (i, slot) in w.slots.iter().enumerate() {
             if let Some((_, b)) = slot {
-                bytes[i * bb..(i + 1) * bb].copy_from_slice(b);
+                data[i * bb..(i + 1) * bb].copy_from_slice(b);
             }
         }
-        let at = self.cfg.data_blocks() as usize * bb;
-        bytes[at..at + w.summary.len()].copy_from_slice(&w.summary);
-        Some((self.cfg.segment_lbn(w.segment), bytes))
+        let first = self.cfg.segment_lbn(w.segment);
+        if full {
+            let at = data_blocks * bb;
+            data[at..at + w.summary.len()].copy_from_slice(&w.summary);
+            return Some(vec![(first, data)]);
+        }
+        let mut summary = vec![0u8; bb];
+        summary[..w.summary.len()].copy_from_slice(&w.summary);
+        Some(vec![(first, data), (self.cfg.summary_lbn(w.segment), summary)])
     }
 
     /// The oldest sealed write is in the store: its blocks are no longer held.
@@ -259,19 +272,24 @@ mod tests {
         log.completed(1).unwrap();
         assert!(log.ready().is_none(), "#1 waits for #0, sealed before it");
         log.completed(0).unwrap();
-        let (lbn, seg0) = log.ready().unwrap();
-        assert_eq!(lbn, 0);
+        // A partial segment: its two filled slots, then its summary in the segment's last block.
+        let pieces = log.ready().unwrap();
+        assert_eq!(pieces.iter().map(|(lbn, b)| (*lbn, b.len())).collect::<Vec<_>>(), vec![(0, 2 * BLOCK), (127 * 8, BLOCK)]);
+        let seg0 = &pieces[0].1;
         assert_eq!((seg0[0], seg0[1], seg0[BLOCK], seg0[BLOCK + 1]), (1, 5, 2, 6), "slot 0 block 5 (first version), slot 1 block 6");
-        assert!(seg0[2 * BLOCK..127 * BLOCK].iter().all(|&b| b == 0), "unused slots are zeroes");
-        let summary = SegmentSummary::decode(&summary_in_block(&seg0[127 * BLOCK..]), 0).unwrap();
+        let summary = SegmentSummary::decode(&summary_in_block(&pieces[1].1), 0).unwrap();
         assert_eq!(summary.slots, vec![5, 6], "the summary is the segment's last block");
-        store.write(lbn * 512, &seg0).unwrap();
+        for (lbn, bytes) in &pieces {
+            store.write(lbn * 512, bytes).unwrap();
+        }
         log.applied();
         assert_eq!(log.durable_journal_len(), Some(180));
         // Block 6 is no longer held: it is read where the map puts it.
         assert_eq!(log.current(6, 8, &store).unwrap()[0], 2);
-        let (lbn, seg1) = log.ready().unwrap();
-        assert_eq!((lbn, seg1[BLOCK], seg1[0]), (128 * 8, 3, 0), "segment 1: a hole, then block 5's second version");
+        let pieces = log.ready().unwrap();
+        let (lbn, seg1) = &pieces[0];
+        assert_eq!((*lbn, seg1.len(), seg1[BLOCK], seg1[0]), (128 * 8, 2 * BLOCK, 3, 0), "segment 1: a hole (zeroes), then block 5's second version");
+        assert_eq!(pieces[1].0, (128 + 127) * 8, "and its summary block");
         log.applied();
         assert_eq!(log.durable_journal_len(), None, "every write applied: the whole journal may be kept");
         assert_eq!(log.unapplied(), 0);

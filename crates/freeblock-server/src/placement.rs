@@ -354,8 +354,10 @@ impl Placement {
         let Some(seq) = LfsPolicy::segment_write(done.io.tag) else { return Ok(()) };
         let Some(log) = self.log.as_mut() else { return Ok(()) };
         log.completed(seq)?;
-        while let Some((lbn, bytes)) = self.log.as_ref().and_then(LogBytes::ready) {
-            self.write_bytes(lbn * self.sector_bytes, &bytes)?;
+        while let Some(pieces) = self.log.as_ref().and_then(LogBytes::ready) {
+            for (lbn, bytes) in pieces {
+                self.write_bytes(lbn * self.sector_bytes, &bytes)?;
+            }
             self.log.as_mut().expect("checked").applied();
             self.applied += 1;
         }
