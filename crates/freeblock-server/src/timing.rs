@@ -210,6 +210,15 @@ impl EngineSource {
         SimTime::try_from(t.saturating_duration_since(self.start).as_nanos()).unwrap_or(SimTime::MAX)
     }
 
+    /// Keeps what a wait for the channel brought: requests to hand over, or the end.
+    fn take(&mut self, message: Option<Message>) {
+        match message {
+            Some(Message::Requests(batch)) => self.pending.extend(batch),
+            Some(Message::End) => self.ended = true,
+            None => {}
+        }
+    }
+
     /// Waits for a message until `deadline` (spinning the last [`SPIN`]); `None` at the deadline.
     fn recv_until(&self, deadline: Instant) -> Option<Message> {
         loop {
@@ -256,11 +265,7 @@ impl OnlineSource for EngineSource {
                 },
                 (Some(t), Pace::Real) => self.recv_until(self.start + Duration::from_nanos(t)),
             };
-            match message {
-                Some(Message::Requests(batch)) => self.pending.extend(batch),
-                Some(Message::End) => self.ended = true,
-                None => {}
-            }
+            self.take(message);
         }
         if let Some(first) = self.pending.front() {
             let time = self.ns_since_start(first.received);
@@ -298,11 +303,8 @@ impl OnlineSource for EngineSource {
             }
             ledger.outbox.flush();
         }
-        match self.recv_until(self.start + Duration::from_nanos(at)) {
-            Some(Message::Requests(batch)) => self.pending.extend(batch),
-            Some(Message::End) => self.ended = true,
-            None => {}
-        }
+        let message = self.recv_until(self.start + Duration::from_nanos(at));
+        self.take(message);
     }
 
     fn accepted(&mut self, id: u64) {
