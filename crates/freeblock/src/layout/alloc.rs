@@ -394,13 +394,20 @@ mod tests {
         pub(super) static SCANNED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     }
 
+    /// Every track of the first `cylinders` cylinders, and their sectors in all.
+    fn first_tracks(d: &Disk, cylinders: u32) -> (Vec<Track>, u64) {
+        let layout = d.layout();
+        let tracks: Vec<Track> = (0..cylinders).flat_map(|cylinder| (0..layout.surfaces()).map(move |surface| Track { cylinder, surface })).collect();
+        let sectors = tracks.iter().map(|t| u64::from(layout.sectors_per_track(t.cylinder))).sum::<u64>();
+        (tracks, sectors)
+    }
+
     #[test]
     fn the_full_track_test_refuses_only_tracks_the_phase_search_refuses() {
         use rand::{Rng, SeedableRng};
         let d = disk();
         let layout = d.layout();
-        let tracks: Vec<Track> = (0..6).flat_map(|cylinder| (0..layout.surfaces()).map(move |surface| Track { cylinder, surface })).collect();
-        let sectors = tracks.iter().map(|t| u64::from(layout.sectors_per_track(t.cylinder))).sum::<u64>();
+        let (tracks, sectors) = first_tracks(&d, 6);
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(15);
         let (mut refused, mut offered) = (0, 0);
         for _ in 0..20 {
@@ -510,9 +517,7 @@ mod tests {
     fn free_starts_from_the_free_runs_are_those_of_the_sector_scan() {
         use rand::{Rng, SeedableRng};
         let d = disk();
-        let layout = d.layout();
-        let tracks: Vec<Track> = (0..4).flat_map(|cylinder| (0..layout.surfaces()).map(move |surface| Track { cylinder, surface })).collect();
-        let sectors = tracks.iter().map(|t| u64::from(layout.sectors_per_track(t.cylinder))).sum::<u64>();
+        let (tracks, sectors) = first_tracks(&d, 4);
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(16);
         let mut found = 0;
         // Regions from sector 0 and from a later one, blocks of 8 sectors and of 3 (blocks that
