@@ -15,7 +15,8 @@ import urllib.request
 import pandas as pd
 from prometheus_client.parser import text_string_to_metric_families
 
-#: The columns :func:`server_stats` always has, before one column per label.
+#: The columns :func:`server_stats` always has; one column per label goes between ``sample``
+#: and ``value``.
 STATS_COLUMNS: tuple[str, ...] = ("metric", "type", "sample", "value")
 
 
@@ -63,7 +64,8 @@ def server_stats(address: str, *, timeout: float = 5.0) -> pd.DataFrame:
     except ValueError as e:
         raise ValueError(f"{url} did not answer with Prometheus text: {e}") from None
     labels = sorted({k for r in rows for k in r} - set(STATS_COLUMNS))
-    frame = pd.DataFrame(rows, columns=[*STATS_COLUMNS[:3], *labels, "value"])
+    *named, value = STATS_COLUMNS
+    frame = pd.DataFrame(rows, columns=[*named, *labels, value])
     frame["value"] = frame["value"].astype(float)
     for label in labels:
         frame[label] = frame[label].astype("string")
