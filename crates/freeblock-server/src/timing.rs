@@ -50,6 +50,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
 use crate::commits::MapCommits;
+use crate::pacing::SendPathWarmer;
 use crate::placement::{InFlight, RequestBytes};
 use crate::reply::Outbox;
 
@@ -189,7 +190,12 @@ pub struct Timing {
 
 /// How much of a real-pace wait is spun rather than slept: the sleep's wake-up is late by tens
 /// of microseconds; spinning the last stretch keeps replies within a few.
-const SPIN: Duration = Duration::from_micros(150);
+const SPIN: Duration = Duration::from_micros(250);
+
+/// The least time left before an event for the send path to be warmed first
+/// ([`SendPathWarmer`]): a cold warming write takes up to about 40 µs, which must not make
+/// the reply late.
+const WARM_AHEAD: Duration = Duration::from_micros(80);
 
 /// The engine's view of the channel (see the module doc).
 struct EngineSource {
@@ -203,6 +209,8 @@ struct EngineSource {
     pending: VecDeque<Submission>,
     handed: Option<(Done, Option<RequestBytes>)>,
     ended: bool,
+    /// Pace real: warms the kernel's send path as a wait turns to spinning.
+    warmer: Option<SendPathWarmer>,
 }
 
 impl EngineSource {
@@ -219,15 +227,23 @@ impl EngineSource {
         }
     }
 
-    /// Waits for a message until `deadline` (spinning the last [`SPIN`]); `None` at the deadline.
-    fn recv_until(&self, deadline: Instant) -> Option<Message> {
+    /// Waits for a message until `deadline` (spinning the last [`SPIN`], the send path warmed
+    /// as the spin begins); `None` at the deadline.
+    fn recv_until(&mut self, deadline: Instant) -> Option<Message> {
+        let mut slept = false;
         loop {
             let now = Instant::now();
             if now + SPIN < deadline {
+                slept = true;
                 match self.rx.recv_timeout(deadline - now - SPIN) {
                     Ok(m) => return Some(m),
                     Err(RecvTimeoutError::Timeout) => continue,
                     Err(RecvTimeoutError::Disconnected) => return Some(Message::End),
+                }
+            }
+            if std::mem::take(&mut slept) && now + WARM_AHEAD < deadline {
+                if let Some(w) = &mut self.warmer {
+                    w.warm();
                 }
             }
             match self.rx.try_recv() {
@@ -376,7 +392,7 @@ impl Timing {
         let ledger = Arc::new(Mutex::new(Ledger { waiters: HashMap::new(), held: Vec::new(), outbox: Outbox::new(pace == Pace::None) }));
         // Map commits grouped by the layout: made durable when the engine is about to wait.
         let (layout, commits) = layout.map_or((None, None), |(l, c)| (Some(l), c));
-        let source = EngineSource { rx, start, pace, ledger: Arc::clone(&ledger), in_flight: Arc::clone(&in_flight), commits: commits.clone(), pending: VecDeque::new(), handed: None, ended: false };
+        let source = EngineSource { rx, start, pace, ledger: Arc::clone(&ledger), in_flight: Arc::clone(&in_flight), commits: commits.clone(), pending: VecDeque::new(), handed: None, ended: false, warmer: (pace == Pace::Real).then(SendPathWarmer::new).flatten() };
         let thread = std::thread::Builder::new()
             .name("freeblock-engine".into())
             .spawn(move || {
