@@ -2,7 +2,10 @@
 # Throughput with --pace none, and the server's CPU time per request (user + sys from
 # /proc/PID/stat), which is steadier than the rates on a shared machine: fio's nbd engine against
 # `freeblock serve --pace none` on the Atlas 10K, after writing the region it reads, 4 KB random
-# reads at QD 32, then 1 MB sequential reads at QD 8, RUNTIME seconds each. A benchmark, not a test.
+# reads at QD 32 from one connection, the same queue depth from two connections of QD 16 (fio's
+# one job, one thread, costs about 10 us of CPU per request: alone it cannot issue 100k IOPS on
+# a core it shares with the server), then 1 MB sequential reads at QD 8, RUNTIME seconds each.
+# A benchmark, not a test.
 # fio's own CPU per request (its usr + sys) is printed beside the server's: the two share the
 # machine's 2 cores, so 100k IOPS needs their sum under 20 us per request on an otherwise idle machine.
 #
@@ -22,11 +25,12 @@ fio --name=fill --ioengine=nbd --uri="$uri" --rw=write --bs=1m --size=1g --iodep
 tick=$(getconf CLK_TCK)
 cpu() { awk -v t="$tick" '{print ($14 + $15) / t}' "/proc/$server/stat"; }
 echo "load $(cut -d' ' -f1-3 /proc/loadavg)"
-for job in "randread 4k 32" "read 1m 8"; do
+for job in "randread 4k 32 1" "randread 4k 16 2" "read 1m 8 1"; do
     set -- $job
     before=$(cpu)
     fio --name=job --ioengine=nbd --uri="$uri" --rw="$1" --bs="$2" --size=1g --iodepth="$3" \
-        --time_based --runtime="$RUNTIME" --output-format=json --output="$dir/fio.json" > /dev/null
+        --numjobs="$4" --group_reporting --time_based --runtime="$RUNTIME" \
+        --output-format=json --output="$dir/fio.json" > /dev/null
     after=$(cpu)
     python3 -c "
 import json
@@ -34,5 +38,5 @@ j = json.load(open('$dir/fio.json'))['jobs'][0]
 r = j['read']
 cpu = $after - $before
 fio = (j['usr_cpu'] + j['sys_cpu']) / 100 * j['job_runtime'] / 1e3
-print('%-8s %s QD %s: %.1fk IOPS, %.0f MB/s; server CPU %.2f s = %.1f us per request; fio CPU %.1f us per request' % ('$1', '$2', '$3', r['iops'] / 1e3, r['bw_bytes'] / 1e6, cpu, cpu / r['total_ios'] * 1e6, fio / r['total_ios'] * 1e6))"
+print('%-8s %s QD %s x %s connection(s): %.1fk IOPS, %.0f MB/s; server CPU %.2f s = %.1f us per request; fio CPU %.1f us per request' % ('$1', '$2', '$3', '$4', r['iops'] / 1e3, r['bw_bytes'] / 1e6, cpu, cpu / r['total_ios'] * 1e6, fio / r['total_ios'] * 1e6))"
 done

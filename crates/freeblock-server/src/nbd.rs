@@ -479,11 +479,11 @@ async fn answer(export: &Export, req: p::Request, payload: Vec<u8>, received: In
         }
         Command::Write => write_bytes(export, req.offset, length, || export.store.write(req.offset, &payload)),
         Command::WriteZeroes => write_bytes(export, req.offset, length, || export.store.write_zeroes(req.offset, length)),
-        Command::Flush => flush(export),
+        Command::Flush => flush(export).await,
         Command::Trim | Command::Disconnect | Command::Other(_) => Ok(()),
     };
     let durable = match (io, req.has(cflag::FUA) && matches!(req.command, Command::Write | Command::WriteZeroes)) {
-        (Ok(()), true) => flush(export),
+        (Ok(()), true) => flush(export).await,
         (r, _) => r,
     };
     if let Err(e) = durable {
@@ -512,13 +512,17 @@ async fn answer(export: &Export, req: p::Request, payload: Vec<u8>, received: In
 
 /// FLUSH, and FUA: the store's bytes, and the scrub's checksums of them, made durable (the
 /// checksums file is synced after the store, so a durable checksum never names bytes that are
-/// not).
-fn flush(export: &Export) -> std::io::Result<()> {
-    export.store.sync()?;
-    match &export.checksums {
-        Some(sums) => sums.sync(),
-        None => Ok(()),
-    }
+/// not). The syncs run on tokio's blocking pool: an `fdatasync` takes milliseconds, and the
+/// worker that reads every connection's requests must not wait for it.
+async fn flush(export: &Export) -> std::io::Result<()> {
+    let store = export.store.sync_handle()?;
+    let sums = export.checksums.as_ref().map(|s| s.sync_handle()).transpose()?;
+    tokio::task::spawn_blocking(move || {
+        store.sync_data()?;
+        sums.map_or(Ok(()), |s| s.sync_data())
+    })
+    .await
+    .map_err(std::io::Error::other)?
 }
 
 /// FLUSH (and FUA) of a placed export. A layout that acknowledges writes from memory (LFS) is
@@ -538,7 +542,7 @@ pub(crate) async fn flush_placed(export: &Export, received: Instant) -> Result<O
         model_end_ns = Some(done.end_ns);
         p.wait_durable().await?;
     }
-    flush(export).map_err(|e| e.to_string())?;
+    flush(export).await.map_err(|e| e.to_string())?;
     Ok(model_end_ns)
 }
 

@@ -228,6 +228,14 @@ impl Checksums {
         self.file.sync_data()
     }
 
+    /// A second handle on the checksums file, for a sync made off the calling thread.
+    ///
+    /// # Errors
+    /// The descriptor could not be duplicated.
+    pub fn sync_handle(&self) -> std::io::Result<std::fs::File> {
+        self.file.try_clone()
+    }
+
     /// Runs `write` (which writes `length` bytes at `offset` of `store`) between marking the
     /// blocks it touches "being written" and recording their checksums, under the lock.
     ///

@@ -229,4 +229,12 @@ impl Store {
     pub fn sync(&self) -> std::io::Result<()> {
         self.file.sync_data()
     }
+
+    /// A second handle on the backing file, for a sync made off the calling thread.
+    ///
+    /// # Errors
+    /// The descriptor could not be duplicated.
+    pub fn sync_handle(&self) -> std::io::Result<std::fs::File> {
+        self.file.try_clone()
+    }
 }
