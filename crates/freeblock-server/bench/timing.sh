@@ -7,7 +7,8 @@
 # with CLIENT_RT=1 qemu-io does too (`chrt -f 1`), to see what the client's own wake-ups cost.
 # With CAPTURE=1, tcpdump records the connection and wire_times.py splits the client's time into
 # the server's (request packet to reply packet) and the client's own; PACE=none runs the same
-# reads unpaced (the client's own overhead, with a model that answers at once).
+# reads unpaced (the client's own overhead, with a model that answers at once). UNIX=1 sends
+# the reads through the server's Unix socket instead of TCP (CAPTURE needs TCP).
 #
 #   crates/freeblock-server/bench/timing.sh            # N=2000 (about 20 s)
 #   N=5000 SCRUB=1 crates/freeblock-server/bench/timing.sh
@@ -22,7 +23,7 @@ trap 'rm -rf "$dir"' EXIT
 ref=$("$FB" run crates/freeblock-server/bench/random-4k-reads.toml --json | python3 -c 'import json,sys; print("%.3f" % json.load(sys.stdin)["response"]["mean_ms"])')
 
 config="$dir/server.toml"
-printf 'store = "%s"\nlisten = "127.0.0.1:%s"\npace = "%s"\n' "$dir/store" "$PORT" "${PACE:-real}" > "$config"
+printf 'store = "%s"\nlisten = "127.0.0.1:%s"\nunix = "%s"\npace = "%s"\n' "$dir/store" "$PORT" "$dir/nbd.sock" "${PACE:-real}" > "$config"
 [[ "${REALTIME:-0}" == 1 ]] && printf 'realtime = true\n' >> "$config"
 [[ "${SCRUB:-0}" == 1 ]] && printf '[scrub]\npasses = 0\n' >> "$config"
 "$FB" serve --config "$config" > "$dir/summary" 2> "$dir/log" &
@@ -34,6 +35,8 @@ if [[ "${CAPTURE:-0}" == 1 ]]; then
     capture=$!
     sleep 1
 fi
+uri="nbd://127.0.0.1:$PORT/atlas10k"
+[[ "${UNIX:-0}" == 1 ]] && uri="nbd+unix:///atlas10k?socket=$dir/nbd.sock"
 capacity=$(qemu-img info --output=json "nbd://127.0.0.1:$PORT/atlas10k" | python3 -c 'import json,sys; print(json.load(sys.stdin)["virtual-size"])')
 # The reads, and the same reads as a closed one-at-a-time trace (DiskSim's validate format, no
 # delays) for `freeblock run`: the reference without the sampling error of another random draw.
@@ -45,7 +48,7 @@ with open('$dir/same.trace', 'w') as trace:
         offset = random.randrange($capacity // 4096) * 4096
         print('read %d 4k' % offset)
         print('R Miss %d 8 0 0' % (offset // 512), file=trace)
-" | $( [[ "${CLIENT_RT:-0}" == 1 ]] && echo chrt -f 1 ) qemu-io -f raw "nbd://127.0.0.1:$PORT/atlas10k" > "$dir/client"
+" | $( [[ "${CLIENT_RT:-0}" == 1 ]] && echo chrt -f 1 ) qemu-io -f raw "$uri" > "$dir/client"
 sed -e 's/^type = "random"/type = "trace"\npath = "same.trace"\nformat = "validate"/' -e '/^count\|^size\|^read_fraction/d' \
     crates/freeblock-server/bench/random-4k-reads.toml > "$dir/same.toml"
 same=$("$FB" run "$dir/same.toml" --json | python3 -c 'import json,sys; print("%.3f" % json.load(sys.stdin)["response"]["mean_ms"])')
@@ -60,7 +63,7 @@ print('%.3f ms over %d reads' % (sum(lat) / len(lat), len(lat)))
 ")
 echo "freeblock run, same workload (20000 requests): mean response $ref ms"
 echo "freeblock run, the same $N reads in the same order: mean response $same ms"
-echo "qemu-io, $N random 4 KB reads at QD 1:         client-observed mean $client"
+echo "qemu-io, $N random 4 KB reads at QD 1 ($( [[ "${UNIX:-0}" == 1 ]] && echo Unix socket || echo TCP )): client-observed mean $client"
 echo "freeblock serve --pace ${PACE:-real} (realtime ${REALTIME:-0}, load: $(cut -d' ' -f1-3 /proc/loadavg)):"
 sed 's/^/  /' "$dir/summary"
 if [[ -n "${capture:-}" ]]; then

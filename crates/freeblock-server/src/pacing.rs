@@ -10,23 +10,25 @@
 //! | the timer slack (50 µs by default) lets the kernel batch wake-ups | slack 1 ns (`PR_SET_TIMERSLACK`) | none |
 //! | EEVDF lets a running CPU-bound task finish its slice (about 3 ms) before a woken thread runs | a short slice for the engine thread (`sched_setattr`, 100 µs), which lets it preempt | none (Linux 6.12+; older kernels ignore it) |
 //! | the same, and every other scheduling delay | `SCHED_FIFO` priority 1 (`realtime = true`) | `CAP_SYS_NICE` (or root) |
-//! | after milliseconds asleep the kernel's send path is cold: a reply's `write` took 43 µs to reach the loopback device (3 µs when warm) | a [`SendPathWarmer`] write on a private loopback connection at the start of the spin, about 150 µs before the reply is due (then 8.5 µs) | none |
+//! | after milliseconds asleep the kernel's send path is cold: a reply's `write` took 43 µs to reach the loopback device (3 µs when warm) | a [`SendPathWarmer`] write on private connections (loopback TCP and a Unix socket pair) as the spin begins, up to 250 µs before the reply is due (then 8.5 µs) | none |
 //!
 //! The engine spins the last stretch before an event without the `pause` hint: in a virtual
 //! machine a loop of `pause` makes the hypervisor deschedule the vCPU (pause-loop exiting),
 //! which turned a 150 µs spin into milliseconds.
 
-/// A loopback TCP connection to itself, written and drained just before a reply is due.
+/// Two connections to itself, one over loopback TCP and one over a Unix socket pair (the two
+/// transports clients reach the server by), written and drained just before a reply is due.
 ///
-/// Asleep for the milliseconds between two requests, the vCPU's caches lose the kernel's TCP
-/// send path; the first `write` after that spends tens of microseconds in it before its packet
-/// leaves, time the client sees and the lateness (stamped as the `write` begins) does not.
-/// Measured on this machine with `SO_TIMESTAMPING` transmit stamps, from a `write` of 4 KiB to
-/// the loopback device: 43 µs after 9 ms asleep, 3 µs back to back, 8.5 µs with one warming
-/// write 100 µs before. The warming costs the engine one loopback write and read per wait.
+/// Asleep for the milliseconds between two requests, the vCPU's caches lose the kernel's send
+/// path; the first `write` after that spends tens of microseconds in it before its bytes leave,
+/// time the client sees and the lateness (stamped as the `write` begins) does not. Measured on
+/// this machine after 9 ms asleep, a `write` of 4 KiB: over TCP 43 µs to the loopback device
+/// (`SO_TIMESTAMPING` transmit stamps; 3 µs back to back, 8.5 µs with one warming write 100 µs
+/// before); over a Unix socket pair 32 µs for the whole `send` (4.6 µs warmed). The warming
+/// costs the engine one write and read per transport per wait.
 pub struct SendPathWarmer {
-    writer: std::net::TcpStream,
-    reader: std::net::TcpStream,
+    tcp: Option<(std::net::TcpStream, std::net::TcpStream)>,
+    unix: Option<(std::os::unix::net::UnixStream, std::os::unix::net::UnixStream)>,
     bytes: Vec<u8>,
 }
 
@@ -34,31 +36,43 @@ impl SendPathWarmer {
     /// The size of a warming write: a 4 KiB read's reply and its header.
     const BYTES: usize = 4096 + 32;
 
-    /// A connection on 127.0.0.1, or `None` if loopback cannot be used (the replies are then
-    /// sent cold).
+    /// The two connections, or `None` if neither can be made (replies are then sent cold).
+    /// Neither end ever blocks the engine: a write a connection cannot take is skipped.
     #[must_use]
     pub fn new() -> Option<Self> {
-        let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).ok()?;
-        let writer = std::net::TcpStream::connect(listener.local_addr().ok()?).ok()?;
-        let (reader, _) = listener.accept().ok()?;
-        writer.set_nodelay(true).ok()?;
-        // Neither end ever blocks the engine: a write the connection cannot take is skipped.
-        writer.set_nonblocking(true).ok()?;
-        reader.set_nonblocking(true).ok()?;
-        Some(Self { writer, reader, bytes: vec![0; Self::BYTES] })
+        let tcp = (|| {
+            let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).ok()?;
+            let writer = std::net::TcpStream::connect(listener.local_addr().ok()?).ok()?;
+            let (reader, _) = listener.accept().ok()?;
+            writer.set_nodelay(true).ok()?;
+            writer.set_nonblocking(true).ok()?;
+            reader.set_nonblocking(true).ok()?;
+            Some((writer, reader))
+        })();
+        let unix = std::os::unix::net::UnixStream::pair().ok().filter(|(w, r)| w.set_nonblocking(true).is_ok() && r.set_nonblocking(true).is_ok());
+        (tcp.is_some() || unix.is_some()).then(|| Self { tcp, unix, bytes: vec![0; Self::BYTES] })
     }
 
-    /// One write through the send path, and its bytes read back so that the connection never
-    /// fills (on loopback they are in the reader's queue when the write returns).
+    /// One write through each send path, and its bytes read back so that the connections never
+    /// fill (they are in the reader's queue when the write returns).
     pub fn warm(&mut self) {
-        use std::io::{Read as _, Write as _};
-        let Ok(sent) = self.writer.write(&self.bytes) else { return };
-        let mut read = 0;
-        while read < sent {
-            match self.reader.read(&mut self.bytes) {
-                Ok(0) | Err(_) => return,
-                Ok(n) => read += n,
-            }
+        if let Some((w, r)) = &mut self.tcp {
+            warm_through(w, r, &mut self.bytes);
+        }
+        if let Some((w, r)) = &mut self.unix {
+            warm_through(w, r, &mut self.bytes);
+        }
+    }
+}
+
+/// Writes `bytes` to `writer` and reads back what it took from `reader`, the other end.
+fn warm_through(mut writer: impl std::io::Write, mut reader: impl std::io::Read, bytes: &mut [u8]) {
+    let Ok(sent) = writer.write(bytes) else { return };
+    let mut read = 0;
+    while read < sent {
+        match reader.read(bytes) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => read += n,
         }
     }
 }
@@ -109,20 +123,25 @@ pub fn wake_on_time(realtime: bool) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Read as _;
+    use std::io::{Read as _, Write as _};
 
     #[test]
     fn warming_drains_what_it_writes() {
-        let mut warmer = SendPathWarmer::new().expect("loopback");
+        let mut warmer = SendPathWarmer::new().expect("loopback and a socket pair");
+        assert!(warmer.tcp.is_some() && warmer.unix.is_some());
         // Far more than any socket buffer: undrained, the writes would stop being taken.
         for _ in 0..5_000 {
             warmer.warm();
         }
         let mut byte = [0u8; 1];
-        let left = warmer.reader.read(&mut byte);
-        assert!(matches!(&left, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock), "bytes left unread: {left:?}");
+        let (tcp_writer, tcp_reader) = warmer.tcp.as_mut().expect("tcp");
+        let left = tcp_reader.read(&mut byte);
+        assert!(matches!(&left, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock), "TCP bytes left unread: {left:?}");
         // And the last write went through whole.
-        use std::io::Write as _;
-        assert_eq!(warmer.writer.write(&warmer.bytes).expect("still writable"), SendPathWarmer::BYTES);
+        assert_eq!(tcp_writer.write(&warmer.bytes).expect("still writable"), SendPathWarmer::BYTES);
+        let (unix_writer, unix_reader) = warmer.unix.as_mut().expect("unix");
+        let left = unix_reader.read(&mut byte);
+        assert!(matches!(&left, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock), "Unix bytes left unread: {left:?}");
+        assert_eq!(unix_writer.write(&warmer.bytes).expect("still writable"), SendPathWarmer::BYTES);
     }
 }

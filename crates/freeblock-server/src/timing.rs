@@ -192,10 +192,10 @@ pub struct Timing {
 /// of microseconds; spinning the last stretch keeps replies within a few.
 const SPIN: Duration = Duration::from_micros(250);
 
-/// The least time left before an event for the send path to be warmed first
-/// ([`SendPathWarmer`]): a cold warming write takes up to about 40 µs, which must not make
-/// the reply late.
-const WARM_AHEAD: Duration = Duration::from_micros(80);
+/// The least time left before an event for the send paths to be warmed first
+/// ([`SendPathWarmer`]): cold, its two warming writes take up to about 75 µs, which must not
+/// make the reply late.
+const WARM_AHEAD: Duration = Duration::from_micros(120);
 
 /// The engine's view of the channel (see the module doc).
 struct EngineSource {
