@@ -189,7 +189,8 @@ pub struct Timing {
 }
 
 /// How much of a real-pace wait is spun rather than slept: the sleep's wake-up is late by tens
-/// of microseconds; spinning the last stretch keeps replies within a few.
+/// of microseconds (up to about 100); spinning the last stretch keeps replies within a few, and
+/// leaves room to warm the send paths before the event.
 const SPIN: Duration = Duration::from_micros(250);
 
 /// The least time left before an event for the send paths to be warmed first
