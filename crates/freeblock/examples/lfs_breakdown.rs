@@ -4,7 +4,7 @@
 //! ```text
 //! cargo run --release -p freeblock --example lfs_breakdown -- UTILS VARIANTS [--quick] [--block-reads] [--cpu-ms X] [--bus-ms X]
 //!   UTILS     utilisations in %, comma-separated (e.g. 60,85,93)
-//!   VARIANTS  comma-separated: orig | free | ours | ours_cb | ours32 | ours512
+//!   VARIANTS  comma-separated: orig | free | ours | ours_cb | ours32 | ours512 | ours_fw | ours_fw4 | ours_fw_nohold
 //! ```
 //!
 //! | variant | cleaner |
@@ -14,6 +14,9 @@
 //! | `ours` | [`FreeCleaning::ours`]: 128 segments of fewest live blocks, held, taken over |
 //! | `ours_cb` | ours choosing by cost-benefit instead (session 13's ours) |
 //! | `ours32`, `ours512` | ours with 32 or 512 segments at once |
+//! | `ours_fw` | [`FreeCleaning::ours_free_writes`]: ours, the cleaned blocks written free into two destination segments at once |
+//! | `ours_fw4` | the same with four destinations at once |
+//! | `ours_fw_nohold` | ours_fw with each block placed as soon as it is read, not held until its segment is in |
 //!
 //! Per run it prints transactions/s and, per transaction, the measured phase's time split into
 //! cleaning reads, cleaned writes, new-data writes, cache-miss reads and the rest (CPU time);
@@ -32,7 +35,10 @@ fn variant(name: &str, paper: FreeCleaning) -> Result<(CleanerKind, FreeCleaning
         "ours_cb" => (CleanerKind::Freeblock, FreeCleaning { choose: Choice::CostBenefit, ..ours }),
         "ours32" => (CleanerKind::Freeblock, FreeCleaning { parallel: 32, ..ours }),
         "ours512" => (CleanerKind::Freeblock, FreeCleaning { parallel: 512, ..ours }),
-        other => return Err(format!("unknown variant `{other}` (orig, free, ours, ours_cb, ours32, ours512)")),
+        "ours_fw" => (CleanerKind::Freeblock, FreeCleaning::ours_free_writes()),
+        "ours_fw4" => (CleanerKind::Freeblock, FreeCleaning { free_write_segments: 4, ..ours }),
+        "ours_fw_nohold" => (CleanerKind::Freeblock, FreeCleaning { hold_until_read: false, ..FreeCleaning::ours_free_writes() }),
+        other => return Err(format!("unknown variant `{other}` (orig, free, ours, ours_cb, ours32, ours512, ours_fw, ours_fw4, ours_fw_nohold)")),
     })
 }
 
@@ -106,7 +112,16 @@ fn main() -> Result<(), String> {
     println!("util variant   tps/s  | ms per transaction: all, clean reads, cleaned writes, new writes, cache misses, rest |   u   cleaned | free MB/s, wanted, fg segs, taken over | IDEAL | delayed");
     for ((u, name, _, _), run) in jobs.iter().zip(runs) {
         match run {
-            Ok((_, r)) => println!("{}", line(*u, name, &r, cfg.postmark.transactions, data_blocks)),
+            Ok((_, r)) => {
+                println!("{}", line(*u, name, &r, cfg.postmark.transactions, data_blocks));
+                let s = &r.stats;
+                if s.free_writes > 0 {
+                    println!(
+                        "     {name:<8} free writes: {} asked, {} done; destinations: {} written free, {} closed in the foreground ({} blocks written there), {} given up; blocks moved {}, dead {}",
+                        s.free_writes, s.free_writes_done, s.destinations_free, s.destinations_closed, s.destination_close_blocks, s.destinations_abandoned, s.destination_blocks_moved, s.destination_blocks_dead
+                    );
+                }
+            }
             Err(e) => println!("{:>4.0} {name:<8} failed: {e}", u * 100.0),
         }
     }

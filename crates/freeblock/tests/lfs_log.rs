@@ -22,7 +22,41 @@ enum Step {
     /// Free cleaning's path: some of the live blocks of the cost-benefit victim, read "later"
     /// and moved one by one into the segment being filled.
     FreeClean(usize),
+    /// Free writes' path (ours+FW): up to this many live blocks of the emptiest segment given
+    /// slots of a reserved cleaning destination (one reserved first if none is).
+    DestAdd(usize),
+    /// Up to this many of the destination's slots reach the platters (in any order).
+    DestWrite(usize),
+    /// The destination's summary and the map's commit, once every slot is written.
+    DestCommit,
+    /// The destination given up.
+    DestRelease,
     Crash,
+}
+
+/// A cleaning destination being written: the reserved segment, each slot's block (logical,
+/// where it was read, its contents) and whether its write is on the platters.
+#[derive(Debug, Default)]
+struct Dest {
+    segment: u32,
+    slots: Vec<(u64, u64, u64, bool)>,
+}
+
+impl Dest {
+    fn named(&self) -> Vec<Option<(u64, u64, u64)>> {
+        self.slots.iter().map(|&(l, lbn, v, _)| Some((l, lbn, v))).collect()
+    }
+
+    /// Writes every slot still missing, then commits: what the policy's foreground closing does.
+    fn close(mut self, log: &mut Log) {
+        for (i, slot) in self.slots.iter_mut().enumerate() {
+            if !slot.3 {
+                log.write_slot(self.segment, i as u32, slot.2).unwrap();
+                slot.3 = true;
+            }
+        }
+        log.commit_segment(self.segment, &self.named()).unwrap();
+    }
 }
 
 /// A segment write acknowledges everything done before it: every write and delete reaches
@@ -42,6 +76,10 @@ fn step() -> impl Strategy<Value = Step> {
         1 => Just(Step::Sync),
         1 => Just(Step::Clean),
         2 => (1usize..8).prop_map(Step::FreeClean),
+        3 => (1usize..8).prop_map(Step::DestAdd),
+        3 => (1usize..8).prop_map(Step::DestWrite),
+        2 => Just(Step::DestCommit),
+        1 => Just(Step::DestRelease),
         1 => Just(Step::Crash),
     ]
 }
@@ -54,8 +92,19 @@ fn value(log: &Log, l: u64) -> Option<u64> {
     }
 }
 
-/// Keeps the log writable the way the policy does: the foreground cleaner before free segments
-/// run short, a segment write when the one being filled is full.
+/// Keeps the log writable the way the policy does: a cleaning destination closed and the
+/// foreground cleaner before free segments run short, a segment write when the one being
+/// filled is full.
+fn make_room_closing(log: &mut Log, dest: &mut Option<Dest>) {
+    if log.free_segments() <= log.config().min_free {
+        if let Some(d) = dest.take() {
+            d.close(log);
+        }
+    }
+    make_room(log);
+}
+
+/// [`make_room_closing`] without a destination.
 fn make_room(log: &mut Log) {
     if log.free_segments() <= log.config().min_free {
         clean_foreground(log, &mut Vec::new()).unwrap();
@@ -80,10 +129,11 @@ proptest! {
         let mut acked: HashMap<u64, Option<u64>> = HashMap::new();
         let mut flushes = log.flushes();
         let mut next = 1u64;
+        let mut dest: Option<Dest> = None;
         for s in steps {
             match s {
                 Step::Write(l) => {
-                    make_room(&mut log);
+                    make_room_closing(&mut log, &mut dest);
                     acknowledge(&log, &mut flushes, &latest, &mut acked);
                     log.append(l, next, false).unwrap();
                     latest.insert(l, Some(next));
@@ -97,26 +147,67 @@ proptest! {
                     prop_assert_eq!(value(&log, l), latest.get(&l).copied().flatten(), "read of {}", l);
                 }
                 Step::Sync => {
-                    make_room(&mut log);
+                    make_room_closing(&mut log, &mut dest);
                     log.flush().unwrap();
                     acknowledge(&log, &mut flushes, &latest, &mut acked);
                 }
                 Step::Clean => {
-                    make_room(&mut log);
+                    make_room_closing(&mut log, &mut dest);
                     clean_foreground(&mut log, &mut Vec::new()).unwrap();
                     acknowledge(&log, &mut flushes, &latest, &mut acked);
                 }
                 Step::FreeClean(take) => {
                     if let Some(&victim) = log.cost_benefit(1, &|_| false).first() {
                         for (logical, lbn) in log.live_in(victim).into_iter().take(take) {
-                            make_room(&mut log);
+                            make_room_closing(&mut log, &mut dest);
                             acknowledge(&log, &mut flushes, &latest, &mut acked);
                             // A move never changes what a read returns.
                             log.relocate(logical, lbn).unwrap();
                         }
                     }
                 }
+                Step::DestAdd(take) => {
+                    if dest.is_none() && log.free_segments() > log.config().min_free + 1 {
+                        dest = log.reserve_segment().map(|segment| Dest { segment, slots: Vec::new() });
+                    }
+                    if let Some(d) = dest.as_mut() {
+                        let room = log.config().data_blocks() as usize - d.slots.len();
+                        if let Some(&victim) = log.least_live(1, &|_| false).first() {
+                            for (logical, lbn) in log.live_in(victim).into_iter().take(take.min(room)) {
+                                // A block already waiting (named twice) moves once.
+                                d.slots.push((logical, lbn, log.value_at(lbn), false));
+                            }
+                        }
+                    }
+                }
+                Step::DestWrite(k) => {
+                    if let Some(d) = dest.as_mut() {
+                        // From the back: the writes land in any order.
+                        for (i, slot) in d.slots.iter_mut().enumerate().rev().filter(|(_, s)| !s.3).take(k) {
+                            log.write_slot(d.segment, i as u32, slot.2).unwrap();
+                            slot.3 = true;
+                        }
+                    }
+                }
+                Step::DestCommit => {
+                    if dest.as_ref().is_some_and(|d| d.slots.iter().all(|s| s.3)) {
+                        let d = dest.take().expect("checked");
+                        let before = log.free_segments();
+                        let moved = log.commit_segment(d.segment, &d.named()).unwrap();
+                        prop_assert!(moved as usize <= d.slots.len());
+                        // The destination is no longer reserved: counted free again unless it
+                        // now holds blocks.
+                        prop_assert_eq!(log.reserved_segments(), 0);
+                        prop_assert!(log.free_segments() + u32::from(moved > 0) >= before);
+                    }
+                }
+                Step::DestRelease => {
+                    if let Some(d) = dest.take() {
+                        log.release_segment(d.segment).unwrap();
+                    }
+                }
                 Step::Crash => {
+                    dest = None;
                     let (storage, media) = log.crash();
                     let (recovered, _) = Log::recover(cfg, storage, media).unwrap();
                     log = recovered;
@@ -321,4 +412,57 @@ fn a_partial_flush_covers_its_holes() {
     let f = log.flush().unwrap().expect("a segment write");
     assert_eq!((f.blocks, f.extent), (2, 3));
     assert!(f.extent < small().data_blocks(), "a partial segment");
+}
+
+/// A cleaning destination moves its blocks only once every write is in: committing with a slot
+/// not written is refused and changes nothing; once written, the map points there, reads
+/// return the same contents, the segments they came from come free, and a crash keeps it all.
+#[test]
+fn a_cleaning_destination_commits_only_what_was_written() {
+    let (cfg, mut log) = filled();
+    let victim = log.least_live(1, &|_| false)[0];
+    let live = log.live_in(victim);
+    assert!(!live.is_empty());
+    let values: Vec<u64> = live.iter().map(|&(_, lbn)| log.value_at(lbn)).collect();
+    let free_before = log.free_segments();
+    let dest = log.reserve_segment().unwrap();
+    assert_eq!(log.free_segments(), free_before - 1, "a reserved segment is not counted free");
+    assert_eq!(log.usage(dest), 0);
+    let slots: Vec<Option<(u64, u64, u64)>> = live.iter().zip(&values).map(|(&(l, lbn), &v)| Some((l, lbn, v))).collect();
+    // All but the last slot written.
+    for (i, &v) in values.iter().enumerate().take(values.len() - 1) {
+        log.write_slot(dest, i as u32, v).unwrap();
+    }
+    if values.len() > 1 || log.value_at(cfg.slot_lbn(dest, 0)) != values[0] {
+        let e = log.commit_segment(dest, &slots).unwrap_err().to_string();
+        assert!(e.contains("its write is missing"), "{e}");
+        assert_eq!(log.reserved_segments(), 1);
+        log.check_usage().unwrap();
+    }
+    // A segment write meanwhile passes the reserved segment over.
+    log.append(63, 999, false).unwrap();
+    let f = log.flush().unwrap().unwrap();
+    assert_ne!(f.segment, dest);
+    log.write_slot(dest, values.len() as u32 - 1, values[values.len() - 1]).unwrap();
+    let moved = log.commit_segment(dest, &slots).unwrap();
+    assert_eq!(moved as usize, live.len());
+    assert_eq!(log.usage(victim), 0, "the segment the blocks came from is free");
+    assert_eq!(log.usage(dest) as usize, live.len());
+    log.check_usage().unwrap();
+    let read = |log: &Log, l: u64| match log.read(l).unwrap() {
+        Found::Disk { lbn, value } => (lbn, value),
+        other => panic!("{other:?}"),
+    };
+    for (i, &(l, _)) in live.iter().enumerate() {
+        assert_eq!(read(&log, l), (cfg.slot_lbn(dest, i as u32), values[i]));
+    }
+    let (storage, media) = log.crash();
+    let (back, _) = Log::recover(cfg, storage, media).unwrap();
+    back.check_usage().unwrap();
+    for (i, &(l, _)) in live.iter().enumerate() {
+        assert_eq!(read(&back, l), (cfg.slot_lbn(dest, i as u32), values[i]));
+    }
+    // A segment not reserved is refused.
+    let mut back = back;
+    assert!(back.write_slot(dest, 0, 1).unwrap_err().to_string().contains("not reserved"));
 }

@@ -70,6 +70,22 @@ pub struct FreeCleaning {
     pub finish_in_foreground: bool,
     /// How the free cleaner chooses its segments. Default cost-benefit (the paper's).
     pub choose: Choice,
+    /// Write the cleaned blocks with free bandwidth too (ours+FW), into up to this many free
+    /// segments reserved as cleaning destinations at once: a segment's blocks, once all are read
+    /// (with `hold_until_read`), each get a slot of a destination and a free write there, in
+    /// any order; a full destination's summary is written free as well, and only when every
+    /// write of it is on the media does the map point the blocks there (those still live where
+    /// they were read), in one commit. When the foreground cleaner must run, it first closes
+    /// the destinations: their outstanding free writes withdrawn, the missing slots and the
+    /// summary written in the foreground, the map committed. 0 (the default): cleaned blocks go
+    /// to the segment being filled, a foreground write (the paper's, and ours).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub free_write_segments: u32,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// How the free cleaner chooses the segments it reads.
@@ -88,7 +104,7 @@ pub enum Choice {
 
 impl Default for FreeCleaning {
     fn default() -> Self {
-        Self { below_free: 24, parallel: 8, idle_after_ms: 1.0, hold_until_read: false, finish_in_foreground: false, choose: Choice::CostBenefit }
+        Self { below_free: 24, parallel: 8, idle_after_ms: 1.0, hold_until_read: false, finish_in_foreground: false, choose: Choice::CostBenefit, free_write_segments: 0 }
     }
 }
 
@@ -102,6 +118,13 @@ impl FreeCleaning {
     #[must_use]
     pub fn ours() -> Self {
         Self { parallel: 128, hold_until_read: true, finish_in_foreground: true, choose: Choice::LeastLive, ..Self::default() }
+    }
+
+    /// Ours+FW: ours, with the cleaned blocks written free as well, into two destination
+    /// segments at once ([`FreeCleaning::free_write_segments`]).
+    #[must_use]
+    pub fn ours_free_writes() -> Self {
+        Self { free_write_segments: 2, ..Self::ours() }
     }
 }
 

@@ -143,6 +143,9 @@ pub struct Log {
     /// Checkpoints wait for [`Log::checkpoint_if_due`] (a caller that writes the segments after
     /// the map commits must checkpoint only when every segment write is on the media).
     checkpoint_due: Option<bool>,
+    /// Free segments set aside as cleaning destinations ([`Log::reserve_segment`]): segment
+    /// writes pass them over and [`Log::free_segments`] does not count them.
+    reserved: BTreeSet<u32>,
 }
 
 impl std::fmt::Debug for Log {
@@ -167,7 +170,7 @@ impl Log {
         let blocks = cfg.partition_blocks() as usize;
         let media = Media { data: vec![0; blocks], summaries: vec![None; cfg.segments as usize] };
         let n = cfg.segments as usize;
-        Ok(Self { free: cfg.segments, cfg, map, journal, media, durable_live: vec![0; n], live: vec![0; n], written_at: vec![0; n], clock: 0, open: OpenSegment::default(), cursor: 0, flushes: 0, events: None, checkpoint_due: None })
+        Ok(Self { free: cfg.segments, cfg, map, journal, media, durable_live: vec![0; n], live: vec![0; n], written_at: vec![0; n], clock: 0, open: OpenSegment::default(), cursor: 0, flushes: 0, events: None, checkpoint_due: None, reserved: BTreeSet::new() })
     }
 
     /// Records what happens to the blocks ([`LogEvent`], taken with [`Log::take_events`]), and
@@ -209,10 +212,10 @@ impl Log {
         &self.cfg
     }
 
-    /// Free segments (no live data on the disk).
+    /// Free segments (no live data on the disk), less those reserved as cleaning destinations.
     #[must_use]
     pub fn free_segments(&self) -> u32 {
-        self.free
+        self.free - self.reserved.len() as u32
     }
 
     /// Live blocks of `segment` that cleaning it would move.
@@ -400,7 +403,125 @@ impl Log {
     /// The next free segment after the last one written, in log order.
     fn next_free(&self) -> Option<u32> {
         let n = self.cfg.segments;
-        (0..n).map(|i| (self.cursor + i) % n).find(|&s| self.durable_live[s as usize] == 0)
+        (0..n).map(|i| (self.cursor + i) % n).find(|&s| self.durable_live[s as usize] == 0 && !self.reserved.contains(&s))
+    }
+
+    /// The contents of the block at sector `lbn` (what a read of it brings).
+    #[must_use]
+    pub fn value_at(&self, lbn: u64) -> u64 {
+        self.media.data[self.block_index(lbn)]
+    }
+
+    /// Sets a free segment aside as a cleaning destination: its slots are written one by one
+    /// ([`Log::write_slot`], in any order), then its summary and the map's commit together
+    /// ([`Log::commit_segment`]). Until then the map still points at every block's old home,
+    /// so a crash loses nothing (recovery finds the segment free, as the map has it). Segment
+    /// writes pass it over and it is no longer counted free. `None` when no segment is free
+    /// but the last one.
+    pub fn reserve_segment(&mut self) -> Option<u32> {
+        if self.free_segments() <= 1 {
+            return None;
+        }
+        let n = self.cfg.segments;
+        let s = (0..n).map(|i| (self.cursor + i) % n).find(|&s| self.durable_live[s as usize] == 0 && !self.reserved.contains(&s))?;
+        self.reserved.insert(s);
+        Some(s)
+    }
+
+    /// Segments reserved as cleaning destinations.
+    #[must_use]
+    pub fn reserved_segments(&self) -> usize {
+        self.reserved.len()
+    }
+
+    fn check_reserved(&self, segment: u32) -> Result<()> {
+        if !self.reserved.contains(&segment) {
+            return Err(LfsError::Config { field: "segment", message: format!("segment {segment} is not reserved as a cleaning destination") });
+        }
+        Ok(())
+    }
+
+    /// A block of a reserved destination reached the platters: `value` in data slot `slot` of
+    /// `segment`. The map does not point there yet.
+    ///
+    /// # Errors
+    /// [`LfsError::Config`] for a segment not reserved or a slot past its data.
+    pub fn write_slot(&mut self, segment: u32, slot: u32, value: u64) -> Result<()> {
+        self.check_reserved(segment)?;
+        if slot >= self.cfg.data_blocks() {
+            return Err(LfsError::Config { field: "slot", message: format!("slot {slot} is past the segment's {} data slots", self.cfg.data_blocks()) });
+        }
+        let b = self.block_index(self.cfg.slot_lbn(segment, slot));
+        self.media.data[b] = value;
+        Ok(())
+    }
+
+    /// A reserved destination is complete: `slots[i]` is `(logical, lbn, value)`, the block
+    /// copied to data slot `i` from sector `lbn` holding `value` (its slot written with
+    /// [`Log::write_slot`]), or `None` for a slot left empty. The summary goes to the platters,
+    /// then the map points every block still live and unchanged at its old home to its slot, in
+    /// one commit; a block rewritten, deleted or moved meanwhile stays where the map has it (its
+    /// slot is dead space), even one that came back to the same sector with other contents. The
+    /// segment is no longer reserved. Returns the blocks moved.
+    ///
+    /// # Errors
+    /// [`LfsError::Config`] for a segment not reserved, more slots than the segment has, or a
+    /// slot whose contents differ from the block it copies (its write is missing); a map or
+    /// journal error; [`LfsError::Config`] under [`Log::record_events`] (a caller moving the
+    /// real bytes does not use destinations).
+    pub fn commit_segment(&mut self, segment: u32, slots: &[Option<(u64, u64, u64)>]) -> Result<u32> {
+        self.check_reserved(segment)?;
+        if self.events.is_some() {
+            return Err(LfsError::Config { field: "free.free_write_segments", message: "cleaning destinations are not recorded as events".into() });
+        }
+        if slots.len() > self.cfg.data_blocks() as usize {
+            return Err(LfsError::Config { field: "slots", message: format!("{} slots, the segment has {}", slots.len(), self.cfg.data_blocks()) });
+        }
+        // A block named twice moves once, to its first slot.
+        let mut seen = std::collections::HashSet::new();
+        let moving: Vec<(u32, u64, u64)> = slots.iter().enumerate().filter_map(|(i, s)| s.map(|(l, lbn, v)| (i as u32, l, lbn, v))).filter(|&(_, l, lbn, v)| self.is_live_at(l, lbn) && self.value_at(lbn) == v && seen.insert(l)).map(|(i, l, lbn, _)| (i, l, lbn)).collect();
+        for &(i, l, lbn) in &moving {
+            let to = self.cfg.slot_lbn(segment, i);
+            if self.value_at(to) != self.value_at(lbn) {
+                return Err(LfsError::Config { field: "slots", message: format!("slot {i} of segment {segment} does not hold logical block {l}'s contents (its write is missing)") });
+            }
+        }
+        // The summary reaches the platters first…
+        let names: Vec<u64> = slots.iter().map(|s| s.map_or(HOLE, |(l, _, _)| l)).collect();
+        let summary = SegmentSummary { segment, written_at: self.clock, slots: names };
+        self.media.summaries[segment as usize] = Some(summary.encode());
+        // …then the map points at the copies, in one commit.
+        for &(i, logical, old) in &moving {
+            let lbn = self.cfg.slot_lbn(segment, i);
+            let req = WriteRequest { logical, blocks: 1, candidates: Candidates::single(lbn) };
+            self.journal.log(&mut self.map, MapOp::Write { req, chosen: lbn })?;
+            if let Some(s) = self.cfg.segment_of(old) {
+                // Live at its old home (not superseded in memory): it counted there.
+                self.live[s as usize] -= 1;
+            }
+            self.unuse(old);
+            self.durable_live[segment as usize] += 1;
+        }
+        self.journal.commit()?;
+        self.reserved.remove(&segment);
+        self.live[segment as usize] = self.durable_live[segment as usize];
+        if self.durable_live[segment as usize] > 0 {
+            self.free -= 1;
+        }
+        self.written_at[segment as usize] = self.clock;
+        self.clock += slots.len() as u64;
+        Ok(moving.len() as u32)
+    }
+
+    /// Gives a reserved destination back without committing it: the map never pointed there,
+    /// so whatever its slots hold is dead space, and it is free again.
+    ///
+    /// # Errors
+    /// [`LfsError::Config`] for a segment not reserved.
+    pub fn release_segment(&mut self, segment: u32) -> Result<()> {
+        self.check_reserved(segment)?;
+        self.reserved.remove(&segment);
+        Ok(())
     }
 
     /// Writes the segment being filled to a free segment with its summary, records the blocks'
@@ -624,7 +745,7 @@ impl Log {
         }
         let free = durable_live.iter().filter(|&&c| c == 0).count() as u32;
         let live_blocks = map.stats().live;
-        let log = Self { live: durable_live.clone(), durable_live, written_at, clock, open: OpenSegment::default(), free, cursor: 0, flushes: 0, events: None, checkpoint_due: None, cfg, map, journal, media };
+        let log = Self { live: durable_live.clone(), durable_live, written_at, clock, open: OpenSegment::default(), free, cursor: 0, flushes: 0, events: None, checkpoint_due: None, reserved: BTreeSet::new(), cfg, map, journal, media };
         Ok((log, Recovered { dropped_bytes: report.bytes_dropped, segments_checked: checked, live_blocks }))
     }
 

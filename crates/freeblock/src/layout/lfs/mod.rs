@@ -29,6 +29,9 @@
 //!                blocks held in memory until all are read; when the foreground cleaner must
 //!                run it takes over the segments nearest done: their free reads withdrawn,
 //!                only the missing blocks read (ours+IDLE: the same, with idle-time reads too)
+//!     ours+FW:   ours, the cleaned blocks also written free into reserved destination
+//!                segments, the map committed once all of a destination is on the media
+//!                (opt-in, FreeCleaning::free_write_segments; measured no gain, docs/lfs.md)
 //! ```
 //!
 //! **Taking over.** A segment being read free waits on its last few blocks: the planner finds
@@ -42,6 +45,15 @@
 //! |---|---|---|---|---|
 //! | FREEBLOCK (paper) | 8 | cost-benefit | moved as they arrive | a fresh segment read whole, keeping off the free cleaner's |
 //! | ours | 128 | fewest live blocks | held until the segment is read | the free cleaner's segments nearest done, only their missing blocks read |
+//!
+//! **Free writes (ours+FW).** A destination is a free segment set aside
+//! ([`Log::reserve_segment`]); each cleaned block gets a slot and a free write there, in any
+//! order; only when every slot's write and the summary are on the media does the map point the
+//! blocks there ([`Log::commit_segment`]), and only those still live and unchanged where they
+//! were read. Until then the map keeps every block at its old home, so a crash loses nothing.
+//! When the foreground cleaner must run, the destinations are closed in the foreground or
+//! given up, whichever costs less. At 85–93% no destination filled free (docs/lfs.md): the free
+//! cleaner rarely finishes a segment free, and free bandwidth is worth more on reads.
 //!
 //! **Free reads.** When a segment is chosen, its summary and every live block are registered
 //! with freeblock at once, each block a free read of its own (one task for all the cleaner's

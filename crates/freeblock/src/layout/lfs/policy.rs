@@ -50,6 +50,13 @@ const TAG_FREE_RUN: u64 = 5;
 const TAG_FREE_WRITE: u64 = 6;
 /// The summary block of a flushed partial segment, written beside its filled slots.
 const TAG_SUMMARY_WRITE: u64 = 7;
+/// A free write of a cleaned block to a slot of a cleaning destination (low bits: the write's
+/// id).
+const TAG_DEST_WRITE: u64 = 8;
+/// A cleaning destination's summary, written free (low bits: the segment).
+const TAG_DEST_SUMMARY: u64 = 9;
+/// The foreground's write of what a cleaning destination still missed when it was closed.
+const TAG_DEST_CLOSE: u64 = 10;
 
 /// A segment write's low bits: its sequence number above the cleaned blocks in it.
 const SEQ_SHIFT: u32 = 16;
@@ -117,6 +124,54 @@ pub struct LfsStats {
     /// Measured phase: segments cleaned (by the foreground cleaner, taken over, or read free
     /// to the end); with `cleaned_blocks_written`, the live blocks a cleaned segment held.
     pub measured_segments_cleaned: u64,
+    /// Free writes of cleaned blocks to cleaning destinations submitted (ours+FW,
+    /// [`FreeCleaning::free_write_segments`]).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub free_writes: u64,
+    /// Of them, completed free.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub free_writes_done: u64,
+    /// Cleaning destinations committed after all their writes were done free.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub destinations_free: u64,
+    /// Cleaning destinations the foreground closed (its missing slots and summary written in
+    /// the foreground) before the foreground cleaner ran.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub destinations_closed: u64,
+    /// Cleaning destinations given up when the foreground cleaner ran (closing them would have
+    /// cost more than appending their live blocks to the segment being filled).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub destinations_abandoned: u64,
+    /// Blocks (summaries included) those closings wrote in the foreground.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub destination_close_blocks: u64,
+    /// Blocks the map moved to cleaning destinations.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub destination_blocks_moved: u64,
+    /// Blocks written to a destination but dead by its commit (rewritten, deleted or moved).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub destination_blocks_dead: u64,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A free segment reserved as a cleaning destination (ours+FW): the cleaned blocks it takes,
+/// each written free to a slot of its own in any order.
+#[derive(Debug)]
+struct Dest {
+    segment: u32,
+    /// Slot → (logical block, the sector it was read from).
+    slots: Vec<Option<(u64, u64)>>,
+    /// Slot → the contents read.
+    values: Vec<u64>,
+    /// Free writes not yet on the media (the summary's included).
+    outstanding: u32,
+    /// The summary's free write: `None` not submitted (the destination still takes blocks),
+    /// `Some(done)` once submitted.
+    summary: Option<bool>,
 }
 
 impl LfsStats {
@@ -141,6 +196,13 @@ pub struct LfsPolicy {
     runs: HashMap<u64, (u32, u64, u64)>,
     /// Blocks read and held until the rest of their segment is in: segment → (logical, lbn).
     held: HashMap<u32, Vec<(u64, u64)>>,
+    /// Cleaning destinations being written free (ours+FW).
+    dests: Vec<Dest>,
+    /// Free writes to destinations under way: id → (segment, slot).
+    dest_writes: HashMap<u64, (u32, u32)>,
+    /// Segments some of whose blocks wait in a destination → how many: the free cleaner does
+    /// not choose them again, the foreground cleaner keeps off them while it can.
+    pending_src: HashMap<u32, u32>,
     next_run: u64,
     /// Contents stamp of the next block written.
     next_value: u64,
@@ -204,6 +266,9 @@ impl LfsPolicy {
             in_progress: BTreeMap::new(),
             runs: HashMap::new(),
             held: HashMap::new(),
+            dests: Vec::new(),
+            dest_writes: HashMap::new(),
+            pending_src: HashMap::new(),
             next_run: 0,
             next_value: 1,
             block_by_block: false,
@@ -322,8 +387,8 @@ impl LfsPolicy {
         if want == 0 {
             return;
         }
-        let busy = &self.in_progress;
-        let exclude = |s| busy.contains_key(&s);
+        let (busy, pending) = (&self.in_progress, &self.pending_src);
+        let exclude = |s| busy.contains_key(&s) || pending.contains_key(&s);
         let victims = match self.free.choose {
             Choice::CostBenefit => self.log.cost_benefit(want, &exclude),
             Choice::LeastLive => self.log.least_live(want, &exclude),
@@ -358,7 +423,11 @@ impl LfsPolicy {
                     self.stats.measured_segments_cleaned += 1;
                 }
                 for (logical, lbn) in self.held.remove(&segment).unwrap_or_default() {
-                    self.move_block(ctx, logical, lbn)?;
+                    if self.free.free_write_segments > 0 {
+                        self.place_free(ctx, logical, lbn)?;
+                    } else {
+                        self.move_block(ctx, logical, lbn)?;
+                    }
                 }
             }
         }
@@ -374,6 +443,8 @@ impl LfsPolicy {
         }
         if self.free.hold_until_read {
             self.held.entry(segment).or_default().push((logical, lbn));
+        } else if self.free.free_write_segments > 0 {
+            self.place_free(ctx, logical, lbn)?;
         } else {
             self.move_block(ctx, logical, lbn)?;
         }
@@ -404,15 +475,178 @@ impl LfsPolicy {
         Ok(())
     }
 
+    /// A block free cleaning read, its segment all in, given a slot of a cleaning destination
+    /// and written there with free bandwidth (ours+FW). A destination is reserved when none has
+    /// room, while that leaves the foreground cleaner its reserve and fewer than
+    /// `free_write_segments` are open; otherwise the block goes to the segment being filled
+    /// ([`LfsPolicy::move_block`]). A full destination's summary is submitted (free) at once.
+    fn place_free(&mut self, ctx: &mut LayoutCtx<'_>, logical: u64, lbn: u64) -> std::result::Result<(), LfsError> {
+        if !self.log.is_live_at(logical, lbn) {
+            self.stats.free_blocks_dead += 1;
+            return Ok(());
+        }
+        let cfg = *self.log.config();
+        let data = cfg.data_blocks() as usize;
+        let i = match self.dests.iter().position(|d| d.summary.is_none()) {
+            Some(i) => i,
+            None => {
+                let room = self.dests.len() < self.free.free_write_segments as usize && self.log.free_segments() > self.reserve();
+                let Some(segment) = room.then(|| self.log.reserve_segment()).flatten() else { return self.move_block(ctx, logical, lbn) };
+                self.dests.push(Dest { segment, slots: Vec::with_capacity(data), values: Vec::with_capacity(data), outstanding: 0, summary: None });
+                self.dests.len() - 1
+            }
+        };
+        let value = self.log.value_at(lbn);
+        let id = self.next_run;
+        self.next_run += 1;
+        let d = &mut self.dests[i];
+        let slot = d.slots.len() as u32;
+        d.slots.push(Some((logical, lbn)));
+        d.values.push(value);
+        d.outstanding += 1;
+        self.dest_writes.insert(id, (d.segment, slot));
+        ctx.submit(PhysIo::at(Op::Write, cfg.slot_lbn(d.segment, slot), cfg.block_sectors, tag(TAG_DEST_WRITE, id)), Service::Free);
+        self.stats.free_writes += 1;
+        if let Some(src) = cfg.segment_of(lbn) {
+            *self.pending_src.entry(src).or_default() += 1;
+        }
+        if d.slots.len() == data {
+            d.summary = Some(false);
+            d.outstanding += 1;
+            ctx.submit(PhysIo::at(Op::Write, cfg.summary_lbn(d.segment), cfg.block_sectors, tag(TAG_DEST_SUMMARY, u64::from(d.segment))), Service::Free);
+        }
+        Ok(())
+    }
+
+    /// A free write to a destination is on the media: a slot's block, or (`slot` `None`) its
+    /// summary. The last one commits the destination.
+    fn dest_written(&mut self, segment: u32, slot: Option<u32>) -> std::result::Result<(), LfsError> {
+        let Some(i) = self.dests.iter().position(|d| d.segment == segment) else { return Ok(()) };
+        let d = &mut self.dests[i];
+        match slot {
+            Some(slot) => {
+                self.log.write_slot(segment, slot, d.values[slot as usize])?;
+                self.stats.free_writes_done += 1;
+            }
+            None => d.summary = Some(true),
+        }
+        d.outstanding -= 1;
+        if d.outstanding == 0 && d.summary == Some(true) {
+            let d = self.dests.remove(i);
+            self.commit_dest(&d)?;
+            self.stats.destinations_free += 1;
+        }
+        Ok(())
+    }
+
+    /// Points the map at a destination's blocks (those still live where they were read).
+    fn commit_dest(&mut self, d: &Dest) -> std::result::Result<(), LfsError> {
+        let named = d.slots.iter().flatten().count() as u64;
+        let slots: Vec<Option<(u64, u64, u64)>> = d.slots.iter().zip(&d.values).map(|(s, &v)| s.map(|(l, lbn)| (l, lbn, v))).collect();
+        let moved = if named == 0 { self.log.release_segment(d.segment).map(|()| 0)? } else { self.log.commit_segment(d.segment, &slots)? };
+        self.stats.destination_blocks_moved += u64::from(moved);
+        self.stats.destination_blocks_dead += named - u64::from(moved);
+        if self.measure_start.is_some() {
+            self.stats.cleaned_blocks_written += u64::from(moved);
+        }
+        self.unpend(d);
+        Ok(())
+    }
+
+    /// `d`'s blocks no longer wait in a destination.
+    fn unpend(&mut self, d: &Dest) {
+        let cfg = *self.log.config();
+        for &(_, lbn) in d.slots.iter().flatten() {
+            if let Some(src) = cfg.segment_of(lbn) {
+                if let Some(n) = self.pending_src.get_mut(&src) {
+                    *n -= 1;
+                    if *n == 0 {
+                        self.pending_src.remove(&src);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Settles every cleaning destination before the foreground cleaner runs: its outstanding
+    /// free writes withdrawn, then either closed (the slots still missing whose blocks are live,
+    /// and the summary, written in the foreground, neighbours joined as the foreground cleaner's
+    /// reads are, and the map committed) or given up (released, its live blocks appended to the
+    /// segment being filled, as ours does), whichever costs the foreground less: a closing
+    /// pays a positioning per piece it writes, an append only the blocks' transfer in a
+    /// segment write. The writes become parts of the request that found free segments short.
+    fn close_dests(&mut self, ctx: &mut LayoutCtx<'_>, out: &mut Vec<PhysIo>) -> std::result::Result<(), LfsError> {
+        let cfg = *self.log.config();
+        for d in std::mem::take(&mut self.dests) {
+            let mut ids: Vec<(u64, u32)> = self.dest_writes.iter().filter(|(_, w)| w.0 == d.segment).map(|(&id, w)| (id, w.1)).collect();
+            ids.sort_unstable();
+            let mut missing = Vec::with_capacity(ids.len() + 1);
+            for &(id, slot) in &ids {
+                self.dest_writes.remove(&id);
+                ctx.withdraw_free(&PhysIo::at(Op::Write, cfg.slot_lbn(d.segment, slot), cfg.block_sectors, tag(TAG_DEST_WRITE, id)))?;
+                if let Some((logical, from)) = d.slots[slot as usize] {
+                    // (Unchanged since it was read: only those move.)
+                    if self.log.is_live_at(logical, from) && self.log.value_at(from) == d.values[slot as usize] {
+                        missing.push(slot);
+                    }
+                }
+            }
+            if d.summary == Some(false) {
+                ctx.withdraw_free(&PhysIo::at(Op::Write, cfg.summary_lbn(d.segment), cfg.block_sectors, tag(TAG_DEST_SUMMARY, u64::from(d.segment))))?;
+            }
+            let live: Vec<(u64, u64)> = d.slots.iter().flatten().copied().filter(|&(l, from)| self.log.is_live_at(l, from)).collect();
+            let mut lbns: Vec<u64> = missing.iter().map(|&slot| cfg.slot_lbn(d.segment, slot)).collect();
+            if d.summary != Some(true) {
+                lbns.push(cfg.summary_lbn(d.segment));
+            }
+            lbns.sort_unstable();
+            let costs = ReadCosts::at(ctx.disk, cfg.segment_lbn(d.segment))?;
+            let (pieces, sectors) = costs.plan(&lbns, cfg.block_sectors);
+            let media_ns = media_sector_ns(ctx.disk, cfg.segment_lbn(d.segment))?;
+            let close_ns = pieces.len() as f64 * costs.positioning_ns + sectors as f64 * costs.sector_ns;
+            let append_ns = (live.len() as u64 * cfg.block_sectors) as f64 * media_ns;
+            if !live.is_empty() && close_ns < append_ns {
+                for &slot in &missing {
+                    self.log.write_slot(d.segment, slot, d.values[slot as usize])?;
+                }
+                for p in pieces {
+                    if let LogIo::CleanReadPart { lbn, sectors } = p {
+                        out.push(PhysIo::at(Op::Write, lbn, sectors, tag(TAG_DEST_CLOSE, 0)));
+                    }
+                }
+                self.stats.destination_close_blocks += sectors / cfg.block_sectors;
+                self.commit_dest(&d)?;
+                self.stats.destinations_closed += 1;
+            } else {
+                self.log.release_segment(d.segment)?;
+                self.unpend(&d);
+                self.stats.destinations_abandoned += 1;
+                for (logical, from) in live {
+                    if self.log.open_full() {
+                        let f = self.log.flush()?.expect("a full segment has blocks");
+                        let p = self.phys(LogIo::Write(f), TAG_WRITE);
+                        out.push(p);
+                    }
+                    self.log.relocate(logical, from)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The foreground cleaner, when free segments are down to `min_free`: its reads and writes
-    /// become parts of the request that found them short.
+    /// become parts of the request that found them short. Cleaning destinations (ours+FW) are
+    /// closed first, which may free enough.
     fn clean_if_short(&mut self, ctx: &mut LayoutCtx<'_>, out: &mut Vec<PhysIo>) -> std::result::Result<(), LfsError> {
+        if self.log.free_segments() <= self.log.config().min_free && !self.dests.is_empty() {
+            self.close_dests(ctx, out)?;
+        }
         if self.log.free_segments() <= self.log.config().min_free {
             let mut ios = Vec::new();
             let take_over = self.free.finish_in_foreground;
             // The segments being read free when the cleaner starts: those it takes over are
-            // cleaned by then, the others it keeps off.
-            let reading: std::collections::BTreeSet<u32> = self.in_progress.keys().copied().collect();
+            // cleaned by then, the others it keeps off (and off those waiting in a destination).
+            let reading: std::collections::BTreeSet<u32> = self.in_progress.keys().chain(self.pending_src.keys()).copied().collect();
             let mut free_reads = FreeReads { in_progress: &mut self.in_progress, runs: &mut self.runs, held: &mut self.held, stats: &mut self.stats };
             let block_by_block = self.block_by_block;
             let mut finish = |log: &Log| {
@@ -495,6 +729,15 @@ fn one_by_one(log: &Log, avoid: &dyn Fn(u32) -> bool) -> Option<Finish> {
     let mut reads: Vec<LogIo> = log.live_in(victim).into_iter().map(|(_, lbn)| LogIo::CleanReadPart { lbn, sectors: cfg.block_sectors }).collect();
     reads.push(LogIo::CleanReadPart { lbn: cfg.summary_lbn(victim), sectors: cfg.block_sectors });
     Some((victim, reads))
+}
+
+/// How long a sector of `lbn`'s track takes to pass under the head, ns: what a block appended
+/// to a segment write costs (the drive overlaps a write's bus transfer).
+fn media_sector_ns(disk: &freeblock_disk::Disk, lbn: u64) -> std::result::Result<f64, LfsError> {
+    let mut runs = Vec::new();
+    disk.track_runs(lbn, 1, &mut runs).map_err(|e| LfsError::Config { field: "segment", message: format!("sector {lbn}: {e}") })?;
+    let track = runs.first().map_or(1, |r| r.sectors_per_track.max(1));
+    Ok(disk.revolution_ns() as f64 / f64::from(track))
 }
 
 /// What reading a few blocks costs against reading a whole segment, to choose how the
@@ -645,6 +888,16 @@ impl LayoutPolicy for LfsPolicy {
                 self.stats.clean_write_ns += busy * cleaned / u64::from(self.log.config().data_blocks());
             }
             TAG_SUMMARY_WRITE if measuring => self.stats.segment_write_ns += busy,
+            TAG_DEST_CLOSE if measuring => {
+                self.stats.segment_write_ns += busy;
+                self.stats.clean_write_ns += busy;
+            }
+            TAG_DEST_WRITE => {
+                if let Some((segment, slot)) = self.dest_writes.remove(&low) {
+                    self.dest_written(segment, Some(slot)).map_err(LayoutError::from)?;
+                }
+            }
+            TAG_DEST_SUMMARY => self.dest_written(low as u32, None).map_err(LayoutError::from)?,
             TAG_CLEAN_READ if measuring => self.stats.clean_read_ns += busy,
             TAG_READ if measuring => self.stats.read_miss_ns += busy,
             TAG_FREE_SUMMARY => self.read_done(ctx, low as u32).map_err(LayoutError::from)?,
