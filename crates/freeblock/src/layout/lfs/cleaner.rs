@@ -75,17 +75,14 @@ pub struct FreeCleaning {
     /// (with `hold_until_read`), each get a slot of a destination and a free write there, in
     /// any order; a full destination's summary is written free as well, and only when every
     /// write of it is on the media does the map point the blocks there (those still live where
-    /// they were read), in one commit. When the foreground cleaner must run, it first closes
-    /// the destinations: their outstanding free writes withdrawn, the missing slots and the
-    /// summary written in the foreground, the map committed. 0 (the default): cleaned blocks go
-    /// to the segment being filled, a foreground write (the paper's, and ours).
-    #[serde(skip_serializing_if = "is_zero")]
+    /// they were read), in one commit. When the foreground cleaner must run, it first settles
+    /// the destinations, their outstanding free writes withdrawn: each is closed (the missing
+    /// slots and the summary written in the foreground, the map committed) or given up (its live
+    /// blocks appended to the segment being filled), whichever costs the foreground less. 0 (the
+    /// default): cleaned blocks go to the segment being filled, a foreground write (the paper's,
+    /// and ours).
+    #[serde(skip_serializing_if = "super::is_zero")]
     pub free_write_segments: u32,
-}
-
-#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
-fn is_zero(n: &u32) -> bool {
-    *n == 0
 }
 
 /// How the free cleaner chooses the segments it reads.

@@ -119,6 +119,13 @@ pub mod log;
 pub mod policy;
 pub mod summary;
 
+/// Whether a count is zero: serde's `skip_serializing_if` for counts and settings that are
+/// left out of a report or a configuration while unused.
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
+}
+
 pub use cache::BufferCache;
 pub use cleaner::{clean_foreground, clean_foreground_avoiding, Choice, CleanerKind, FreeCleaning, LogIo};
 pub use config::{LfsConfig, LfsSpec};

@@ -126,36 +126,31 @@ pub struct LfsStats {
     pub measured_segments_cleaned: u64,
     /// Free writes of cleaned blocks to cleaning destinations submitted (ours+FW,
     /// [`FreeCleaning::free_write_segments`]).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "super::is_zero")]
     pub free_writes: u64,
     /// Of them, completed free.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "super::is_zero")]
     pub free_writes_done: u64,
     /// Cleaning destinations committed after all their writes were done free.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "super::is_zero")]
     pub destinations_free: u64,
     /// Cleaning destinations the foreground closed (its missing slots and summary written in
     /// the foreground) before the foreground cleaner ran.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "super::is_zero")]
     pub destinations_closed: u64,
     /// Cleaning destinations given up when the foreground cleaner ran (closing them would have
     /// cost more than appending their live blocks to the segment being filled).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "super::is_zero")]
     pub destinations_abandoned: u64,
     /// Blocks (summaries included) those closings wrote in the foreground.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "super::is_zero")]
     pub destination_close_blocks: u64,
     /// Blocks the map moved to cleaning destinations.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "super::is_zero")]
     pub destination_blocks_moved: u64,
     /// Blocks written to a destination but dead by its commit (rewritten, deleted or moved).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "super::is_zero")]
     pub destination_blocks_dead: u64,
-}
-
-#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 /// A free segment reserved as a cleaning destination (ours+FW): the cleaned blocks it takes,
@@ -163,10 +158,9 @@ fn is_zero(n: &u64) -> bool {
 #[derive(Debug)]
 struct Dest {
     segment: u32,
-    /// Slot → (logical block, the sector it was read from).
-    slots: Vec<Option<(u64, u64)>>,
-    /// Slot → the contents read.
-    values: Vec<u64>,
+    /// Slot → the block copied there: (logical block, the sector it was read from, the
+    /// contents read).
+    slots: Vec<(u64, u64, u64)>,
     /// Free writes not yet on the media (the summary's included).
     outstanding: u32,
     /// The summary's free write: `None` not submitted (the destination still takes blocks),
@@ -423,11 +417,7 @@ impl LfsPolicy {
                     self.stats.measured_segments_cleaned += 1;
                 }
                 for (logical, lbn) in self.held.remove(&segment).unwrap_or_default() {
-                    if self.free.free_write_segments > 0 {
-                        self.place_free(ctx, logical, lbn)?;
-                    } else {
-                        self.move_block(ctx, logical, lbn)?;
-                    }
+                    self.place_cleaned(ctx, logical, lbn)?;
                 }
             }
         }
@@ -443,10 +433,8 @@ impl LfsPolicy {
         }
         if self.free.hold_until_read {
             self.held.entry(segment).or_default().push((logical, lbn));
-        } else if self.free.free_write_segments > 0 {
-            self.place_free(ctx, logical, lbn)?;
         } else {
-            self.move_block(ctx, logical, lbn)?;
+            self.place_cleaned(ctx, logical, lbn)?;
         }
         self.read_done(ctx, segment)
     }
@@ -475,6 +463,16 @@ impl LfsPolicy {
         Ok(())
     }
 
+    /// A block free cleaning read goes where the cleaner puts it: a cleaning destination
+    /// (ours+FW), or the segment being filled.
+    fn place_cleaned(&mut self, ctx: &mut LayoutCtx<'_>, logical: u64, lbn: u64) -> std::result::Result<(), LfsError> {
+        if self.free.free_write_segments > 0 {
+            self.place_free(ctx, logical, lbn)
+        } else {
+            self.move_block(ctx, logical, lbn)
+        }
+    }
+
     /// A block free cleaning read, its segment all in, given a slot of a cleaning destination
     /// and written there with free bandwidth (ours+FW). A destination is reserved when none has
     /// room, while that leaves the foreground cleaner its reserve and fewer than
@@ -492,7 +490,7 @@ impl LfsPolicy {
             None => {
                 let room = self.dests.len() < self.free.free_write_segments as usize && self.log.free_segments() > self.reserve();
                 let Some(segment) = room.then(|| self.log.reserve_segment()).flatten() else { return self.move_block(ctx, logical, lbn) };
-                self.dests.push(Dest { segment, slots: Vec::with_capacity(data), values: Vec::with_capacity(data), outstanding: 0, summary: None });
+                self.dests.push(Dest { segment, slots: Vec::with_capacity(data), outstanding: 0, summary: None });
                 self.dests.len() - 1
             }
         };
@@ -501,8 +499,7 @@ impl LfsPolicy {
         self.next_run += 1;
         let d = &mut self.dests[i];
         let slot = d.slots.len() as u32;
-        d.slots.push(Some((logical, lbn)));
-        d.values.push(value);
+        d.slots.push((logical, lbn, value));
         d.outstanding += 1;
         self.dest_writes.insert(id, (d.segment, slot));
         ctx.submit(PhysIo::at(Op::Write, cfg.slot_lbn(d.segment, slot), cfg.block_sectors, tag(TAG_DEST_WRITE, id)), Service::Free);
@@ -525,7 +522,7 @@ impl LfsPolicy {
         let d = &mut self.dests[i];
         match slot {
             Some(slot) => {
-                self.log.write_slot(segment, slot, d.values[slot as usize])?;
+                self.log.write_slot(segment, slot, d.slots[slot as usize].2)?;
                 self.stats.free_writes_done += 1;
             }
             None => d.summary = Some(true),
@@ -541,8 +538,8 @@ impl LfsPolicy {
 
     /// Points the map at a destination's blocks (those still live where they were read).
     fn commit_dest(&mut self, d: &Dest) -> std::result::Result<(), LfsError> {
-        let named = d.slots.iter().flatten().count() as u64;
-        let slots: Vec<Option<(u64, u64, u64)>> = d.slots.iter().zip(&d.values).map(|(s, &v)| s.map(|(l, lbn)| (l, lbn, v))).collect();
+        let named = d.slots.len() as u64;
+        let slots: Vec<Option<(u64, u64, u64)>> = d.slots.iter().copied().map(Some).collect();
         let moved = if named == 0 { self.log.release_segment(d.segment).map(|()| 0)? } else { self.log.commit_segment(d.segment, &slots)? };
         self.stats.destination_blocks_moved += u64::from(moved);
         self.stats.destination_blocks_dead += named - u64::from(moved);
@@ -556,7 +553,7 @@ impl LfsPolicy {
     /// `d`'s blocks no longer wait in a destination.
     fn unpend(&mut self, d: &Dest) {
         let cfg = *self.log.config();
-        for &(_, lbn) in d.slots.iter().flatten() {
+        for &(_, lbn, _) in &d.slots {
             if let Some(src) = cfg.segment_of(lbn) {
                 if let Some(n) = self.pending_src.get_mut(&src) {
                     *n -= 1;
@@ -584,17 +581,16 @@ impl LfsPolicy {
             for &(id, slot) in &ids {
                 self.dest_writes.remove(&id);
                 ctx.withdraw_free(&PhysIo::at(Op::Write, cfg.slot_lbn(d.segment, slot), cfg.block_sectors, tag(TAG_DEST_WRITE, id)))?;
-                if let Some((logical, from)) = d.slots[slot as usize] {
-                    // (Unchanged since it was read: only those move.)
-                    if self.log.is_live_at(logical, from) && self.log.value_at(from) == d.values[slot as usize] {
-                        missing.push(slot);
-                    }
+                let (logical, from, value) = d.slots[slot as usize];
+                // (Unchanged since it was read: only those move.)
+                if self.log.is_live_at(logical, from) && self.log.value_at(from) == value {
+                    missing.push(slot);
                 }
             }
             if d.summary == Some(false) {
                 ctx.withdraw_free(&PhysIo::at(Op::Write, cfg.summary_lbn(d.segment), cfg.block_sectors, tag(TAG_DEST_SUMMARY, u64::from(d.segment))))?;
             }
-            let live: Vec<(u64, u64)> = d.slots.iter().flatten().copied().filter(|&(l, from)| self.log.is_live_at(l, from)).collect();
+            let live: Vec<(u64, u64)> = d.slots.iter().map(|&(l, from, _)| (l, from)).filter(|&(l, from)| self.log.is_live_at(l, from)).collect();
             let mut lbns: Vec<u64> = missing.iter().map(|&slot| cfg.slot_lbn(d.segment, slot)).collect();
             if d.summary != Some(true) {
                 lbns.push(cfg.summary_lbn(d.segment));
@@ -602,12 +598,11 @@ impl LfsPolicy {
             lbns.sort_unstable();
             let costs = ReadCosts::at(ctx.disk, cfg.segment_lbn(d.segment))?;
             let (pieces, sectors) = costs.plan(&lbns, cfg.block_sectors);
-            let media_ns = media_sector_ns(ctx.disk, cfg.segment_lbn(d.segment))?;
             let close_ns = pieces.len() as f64 * costs.positioning_ns + sectors as f64 * costs.sector_ns;
-            let append_ns = (live.len() as u64 * cfg.block_sectors) as f64 * media_ns;
+            let append_ns = (live.len() as u64 * cfg.block_sectors) as f64 * costs.media_sector_ns;
             if !live.is_empty() && close_ns < append_ns {
                 for &slot in &missing {
-                    self.log.write_slot(d.segment, slot, d.values[slot as usize])?;
+                    self.log.write_slot(d.segment, slot, d.slots[slot as usize].2)?;
                 }
                 for p in pieces {
                     if let LogIo::CleanReadPart { lbn, sectors } = p {
@@ -731,15 +726,6 @@ fn one_by_one(log: &Log, avoid: &dyn Fn(u32) -> bool) -> Option<Finish> {
     Some((victim, reads))
 }
 
-/// How long a sector of `lbn`'s track takes to pass under the head, ns: what a block appended
-/// to a segment write costs (the drive overlaps a write's bus transfer).
-fn media_sector_ns(disk: &freeblock_disk::Disk, lbn: u64) -> std::result::Result<f64, LfsError> {
-    let mut runs = Vec::new();
-    disk.track_runs(lbn, 1, &mut runs).map_err(|e| LfsError::Config { field: "segment", message: format!("sector {lbn}: {e}") })?;
-    let track = runs.first().map_or(1, |r| r.sectors_per_track.max(1));
-    Ok(disk.revolution_ns() as f64 / f64::from(track))
-}
-
 /// What reading a few blocks costs against reading a whole segment, to choose how the
 /// foreground cleaner reads what a segment still misses.
 #[derive(Debug, Clone, Copy)]
@@ -748,6 +734,9 @@ struct ReadCosts {
     positioning_ns: f64,
     /// Moving one sector to the host, ns (the bus, or the media when the bus is faster).
     sector_ns: f64,
+    /// A sector of the track passing under the head, ns: what a block appended to a segment
+    /// write costs (the drive overlaps a write's bus transfer).
+    media_sector_ns: f64,
 }
 
 impl ReadCosts {
@@ -757,8 +746,9 @@ impl ReadCosts {
         disk.track_runs(lbn, 1, &mut runs).map_err(|e| LfsError::Config { field: "segment", message: format!("sector {lbn}: {e}") })?;
         let track = runs.first().map_or(1, |r| r.sectors_per_track.max(1));
         let revolution = disk.revolution_ns() as f64;
-        let sector_ns = (disk.spec().controller.bus_sector_ms * 1e6).max(revolution / f64::from(track));
-        Ok(Self { positioning_ns: revolution / 2.0, sector_ns })
+        let media_sector_ns = revolution / f64::from(track);
+        let sector_ns = (disk.spec().controller.bus_sector_ms * 1e6).max(media_sector_ns);
+        Ok(Self { positioning_ns: revolution / 2.0, sector_ns, media_sector_ns })
     }
 
     /// `lbns` (sorted, `sectors` each) as reads: neighbours joined where the sectors between
@@ -922,7 +912,7 @@ mod tests {
     use super::{LogIo, ReadCosts};
 
     /// 1 ms positioning, 0.1 ms a sector: a gap of under 10 sectors is cheaper to read through.
-    const COSTS: ReadCosts = ReadCosts { positioning_ns: 1e6, sector_ns: 1e5 };
+    const COSTS: ReadCosts = ReadCosts { positioning_ns: 1e6, sector_ns: 1e5, media_sector_ns: 1e5 };
 
     fn part(lbn: u64, sectors: u64) -> LogIo {
         LogIo::CleanReadPart { lbn, sectors }
@@ -936,7 +926,7 @@ mod tests {
         assert_eq!(reads, [part(0, 32), part(100, 24)]);
         assert_eq!(sectors, 56);
         // Without a bus to pay for, every gap is worth reading through.
-        let (reads, _) = ReadCosts { positioning_ns: 1e6, sector_ns: 0.0 }.plan(&[0, 500, 1000], 8);
+        let (reads, _) = ReadCosts { positioning_ns: 1e6, sector_ns: 0.0, media_sector_ns: 0.0 }.plan(&[0, 500, 1000], 8);
         assert_eq!(reads, [part(0, 1008)]);
         assert_eq!(COSTS.plan(&[], 8), (vec![], 0));
     }
