@@ -385,7 +385,7 @@ fn repro_external_tiny_prints_the_paper_beside_ours_and_writes_its_files() {
     let out = dir.to_str().unwrap();
     let (code, text, err) = freeblock(&["repro", "external", "--quick", "--seconds", "0.5", "--quiet", "--out", out]);
     assert_eq!(code, 0, "{err}");
-    for needle in ["Fig. 7", "97.5%", "Why the scheduler comparisons miss", "The paper beside ours", "statements of paper 001 matched"] {
+    for needle in ["Fig. 7", "97.5%", "Why the scheduler comparisons miss", "no think (always 10 waiting)", "The paper beside ours", "statements of paper 001 matched"] {
         assert!(text.contains(needle), "missing `{needle}` in:\n{text}");
     }
     for plot in ["external-fig7.svg", "external-fig8-free.svg", "external-fig8-response.svg", "external-fig9.svg"] {

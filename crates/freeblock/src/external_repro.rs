@@ -15,7 +15,7 @@
 //! | Fig. 6 | SPTF alone from the host against SPTF alone in the firmware | what scheduling from outside costs the foreground |
 //! | ours | the host's pick held until just before the drive needs it, beside paper 001's pick as a slot frees | where a negative foreground cost came from ([`PickStats`]) |
 //! | ours | `adaptive_margin` and `combine`; 4 and 8 commands at a reordering drive | recovering part of the gap to the firmware ([`recovered`]); a deeper queue |
-//! | why the scheduler ratios miss | SSTF, SPTF, SPTF-SW60% alone in the firmware, and from the host at [`DEEPER_POOL_MPL`] | rotational latency per request (the potential free bandwidth), and the ratios with a fuller pool |
+//! | why the scheduler ratios miss | SSTF, SPTF, SPTF-SW60% alone in the firmware, and from the host at [`DEEPER_POOL_MPL`] and with no think time | rotational latency per request (the potential free bandwidth), and the ratios with a fuller pool |
 //!
 //! Each run lasts a fixed simulated time (`seconds`) from the start of the scan, so free
 //! bandwidth is that of a scan's first part, where wanted sectors are everywhere (the paper
@@ -27,7 +27,10 @@
 //!
 //! Why SSTF's free bandwidth is not 2.1–2.6× SPTF's here is measured too: the free bandwidth
 //! follows each scheduler's rotational latency, and the runs at [`DEEPER_POOL_MPL`] show what a
-//! fuller request pool does to both the ratio and SSTF's response penalty.
+//! fuller request pool does to both the ratio and SSTF's response penalty. §5.1 also says "there
+//! are ten requests active in the system at any given point", which the 30 ms think time
+//! contradicts; the runs with no think time ([`LITERAL_POOL_THINK_MS`]) read that sentence
+//! literally, ten requests always waiting or in service.
 
 use std::sync::Arc;
 
@@ -78,6 +81,11 @@ pub const PAPER_HEADLINE_SHARE: f64 = 0.15;
 
 /// Paper 001's multiprogramming level.
 pub const PAPER_MPL: u32 = 10;
+/// Paper 001's think time between a task's requests, ms (§5.1).
+pub const PAPER_THINK_MS: f64 = 30.0;
+/// The think time of the runs that read §5.1's "ten requests active in the system at any given
+/// point" literally: none, so all ten are always queued or in service.
+pub const LITERAL_POOL_THINK_MS: f64 = 0.0;
 /// The MPL of the runs that show what a fuller request pool does to the scheduler comparisons
 /// (the paper's scheduler ratios are quoted at MPL 10; at 14 ours reach its free-bandwidth ratio).
 pub const DEEPER_POOL_MPL: u32 = 14;
@@ -168,8 +176,20 @@ pub struct RunKey {
     pub max_outstanding: u32,
     /// The host's held pick ([`ExternalConfig::pick_lead_ms`]); `None`: as soon as a slot frees.
     pub pick_lead_ms: Option<f64>,
-    /// Foreground tasks (closed, 30 ms think): [`PAPER_MPL`], or [`DEEPER_POOL_MPL`].
+    /// Foreground tasks (closed): [`PAPER_MPL`], or [`DEEPER_POOL_MPL`].
     pub mpl: u32,
+    /// Think time between a task's requests, ms: [`PAPER_THINK_MS`], or
+    /// [`LITERAL_POOL_THINK_MS`].
+    pub think_ms: f64,
+}
+
+impl RunKey {
+    /// Whether the run has the paper's foreground: [`PAPER_MPL`] tasks with
+    /// [`PAPER_THINK_MS`] of think time.
+    #[must_use]
+    pub fn in_paper_pool(&self) -> bool {
+        self.mpl == PAPER_MPL && self.think_ms == PAPER_THINK_MS
+    }
 }
 
 /// What one run measured.
@@ -273,8 +293,8 @@ pub fn schedulers() -> [SchedulerSpec; 3] {
 #[must_use]
 pub fn plan(c: &ExternalReproConfig) -> Vec<RunKey> {
     let lead = c.pick_lead_ms;
-    let key = |scheduler, mode, conservatism_ms, max_outstanding| RunKey { scheduler, mode, conservatism_ms, max_outstanding, pick_lead_ms: lead, mpl: PAPER_MPL };
-    let firmware = |scheduler, mode| RunKey { scheduler, mode, conservatism_ms: 0.0, max_outstanding: 2, pick_lead_ms: None, mpl: PAPER_MPL };
+    let key = |scheduler, mode, conservatism_ms, max_outstanding| RunKey { scheduler, mode, conservatism_ms, max_outstanding, pick_lead_ms: lead, mpl: PAPER_MPL, think_ms: PAPER_THINK_MS };
+    let firmware = |scheduler, mode| RunKey { scheduler, mode, conservatism_ms: 0.0, max_outstanding: 2, pick_lead_ms: None, mpl: PAPER_MPL, think_ms: PAPER_THINK_MS };
     let mut runs = Vec::new();
     for s in schedulers() {
         runs.push(key(s, Mode::ExternalAlone, 0.0, 2));
@@ -302,11 +322,14 @@ pub fn plan(c: &ExternalReproConfig) -> Vec<RunKey> {
         runs.push(key(SchedulerSpec::Sptf, Mode::ExternalCombine, m, 2));
         runs.push(key(SchedulerSpec::Sptf, Mode::ExternalAdaptive, m, 2));
     }
-    // The scheduler comparisons with a fuller request pool.
-    for s in schedulers() {
-        runs.push(RunKey { mpl: DEEPER_POOL_MPL, ..key(s, Mode::ExternalAlone, 0.0, 2) });
-        runs.push(RunKey { mpl: DEEPER_POOL_MPL, ..key(s, Mode::External, 0.4, 2) });
-        runs.push(RunKey { mpl: DEEPER_POOL_MPL, ..firmware(s, Mode::FirmwareAlone) });
+    // The scheduler comparisons with a fuller request pool: more tasks, or the paper's ten with
+    // no think time.
+    for (mpl, think_ms) in [(DEEPER_POOL_MPL, PAPER_THINK_MS), (PAPER_MPL, LITERAL_POOL_THINK_MS)] {
+        for s in schedulers() {
+            runs.push(RunKey { mpl, think_ms, ..key(s, Mode::ExternalAlone, 0.0, 2) });
+            runs.push(RunKey { mpl, think_ms, ..key(s, Mode::External, 0.4, 2) });
+            runs.push(RunKey { mpl, think_ms, ..firmware(s, Mode::FirmwareAlone) });
+        }
     }
     // A deeper queue at a drive that reorders: the host sends as soon as a slot frees.
     for depth in [4, 8] {
@@ -329,8 +352,8 @@ fn scan_config(planner: PlannerKind, conservatism_ms: f64) -> FreeblockConfig {
 /// # Errors
 /// Any setup or run error.
 pub fn run_one(truth: &Arc<Disk>, model: &Arc<Disk>, c: &ExternalReproConfig, key: RunKey) -> Result<RunRow> {
-    let workload = WorkloadSpec::Oltp(OltpSpec { think_time_ms: 30.0, ..OltpSpec::default() }).build(truth.capacity(), c.seed)?;
-    let sim = SimConfig { scheduler: key.scheduler, mpl: key.mpl, think_ms: 30.0, max_time_s: c.seconds, ..SimConfig::default() };
+    let workload = WorkloadSpec::Oltp(OltpSpec { think_time_ms: key.think_ms, ..OltpSpec::default() }).build(truth.capacity(), c.seed)?;
+    let sim = SimConfig { scheduler: key.scheduler, mpl: key.mpl, think_ms: key.think_ms, max_time_s: c.seconds, ..SimConfig::default() };
     let background = !matches!(key.mode, Mode::ExternalAlone | Mode::FirmwareAlone | Mode::IdealAlone);
     let firmware = matches!(key.mode, Mode::Firmware | Mode::FirmwareAlone);
     let ideal = matches!(key.mode, Mode::IdealHost | Mode::IdealAlone);
@@ -470,13 +493,13 @@ pub fn external(c: &ExternalReproConfig, progress: &(dyn Fn(usize, usize) + Sync
 /// paper's MPL, with the main runs' pick (the first such run in [`plan`]'s order).
 #[must_use]
 pub fn find(runs: &[RunRow], scheduler: SchedulerSpec, mode: Mode, conservatism_ms: f64) -> Option<&RunRow> {
-    find_at(runs, scheduler, mode, conservatism_ms, PAPER_MPL)
+    find_at(runs, scheduler, mode, conservatism_ms, PAPER_MPL, PAPER_THINK_MS)
 }
 
-/// As [`find`], at `mpl` foreground tasks.
+/// As [`find`], at `mpl` foreground tasks thinking `think_ms` between requests.
 #[must_use]
-pub fn find_at(runs: &[RunRow], scheduler: SchedulerSpec, mode: Mode, conservatism_ms: f64, mpl: u32) -> Option<&RunRow> {
-    runs.iter().find(|r| r.key.scheduler == scheduler && r.key.mode == mode && r.key.max_outstanding == 2 && r.key.mpl == mpl && (r.key.conservatism_ms - conservatism_ms).abs() < 1e-9)
+pub fn find_at(runs: &[RunRow], scheduler: SchedulerSpec, mode: Mode, conservatism_ms: f64, mpl: u32, think_ms: f64) -> Option<&RunRow> {
+    runs.iter().find(|r| r.key.scheduler == scheduler && r.key.mode == mode && r.key.max_outstanding == 2 && r.key.mpl == mpl && r.key.think_ms == think_ms && (r.key.conservatism_ms - conservatism_ms).abs() < 1e-9)
 }
 
 /// Foreground cost of a run: its mean response time over the same scheduler's without
@@ -488,7 +511,7 @@ pub fn fg_cost(runs: &[RunRow], row: &RunRow) -> Option<f64> {
         Mode::IdealHost | Mode::IdealAlone => Mode::IdealAlone,
         _ => Mode::ExternalAlone,
     };
-    let alone = runs.iter().find(|r| r.key.scheduler == row.key.scheduler && r.key.mode == alone_mode && r.key.max_outstanding == row.key.max_outstanding && r.key.pick_lead_ms == row.key.pick_lead_ms && r.key.mpl == row.key.mpl)?;
+    let alone = runs.iter().find(|r| r.key.scheduler == row.key.scheduler && r.key.mode == alone_mode && r.key.max_outstanding == row.key.max_outstanding && r.key.pick_lead_ms == row.key.pick_lead_ms && r.key.mpl == row.key.mpl && r.key.think_ms == row.key.think_ms)?;
     (alone.response_ms > 0.0).then(|| row.response_ms / alone.response_ms - 1.0)
 }
 
@@ -514,7 +537,7 @@ fn checks(c: &ExternalReproConfig, errors: &[ErrorPdf], runs: &[RunRow], media_m
     // The scheduler comparisons at the paper's recommended margin, or the nearest we ran.
     let m = c.conservatism_ms.iter().copied().min_by(|a, b| (a - 0.4).abs().total_cmp(&(b - 0.4).abs())).unwrap_or(0.0);
     // With the main runs' pick, and (when that is held) with paper 001's pick as a slot frees.
-    let at_slot = |s| runs.iter().find(|r| r.key.scheduler == s && r.key.mode == Mode::External && r.key.max_outstanding == 2 && r.key.mpl == PAPER_MPL && r.key.pick_lead_ms.is_none() && (r.key.conservatism_ms - m).abs() < 1e-9);
+    let at_slot = |s| runs.iter().find(|r| r.key.scheduler == s && r.key.mode == Mode::External && r.key.max_outstanding == 2 && r.key.in_paper_pool() && r.key.pick_lead_ms.is_none() && (r.key.conservatism_ms - m).abs() < 1e-9);
     let mut variants = vec![(at(sstf, m), at(sptf, m), at(sw, m), "")];
     if c.pick_lead_ms.is_some() {
         variants.push((at_slot(sstf), at_slot(sptf), at_slot(sw), ", picked as a slot frees"));
@@ -531,7 +554,7 @@ fn checks(c: &ExternalReproConfig, errors: &[ErrorPdf], runs: &[RunRow], media_m
         // The headline: the most free bandwidth at under 2% foreground cost.
         let best = runs
             .iter()
-            .filter(|r| r.key.mode == Mode::External && r.key.max_outstanding == 2 && r.key.mpl == PAPER_MPL && r.key.pick_lead_ms == c.pick_lead_ms && fg_cost(runs, r).is_some_and(|x| x < 0.02))
+            .filter(|r| r.key.mode == Mode::External && r.key.max_outstanding == 2 && r.key.in_paper_pool() && r.key.pick_lead_ms == c.pick_lead_ms && fg_cost(runs, r).is_some_and(|x| x < 0.02))
             .max_by(|x, y| x.free_mb_s.total_cmp(&y.free_mb_s));
         if let Some(best) = best {
             out.push(check(&format!("headline: free MB/s at <2% fg cost ({}, {} ms)", best.key.scheduler, best.key.conservatism_ms), ">3.1 MB/s", PAPER_HEADLINE_MB_S * 0.9, f64::INFINITY, best.free_mb_s));
@@ -560,11 +583,13 @@ fn checks(c: &ExternalReproConfig, errors: &[ErrorPdf], runs: &[RunRow], media_m
     out
 }
 
-/// The scheduler comparisons of Fig. 8 at `mpl` tasks, and what drives them.
+/// The scheduler comparisons of Fig. 8 at `mpl` tasks thinking `think_ms`, and what drives them.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct SchedulerRatios {
     /// Foreground tasks.
     pub mpl: u32,
+    /// Their think time between requests, ms.
+    pub think_ms: f64,
     /// Mean rotational latency per request, in the firmware without background work, ms:
     /// SSTF, SPTF, SPTF-SW60% (the potential free bandwidth each leaves).
     pub latency_ms: [f64; 3],
@@ -580,16 +605,17 @@ pub struct SchedulerRatios {
     pub sw60_penalty: f64,
 }
 
-/// [`SchedulerRatios`] at `mpl`, when every run it needs is there.
+/// [`SchedulerRatios`] at `mpl` tasks thinking `think_ms`, when every run it needs is there.
 #[must_use]
-pub fn scheduler_ratios(runs: &[RunRow], mpl: u32) -> Option<SchedulerRatios> {
+pub fn scheduler_ratios(runs: &[RunRow], mpl: u32, think_ms: f64) -> Option<SchedulerRatios> {
     let [sstf, sptf, sw] = schedulers();
-    let latency = |s| find_at(runs, s, Mode::FirmwareAlone, 0.0, mpl).map(|r| r.rotational_latency_ms);
-    let free = |s| find_at(runs, s, Mode::External, 0.4, mpl).map(|r| r.free_mb_s);
-    let response = |s| find_at(runs, s, Mode::ExternalAlone, 0.0, mpl).map(|r| r.response_ms);
+    let latency = |s| find_at(runs, s, Mode::FirmwareAlone, 0.0, mpl, think_ms).map(|r| r.rotational_latency_ms);
+    let free = |s| find_at(runs, s, Mode::External, 0.4, mpl, think_ms).map(|r| r.free_mb_s);
+    let response = |s| find_at(runs, s, Mode::ExternalAlone, 0.0, mpl, think_ms).map(|r| r.response_ms);
     let latency_ms = [latency(sstf)?, latency(sptf)?, latency(sw)?];
     Some(SchedulerRatios {
         mpl,
+        think_ms,
         latency_ms,
         latency_ratio: latency_ms[0] / latency_ms[1].max(1e-9),
         free_ratio: free(sstf)? / free(sptf)?.max(1e-9),
@@ -645,7 +671,7 @@ mod tests {
     fn a_tiny_sweep_measures_free_bandwidth_and_its_cost() {
         let truth = paper_drive().unwrap();
         let c = ExternalReproConfig { seconds: 1.0, model: HostModel::Truth, ..ExternalReproConfig::quick() };
-        let key = |mode, m| RunKey { scheduler: SchedulerSpec::Sptf, mode, conservatism_ms: m, max_outstanding: 2, pick_lead_ms: None, mpl: PAPER_MPL };
+        let key = |mode, m| RunKey { scheduler: SchedulerSpec::Sptf, mode, conservatism_ms: m, max_outstanding: 2, pick_lead_ms: None, mpl: PAPER_MPL, think_ms: PAPER_THINK_MS };
         let alone = run_one(&truth, &truth, &c, key(Mode::ExternalAlone, 0.0)).unwrap();
         let with = run_one(&truth, &truth, &c, key(Mode::External, 0.6)).unwrap();
         assert_eq!(alone.free_mb_s, 0.0);
