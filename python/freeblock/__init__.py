@@ -24,8 +24,9 @@ See ``docs/python.md`` for the whole API; ``freeblock.plot`` draws the results.
 """
 
 from freeblock import plot
-from freeblock._disks import calibrate, disk_info, disks, seek_curve, validate, zones
+from freeblock._disks import calibrate, characterize, disk_info, disks, seek_curve, validate, zones
 from freeblock._freeblock import (
+    CharacterizeError,
     ConfigError,
     FileError,
     FreeblockError,
@@ -60,6 +61,7 @@ __all__ = [
     "TIMELINE_COLUMNS",
     "BackgroundTask",
     "Batch",
+    "CharacterizeError",
     "ConfigError",
     "FileError",
     "FreeblockError",
@@ -70,6 +72,7 @@ __all__ = [
     "WorkloadError",
     "__version__",
     "calibrate",
+    "characterize",
     "disk_info",
     "disks",
     "plot",

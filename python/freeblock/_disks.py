@@ -1,5 +1,5 @@
 """Disks and model fidelity: :func:`disks`, :func:`disk_info`, :func:`validate`,
-:func:`calibrate`."""
+:func:`calibrate`, :func:`characterize`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pandas as pd
 
 from freeblock import _freeblock
 
-__all__ = ["calibrate", "disk_info", "disks", "seek_curve", "validate", "zones"]
+__all__ = ["calibrate", "characterize", "disk_info", "disks", "seek_curve", "validate", "zones"]
 
 
 def disks() -> list[str]:
@@ -74,6 +74,12 @@ def calibrate(
     model: str | os.PathLike[str],
     params: list[str] | None = None,
     out: str | os.PathLike[str] | None = None,
+    *,
+    objective: str | None = None,
+    body_quantile: float | None = None,
+    replays: int | None = None,
+    seed: int | None = None,
+    check: bool | None = None,
 ) -> dict[str, Any]:
     """Fits a disk model's overheads, settle times, zero-latency switches and cache settings
     to the first half of a trace of measured service times (DiskSim "validate" format) and
@@ -83,17 +89,99 @@ def calibrate(
     ``docs/calibrate.md``); ``out`` writes the calibrated spec as TOML. The dict has
     ``params`` (each with ``name``, ``original``, ``fitted``), ``test_before`` and
     ``test_after`` (the held-out second half: ``rms_demerit_ms``, ``mean_error_ms``, …),
-    ``fit_before``, ``fit_after``, ``whole_before``, ``whole_after`` and
-    ``halves_demerit_ms``.
+    ``fit_before``, ``fit_after``, ``whole_before``, ``whole_after``,
+    ``halves_demerit_ms`` and ``rejected`` (parameters a fit moved that the check refused).
+
+    The search options are those of ``freeblock calibrate`` (``None`` keeps its default):
+    ``objective`` (``"per-operation"``, ``"pooled"`` or ``"replay"``), ``body_quantile`` (the
+    highest quantile the fit score compares, in (0, 1]), ``replays`` (jittered replays per
+    score), ``seed`` (of the jitter) and ``check`` (``False``: no two-fold check, as
+    ``--no-check``).
 
     Raises:
         WorkloadError: a malformed trace line (the message names the file and line).
-        ConfigError: a trace too short to split, or a parameter unknown or absent from the
-            model.
+        ConfigError: a trace too short to split, a parameter unknown or absent from the
+            model, an unknown objective or a body quantile outside (0, 1].
         SpecError: the model is invalid.
     """
-    report, spec = _freeblock.calibrate(os.fspath(trace), os.fspath(model), params)
+    if replays is not None:
+        _check_count("replays", replays, 32)
+    if seed is not None:
+        _check_count("seed", seed, 64)
+    report, spec = _freeblock.calibrate(
+        os.fspath(trace), os.fspath(model), params, objective, body_quantile, replays, seed, check
+    )
     if out is not None:
         with open(out, "w", encoding="utf-8") as f:
             f.write(spec)
     return json.loads(report)
+
+
+def characterize(
+    disk: str | os.PathLike[str],
+    *,
+    effects: bool = True,
+    seed: int = 1,
+    out: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
+    """Hides a drive behind the black box, learns it from translate-address probes and timing
+    alone (paper 001, after DIXtrac) and grades what was learned against the hidden truth
+    (``freeblock characterize``).
+
+    ``disk`` is a built-in name, a ``.toml`` spec or a ``.diskspecs`` file; ``effects`` turns
+    every firmware effect on (jitter, bus overlap, read-ahead, queue reordering, internal
+    activity) or off; ``seed`` seeds them; ``out`` writes the learned spec as TOML. The dict
+    has ``disk``, ``passed`` (every bounded parameter within its bound), ``grade`` (a DataFrame:
+    ``parameter``, ``learned``, ``truth``, ``within_bound``, the last ``None`` where a value is
+    only reported), ``layout_mismatches``, ``seek_misses``, ``max_seek_error_us``, ``steps`` (a
+    DataFrame: ``step``, ``translations``, ``commands``, ``simulated_s``), ``simulated_s`` (the
+    probing time; DIXtrac: 3–5 minutes per drive), ``flags`` (findings a user should know),
+    ``firmware`` (what the drive did behind the host's back) and ``spec`` (the learned spec as
+    TOML text).
+
+    Raises:
+        SpecError: the disk is unknown or its spec makes no disk.
+        CharacterizeError: a probe timed out or was refused, the timings were inconsistent, or
+            the drive changed under the characteriser.
+    """
+    _check_count("seed", seed, 64)
+    report_json, spec = _freeblock.characterize(os.fspath(disk), bool(effects), seed)
+    report = json.loads(report_json)
+    grade = report["grade"]
+    table = pd.DataFrame(grade["rows"], columns=["parameter", "learned", "truth", "ok"])
+    table = table.rename(columns={"ok": "within_bound"}).astype({"within_bound": "object"})
+    steps = pd.DataFrame(
+        [
+            {
+                "step": s["step"],
+                "translations": s["cost"]["translations"],
+                "commands": s["cost"]["commands"],
+                "simulated_s": s["cost"]["simulated_ns"] / 1e9,
+            }
+            for s in report["costs"]
+        ],
+        columns=["step", "translations", "commands", "simulated_s"],
+    )
+    if out is not None:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(spec)
+    return {
+        "disk": report["disk"],
+        "passed": report["passed"],
+        "grade": table,
+        "layout_mismatches": grade["layout_mismatches"],
+        "seek_misses": grade["seek_misses"],
+        "max_seek_error_us": grade["max_seek_error_us"],
+        "steps": steps,
+        "simulated_s": report["simulated_s"],
+        "flags": report["flags"],
+        "firmware": report["firmware"],
+        "spec": spec,
+    }
+
+
+def _check_count(name: str, value: Any, bits: int) -> None:
+    """A ConfigError naming ``name`` unless ``value`` is an integer in 0 .. 2^bits - 1 (instead of
+    the extension's bare OverflowError or TypeError)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**bits:
+        raise _freeblock.ConfigError(f"{name}: {value!r} is not an integer in 0 .. 2^{bits}-1")

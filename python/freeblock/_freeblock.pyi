@@ -33,6 +33,10 @@ class RequestError(FreeblockError):
 class ConfigError(FreeblockError):
     """An experiment is malformed: TOML syntax, an unknown or missing field, a bad value."""
 
+class CharacterizeError(FreeblockError):
+    """Learning a drive through the black box failed: a probe timed out or was refused, the
+    timings were inconsistent, or the drive changed under the characteriser."""
+
 class FileError(FreeblockError):
     """A file could not be read or written."""
 
@@ -96,9 +100,19 @@ def validate(trace_path: str | PathLike[str], model: str) -> str:
     """Replays a DiskSim validate trace on a disk model; the comparison as JSON."""
 
 def calibrate(
-    trace_path: str | PathLike[str], model: str, params: Sequence[str] | None = None
+    trace_path: str | PathLike[str],
+    model: str,
+    params: Sequence[str] | None = None,
+    objective: str | None = None,
+    body_quantile: float | None = None,
+    replays: int | None = None,
+    seed: int | None = None,
+    check: bool | None = None,
 ) -> tuple[str, str]:
     """Fits a disk model to a measured trace's first half; (report as JSON, spec as TOML)."""
+
+def characterize(disk: str, effects: bool = True, seed: int = 1) -> tuple[str, str]:
+    """Learns a drive through the black box and grades it; (report as JSON, spec as TOML)."""
 
 def cli_main(argv: Sequence[str]) -> int:
     """Runs the ``freeblock`` command line (program name first); returns the exit code."""

@@ -86,3 +86,58 @@ def test_calibrate_names_a_parameter_the_model_lacks(write_trace) -> None:
     trace = write_trace([f"R Miss {i * 1000} 8 5000.0 2000.0" for i in range(30)])
     with pytest.raises(freeblock.ConfigError, match="has no cache"):
         freeblock.calibrate(trace, "wd800", params=["cache.segments"])
+
+
+def test_characterize_learns_a_drive_and_grades_it(tmp_path) -> None:
+    out = tmp_path / "learned.toml"
+    report = freeblock.characterize("atlas10k", out=out)
+    assert report["disk"] == "atlas10k" and report["passed"] is True
+    grade = report["grade"]
+    assert list(grade.columns) == ["parameter", "learned", "truth", "within_bound"]
+    # Every bounded row passed; some rows are only reported.
+    bounded = grade[grade["within_bound"].notna()]
+    assert len(bounded) >= 5 and bounded["within_bound"].all()
+    assert grade["within_bound"].isna().any()
+    assert report["layout_mismatches"] == 0 and report["seek_misses"] == 0
+    steps = report["steps"]
+    assert list(steps.columns) == ["step", "translations", "commands", "simulated_s"]
+    assert abs(steps["simulated_s"].sum() - report["simulated_s"]) < 1e-6
+    assert report["firmware"]["commands"] > 0
+    # The learned spec loads as a disk of the same geometry as the truth.
+    learned, truth = freeblock.disk_info(str(out)), freeblock.disk_info("atlas10k")
+    assert learned["capacity_sectors"] == truth["capacity_sectors"]
+    assert out.read_text() == report["spec"]
+
+
+def test_characterize_is_deterministic_and_its_effects_and_seed_matter() -> None:
+    a = freeblock.characterize("hp_c2247a", seed=3)
+    b = freeblock.characterize("hp_c2247a", seed=3)
+    assert a["spec"] == b["spec"] and a["grade"].equals(b["grade"])
+    bare = freeblock.characterize("hp_c2247a", effects=False)
+    assert bare["firmware"]["internal_activities"] == 0
+    assert a["firmware"] != freeblock.characterize("hp_c2247a", seed=4)["firmware"]
+
+
+def test_characterize_and_calibrate_refuse_bad_arguments(write_trace) -> None:
+    with pytest.raises(freeblock.SpecError):
+        freeblock.characterize("no_such_disk")
+    with pytest.raises(freeblock.ConfigError, match="seed"):
+        freeblock.characterize("atlas10k", seed=-1)
+    trace = write_trace([f"R Miss {i * 1000} 8 5000.0 2000.0" for i in range(30)])
+    with pytest.raises(freeblock.ConfigError, match="unknown objective `median`"):
+        freeblock.calibrate(trace, "hp_c2247a", objective="median")
+    with pytest.raises(freeblock.ConfigError, match="body quantile"):
+        freeblock.calibrate(trace, "hp_c2247a", body_quantile=1.5)
+    with pytest.raises(freeblock.ConfigError, match="replays"):
+        freeblock.calibrate(trace, "hp_c2247a", replays=-2)
+
+
+def test_calibrate_takes_the_command_line_search_options(write_trace) -> None:
+    lines = [f"R Miss {(i * 7919 * 13) % 2_000_000} 8 {4000 + (i * 3571) % 11_000}.0 5000.0" for i in range(40)]
+    trace = write_trace(lines)
+    params = ["controller.read_miss_ms"]
+    checked = freeblock.calibrate(trace, "hp_c2247a", params=params)
+    unchecked = freeblock.calibrate(trace, "hp_c2247a", params=params, check=False, objective="pooled", seed=2)
+    assert checked["objective"] == "per_operation" and unchecked["objective"] == "pooled"
+    # Without the check every move the fit makes is kept, so nothing is listed as refused.
+    assert unchecked["rejected"] == []

@@ -3,13 +3,11 @@
 //! minutes per drive). The work is [`freeblock::external`]'s; this module prints and writes files.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use clap::Args;
-use freeblock::external::characterize::{characterize, Options};
-use freeblock::external::truth::grade;
-use freeblock::external::{BlackBox, Effects};
-use freeblock_disk::{library, Disk};
+use freeblock::external::truth::{characterize_hidden, StepRow};
+use freeblock::external::Effects;
+use freeblock_disk::library;
 
 use crate::table::Table;
 use crate::CmdResult;
@@ -49,27 +47,21 @@ pub fn characterize_cmd(a: &CharacterizeArgs) -> CmdResult {
     let mut json = Vec::new();
     let mut failed = Vec::new();
     for name in &names {
-        let truth = Arc::new(Disk::new(library::load(name)?.without_cache())?);
-        let mut drive = BlackBox::new(Arc::clone(&truth), effects.clone(), a.seed);
-        let learned = characterize(&mut drive, &Options { name: format!("{name}_learned"), ..Options::default() })?;
-        let disk = Disk::new(learned.spec.clone())?;
-        let g = grade(&disk, &truth);
-        if !g.passed() {
+        let truth = library::load(name)?;
+        let description = truth.description.clone();
+        let report = characterize_hidden(name, truth, effects.clone(), a.seed)?;
+        if !report.passed {
             failed.push(name.clone());
         }
         if let Some(dir) = &a.out {
-            std::fs::write(dir.join(format!("{name}.learned.toml")), learned.spec.to_toml_string())?;
+            std::fs::write(dir.join(format!("{name}.learned.toml")), report.spec.to_toml_string())?;
         }
-        let fw = drive.firmware_log();
         if a.json {
-            json.push(serde_json::json!({
-                "disk": name, "passed": g.passed(), "grade": g, "simulated_s": learned.simulated_ns() as f64 / 1e9,
-                "costs": learned.costs.iter().map(|(n, c)| serde_json::json!({"step": n, "cost": c})).collect::<Vec<_>>(),
-                "flags": learned.flags, "firmware": fw,
-            }));
+            json.push(serde_json::to_value(&report)?);
             continue;
         }
-        outln!("\n== {name}: {} ==", truth.spec().description);
+        let (g, fw) = (&report.grade, &report.firmware);
+        outln!("\n== {name}: {description} ==");
         let mut t = Table::new(["parameter", "learned", "truth", "within bound"]);
         for r in &g.rows {
             let ok = match r.ok {
@@ -84,11 +76,11 @@ pub fn characterize_cmd(a: &CharacterizeArgs) -> CmdResult {
             outln!("first layout mismatch: {m}");
         }
         let mut c = Table::new(["step", "translations", "commands", "simulated s"]);
-        for (step, cost) in &learned.costs {
+        for StepRow { step, cost } in &report.costs {
             c.row([(*step).to_string(), cost.translations.to_string(), cost.commands.to_string(), format!("{:.1}", cost.simulated_ns as f64 / 1e9)]);
         }
         out!("{}", c.render());
-        let total = learned.simulated_ns() as f64 / 1e9;
+        let total = report.simulated_s;
         outln!(
             "probing took {total:.1} s simulated ({:.1} min; DIXtrac: 3-5 min per drive){}",
             total / 60.0,
@@ -98,7 +90,7 @@ pub fn characterize_cmd(a: &CharacterizeArgs) -> CmdResult {
             "firmware behind the host's back: {} read-ahead penalties, {} reorders, {} internal activities",
             fw.read_ahead_penalties, fw.reorders, fw.internal_activities
         );
-        for f in &learned.flags {
+        for f in &report.flags {
             outln!("flag: {f}");
         }
     }

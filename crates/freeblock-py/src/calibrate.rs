@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use freeblock::calibrate::{calibrate as fit, CalibrateOptions, MeasuredTrace};
+use freeblock::calibrate::{calibrate as fit, CalibrateOptions, MeasuredTrace, Objective};
 use freeblock_disk::library;
 use pyo3::prelude::*;
 
@@ -10,16 +10,37 @@ use crate::error::ToPyResult;
 
 /// Fits `model` (a built-in name, a `.toml` or a `.diskspecs` path) to the first half of
 /// `trace_path` (DiskSim validate format) and scores it before and after on the second half.
-/// `params`: the parameter names to fit (`None`: every one the model has). Returns
-/// `(report as JSON, calibrated spec as TOML)`. A `NAME.parv` beside the trace supplies the bus,
-/// as in `freeblock calibrate`. The GIL is released during the search.
+/// `params`: the parameter names to fit (`None`: every one the model has). The other options are
+/// `freeblock calibrate`'s (`None`: its default). Returns `(report as JSON, calibrated spec as
+/// TOML)`. A `NAME.parv` beside the trace supplies the bus, as in `freeblock calibrate`. The GIL
+/// is released during the search.
 #[pyfunction]
-#[pyo3(signature = (trace_path, model, params=None))]
-pub fn calibrate(py: Python<'_>, trace_path: PathBuf, model: &str, params: Option<Vec<String>>) -> PyResult<(String, String)> {
+#[pyo3(signature = (trace_path, model, params=None, objective=None, body_quantile=None, replays=None, seed=None, check=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn calibrate(
+    py: Python<'_>,
+    trace_path: PathBuf,
+    model: &str,
+    params: Option<Vec<String>>,
+    objective: Option<&str>,
+    body_quantile: Option<f64>,
+    replays: Option<u32>,
+    seed: Option<u64>,
+    check: Option<bool>,
+) -> PyResult<(String, String)> {
     crate::guard::guarded("calibrate", || {
         let spec = library::load(model).py_err()?;
         let disk = freeblock::validate::disk_for_trace(spec, &trace_path).py_err()?;
-        let options = CalibrateOptions { params, ..CalibrateOptions::default() };
+        let defaults = CalibrateOptions::default();
+        let options = CalibrateOptions {
+            params,
+            objective: objective.map(Objective::from_name).transpose().py_err()?.unwrap_or(defaults.objective),
+            body_quantile: body_quantile.unwrap_or(defaults.body_quantile),
+            replays: replays.unwrap_or(defaults.replays),
+            seed: seed.unwrap_or(defaults.seed),
+            validate: check.unwrap_or(defaults.validate),
+            ..defaults
+        };
         let outcome = py
             .allow_threads(|| {
                 let trace = MeasuredTrace::load(&trace_path, disk.capacity())?;

@@ -14,6 +14,8 @@
 //! │                              a layout setting that makes no layout        (LayoutError::Config)
 //! │                              a bad argument from Python (a negative or too large integer, an
 //! │                              unknown op): instead of a bare ValueError or OverflowError
+//! ├── CharacterizeError          learning a drive through the black box failed: a probe timed
+//! │                              out, inconsistent timings, the drive changed (freeblock::Error::Characterize)
 //! └── FileError                  a file could not be read or written          (freeblock::Error::Io)
 //! ```
 //!
@@ -65,6 +67,12 @@ create_exception!(
 );
 create_exception!(
     freeblock,
+    CharacterizeError,
+    FreeblockError,
+    "Learning a drive through the black box failed: a probe timed out or was refused, the timings were inconsistent, or the drive changed under the characteriser."
+);
+create_exception!(
+    freeblock,
     FileError,
     FreeblockError,
     "A file could not be read or written."
@@ -78,6 +86,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("WorkloadError", py.get_type::<WorkloadError>())?;
     m.add("RequestError", py.get_type::<RequestError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;
+    m.add("CharacterizeError", py.get_type::<CharacterizeError>())?;
     m.add("FileError", py.get_type::<FileError>())?;
     Ok(())
 }
@@ -173,6 +182,7 @@ pub fn from_core(e: &Error) -> PyErr {
         ),
         Error::Freeblock(f) => from_freeblock(f, message),
         Error::Layout(l) => from_layout(l, message),
+        Error::Characterize { .. } => raise::<CharacterizeError>(message, Place::default()),
         _ => raise::<FreeblockError>(message, Place::default()),
     }
 }

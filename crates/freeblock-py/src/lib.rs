@@ -20,11 +20,13 @@
 //! | `repro.rs` | `repro free-mining` on Dask: its plan, one run's outcome as bytes, the report from them |
 //! | `validate.rs` | a trace replay against a disk model, as JSON |
 //! | `calibrate.rs` | a model fitted to a measured trace: the report as JSON, the spec as TOML |
+//! | `characterize.rs` | a drive learned through the black box and graded: the report as JSON, the spec as TOML |
 //! | `cli.rs` | argv into `freeblock_cli::run`, its exit code back |
 //!
 //! Every call that can take long (runs, validation, CLI commands) releases the GIL.
 
 mod calibrate;
+mod characterize;
 mod cli;
 mod disk;
 mod error;
@@ -45,6 +47,7 @@ fn _freeblock(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(disk::disk_info, m)?)?;
     m.add_function(wrap_pyfunction!(validate::validate, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate::calibrate, m)?)?;
+    m.add_function(wrap_pyfunction!(characterize::characterize, m)?)?;
     m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(repro::free_mining_plan, m)?)?;
     m.add_function(wrap_pyfunction!(repro::free_mining_run, m)?)?;

@@ -37,6 +37,15 @@ pub enum Error {
     /// The layout layer refused a request or an update (names the request and what is wrong).
     #[error(transparent)]
     Layout(#[from] crate::layout::LayoutError),
+    /// Characterisation through the black box failed: a probe timed out or was refused, the
+    /// timings were inconsistent, or the drive changed under the characteriser.
+    #[error("characterizing {disk}: {source}")]
+    Characterize {
+        /// The drive behind the black box.
+        disk: String,
+        /// Why.
+        source: crate::external::characterize::CharacterizeError,
+    },
     /// File I/O.
     #[error("{path}: {message}")]
     Io {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use freeblock::external::characterize::{characterize, CharacterizeError, Options};
-use freeblock::external::truth::grade;
+use freeblock::external::truth::{characterize_hidden, grade};
 use freeblock::external::{BlackBox, DriveError, Effects};
 use freeblock_disk::{library, Disk};
 
@@ -46,6 +46,19 @@ fn a_drive_that_stops_answering_is_an_error_naming_the_step() {
     let mut bb = BlackBox::new(disk("test"), Effects { hang_after_commands: Some(3), ..Effects::default() }, 1);
     let e = characterize(&mut bb, &Options::default()).unwrap_err();
     assert!(matches!(e, CharacterizeError::Drive { step: "rotation", source: DriveError::Timeout { .. } }), "{e}");
+}
+
+#[test]
+fn the_whole_round_names_the_drive_in_its_report_and_its_errors() {
+    let report = characterize_hidden("test", library::get("test").unwrap(), Effects::default(), 1).unwrap();
+    assert!(report.passed && report.disk == "test" && report.spec.name == "test_learned");
+    assert_eq!(report.grade.layout_mismatches, 0);
+    let total: u64 = report.costs.iter().map(|r| r.cost.simulated_ns).sum();
+    assert!((report.simulated_s - total as f64 / 1e9).abs() < 1e-9 && report.simulated_s > 0.0);
+    let hangs = Effects { hang_after_commands: Some(3), ..Effects::default() };
+    let e = characterize_hidden("test", library::get("test").unwrap(), hangs, 1).unwrap_err();
+    assert!(matches!(&e, freeblock::Error::Characterize { disk, source: CharacterizeError::Drive { step: "rotation", .. } } if disk == "test"), "{e}");
+    assert!(e.to_string().starts_with("characterizing test: probe failed during rotation"), "{e}");
 }
 
 #[test]

@@ -13,8 +13,18 @@
 //! | angles | sector 0 of every track holding LBNs within 0.05 sector |
 //! | rotation | revolution within 0.01 % |
 //! | seek | at every distance, learned seek ≤ 2 % or 50 µs from truth seek + read settle |
+//!
+//! [`characterize_hidden`] runs the whole round for one drive: hide it behind a black box, learn
+//! it through the interface alone, grade what was learned.
 
+use std::sync::Arc;
+
+use freeblock_disk::spec::DiskSpec;
 use freeblock_disk::{Disk, Op};
+
+use super::blackbox::{BlackBox, Effects, FirmwareLog};
+use super::characterize::{characterize, Options, StepCost};
+use crate::error::{Error, Result};
 
 /// One learned parameter beside the truth.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -174,4 +184,60 @@ pub fn grade(learned: &Disk, truth: &Disk) -> Grade {
 fn spt_runs(d: &Disk) -> usize {
     let l = d.layout();
     (0..l.cylinders()).filter(|&c| c == 0 || l.sectors_per_track(c) != l.sectors_per_track(c - 1)).count()
+}
+
+/// One drive learned through the black box and graded against its hidden truth: what
+/// `freeblock characterize` prints for each drive, and `freeblock.characterize` returns.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct GradedDrive {
+    /// The drive's name.
+    pub disk: String,
+    /// Every bounded row of the grade passed.
+    pub passed: bool,
+    /// The learned parameters beside the truth.
+    pub grade: Grade,
+    /// Simulated probing time, s (DIXtrac: 3–5 minutes per drive).
+    pub simulated_s: f64,
+    /// Probes and simulated time of each step, in order.
+    pub costs: Vec<StepRow>,
+    /// Findings that did not stop characterisation but a user should know.
+    pub flags: Vec<String>,
+    /// What the firmware did behind the host's back while it probed.
+    pub firmware: FirmwareLog,
+    /// The learned spec.
+    #[serde(skip)]
+    pub spec: DiskSpec,
+}
+
+/// One step's cost, named.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct StepRow {
+    /// The step.
+    pub step: &'static str,
+    /// Its probes and time.
+    pub cost: StepCost,
+}
+
+/// Hides `truth` (its cache turned off) behind a [`BlackBox`] with `effects` seeded by `seed`,
+/// learns it through the command interface alone, and grades what was learned. `name` names
+/// the drive in the report and the learned spec (`<name>_learned`).
+///
+/// # Errors
+/// A spec that makes no disk, or [`Error::Characterize`]: a probe failed or timed out, the
+/// timings were inconsistent, or the drive changed under the characteriser.
+pub fn characterize_hidden(name: &str, truth: DiskSpec, effects: Effects, seed: u64) -> Result<GradedDrive> {
+    let truth = Arc::new(Disk::new(truth.without_cache())?);
+    let mut drive = BlackBox::new(Arc::clone(&truth), effects, seed);
+    let learned = characterize(&mut drive, &Options { name: format!("{name}_learned"), ..Options::default() }).map_err(|source| Error::Characterize { disk: name.to_string(), source })?;
+    let grade = grade(&Disk::new(learned.spec.clone())?, &truth);
+    Ok(GradedDrive {
+        disk: name.to_string(),
+        passed: grade.passed(),
+        grade,
+        simulated_s: learned.simulated_ns() as f64 / 1e9,
+        costs: learned.costs.iter().map(|&(step, cost)| StepRow { step, cost }).collect(),
+        flags: learned.flags,
+        firmware: drive.firmware_log(),
+        spec: learned.spec,
+    })
 }
