@@ -787,27 +787,30 @@ fn min_move(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, from: (u32, u32)
 fn measure_mechanics(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, options: &Options, flags: &mut Vec<String>) -> Result<Mechanics> {
     let surfaces = learned.layout().surfaces();
     let mut distances: Vec<u32> = vec![1];
-    // Seeks reach only cylinders holding LBNs: the longest is to the last LBN's cylinder.
-    let last = learned.target(learned.capacity() - 1).map_err(|e| inconsistent("seeks", e.to_string()))?;
-    let full = last.cylinder;
+    // Seeks can be timed only between cylinders holding LBNs: from the first LBN's cylinder to
+    // the last's. Cylinders before the first (reserved) are reached only by the drive itself.
+    let cylinder_of = |lbn: u64| learned.target(lbn).map(|t| t.cylinder).map_err(|e| inconsistent("seeks", e.to_string()));
+    let (first, full) = (cylinder_of(0)?, cylinder_of(learned.capacity() - 1)?);
+    let span = full.saturating_sub(first);
     let cylinders = full + 1;
     let n = options.seek_points.max(2);
     for i in 1..=n {
-        let d = (f64::from(full.max(1)).powf(i as f64 / n as f64)).round() as u32;
-        if d > *distances.last().unwrap_or(&0) && d <= full {
+        let d = (f64::from(span.max(1)).powf(i as f64 / n as f64)).round() as u32;
+        if d > *distances.last().unwrap_or(&0) && d <= span {
             distances.push(d);
         }
     }
     let mut seek = std::collections::BTreeMap::new();
-    if full >= 1 {
-        // From the middle outwards where the stroke allows, else from cylinder 0.
+    if span >= 1 {
+        // From the middle of the LBNs' cylinders outwards where the span allows, else from the
+        // first of them.
         let measure = |p: &mut Prober<'_>, d: u32| -> Result<Option<SimTime>> {
-            let base = if d <= full / 2 { full / 2 - d / 2 } else { 0 };
+            let base = if d <= span / 2 { first + span / 2 - d / 2 } else { first };
             // Another pair of tracks the same distance apart when one holds too few LBNs: steps
             // of three cylinders, alternately outwards and inwards, and other surfaces, clear a
             // zone's spare tracks quickly.
             let candidates = (0..32i64).map(|k| i64::from(base) + if k % 2 == 0 { 3 * k / 2 } else { -3 * (k + 1) / 2 });
-            for from in candidates.filter(|&f| f >= 0 && f + i64::from(d) <= i64::from(full)).map(|f| f as u32) {
+            for from in candidates.filter(|&f| f >= i64::from(first) && f + i64::from(d) <= i64::from(full)).map(|f| f as u32) {
                 for h in [0, surfaces / 2, surfaces - 1] {
                     if let Some(t) = min_move(p, learned, (from, h), (from + d, h), Op::Read)? {
                         return Ok(Some(t));
@@ -856,6 +859,19 @@ fn measure_mechanics(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, options
         if let Some(w) = points.windows(2).find(|w| w[1].1 + 200_000 < w[0].1) {
             flags.push(format!("measured seek curve not monotone: over {} cylinders {} µs, over {} only {} µs", w[0].0, w[0].1 / 1000, w[1].0, w[1].1 / 1000));
         }
+        // Seeks longer than the last timed distance, up to the full stroke (the drive reaches
+        // its reserved cylinders itself), follow a line fitted to the longest tenth of the
+        // curve, never below the longest timed seek: the table's own extrapolation would follow
+        // its last two points, which can be a sector's time apart either way.
+        let stroke = learned.layout().cylinders().saturating_sub(1);
+        if let Some(&(longest, longest_ns)) = points.last().filter(|p| p.0 < stroke) {
+            if let Some(t) = extrapolate(&points, stroke) {
+                seek.insert(stroke, t.max(longest_ns));
+                if longest < full {
+                    flags.push(format!("seeks over {}..={full} cylinders cannot be timed between cylinders holding LBNs; extrapolated along the longest timed ones", longest + 1));
+                }
+            }
+        }
     }
     let seek: Vec<(u32, SimTime)> = seek.into_iter().collect();
     let mid = cylinders / 2;
@@ -864,16 +880,32 @@ fn measure_mechanics(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, options
     } else {
         0
     };
-    let write_settle_ns = if full >= 1 {
+    let write_settle_ns = if span >= 1 {
         let d = distances[distances.len() / 2];
-        let from = if d <= full / 2 { full / 2 - d / 2 } else { 0 };
-        let w = (0..16.min(from + 1)).find_map(|k| min_move(p, learned, (from - k, 0), (from - k + d, 0), Op::Write).transpose()).transpose()?.unwrap_or(0);
+        let from = if d <= span / 2 { first + span / 2 - d / 2 } else { first };
+        let w = (0..16.min(from - first + 1)).find_map(|k| min_move(p, learned, (from - k, 0), (from - k + d, 0), Op::Write).transpose()).transpose()?.unwrap_or(0);
         let r = seek.iter().find(|s| s.0 == d).map_or(0, |s| s.1);
         w.saturating_sub(r)
     } else {
         0
     };
     Ok(Mechanics { seek, head_switch_ns, write_settle_ns })
+}
+
+/// The seek time at `distance` on a least-squares line through the measured points of the
+/// longest tenth of the distances measured (at least two points); `None` with fewer than two.
+fn extrapolate(points: &[(u32, SimTime)], distance: u32) -> Option<SimTime> {
+    let longest = f64::from(points.last()?.0);
+    let tail: Vec<(f64, f64)> = points.iter().map(|&(d, t)| (f64::from(d), t as f64)).filter(|&(d, _)| d >= 0.9 * longest).collect();
+    let tail = if tail.len() >= 2 { tail } else { points.iter().rev().take(2).map(|&(d, t)| (f64::from(d), t as f64)).collect() };
+    if tail.len() < 2 {
+        return None;
+    }
+    let n = tail.len() as f64;
+    let (mx, my) = (tail.iter().map(|p| p.0).sum::<f64>() / n, tail.iter().map(|p| p.1).sum::<f64>() / n);
+    let sxx: f64 = tail.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let slope = if sxx > 0.0 { tail.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>() / sxx } else { 0.0 };
+    Some((my + slope.max(0.0) * (f64::from(distance) - mx)).round().max(0.0) as SimTime)
 }
 
 /// Command overheads: a lone command issued ever later before its sector reaches the head; the
