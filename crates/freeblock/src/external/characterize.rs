@@ -758,6 +758,7 @@ fn min_move(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, from: (u32, u32)
         }
     }
     let Some(turns) = turns else { return Ok(None) };
+    let largest = hi;
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
         let mut m = mid;
@@ -774,6 +775,27 @@ fn min_move(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, from: (u32, u32)
             Some(false) => lo = m,
             None => break,
         }
+    }
+    // The search takes the smallest gap as too short for `turns` without trying it. When it
+    // is not, the move lies within the last sector or two before whole revolutions: every sector
+    // is reached in `turns`, and the move lies between the largest gap one turn earlier and the
+    // smallest gap.
+    if lo == 0 {
+        let mut first = 0;
+        while first < hi {
+            match extra_turns(p, order_by_gap[first])? {
+                Some(k) if k <= turns => {
+                    let earliest = (turns * rev + gap(order_by_gap[first])) as f64;
+                    let latest_missed = if turns == 0 { 0.0 } else { ((turns - 1) * rev + gap(order_by_gap[largest])) as f64 };
+                    return Ok(Some(((earliest + latest_missed) / 2.0 / 1000.0).round() as SimTime));
+                }
+                Some(_) => break,
+                None => first += 1,
+            }
+        }
+        // (Sectors without LBNs below `hi`: no lower gap can be tried; the smallest stays the
+        // bound, as before.)
+        lo = if first < hi { first } else { 0 };
     }
     // The move lies between the last gap too short and the first long enough: take the middle.
     if hi - lo > 1 {
