@@ -133,11 +133,11 @@ def characterize(
     activity) or off; ``seed`` seeds them; ``out`` writes the learned spec as TOML. The dict
     has ``disk``, ``passed`` (every bounded parameter within its bound), ``grade`` (a DataFrame:
     ``parameter``, ``learned``, ``truth``, ``within_bound``, the last ``None`` where a value is
-    only reported), ``layout_mismatches``, ``seek_misses``, ``max_seek_error_us``, ``steps`` (a
-    DataFrame: ``step``, ``translations``, ``commands``, ``simulated_s``), ``simulated_s`` (the
-    probing time; DIXtrac: 3–5 minutes per drive), ``flags`` (findings a user should know),
-    ``firmware`` (what the drive did behind the host's back) and ``spec`` (the learned spec as
-    TOML text).
+    only reported), ``layout_mismatches``, ``seek_misses``, ``max_seek_error_us`` (at
+    ``worst_seek_distance`` cylinders), ``steps`` (a DataFrame: ``step``, ``translations``,
+    ``commands``, ``simulated_s``), ``simulated_s`` (the probing time; DIXtrac: 3–5 minutes per
+    drive), ``flags`` (findings a user should know), ``firmware`` (what the drive did behind the
+    host's back) and ``spec`` (the learned spec as TOML text).
 
     Raises:
         SpecError: the disk is unknown or its spec makes no disk.
@@ -172,6 +172,7 @@ def characterize(
         "layout_mismatches": grade["layout_mismatches"],
         "seek_misses": grade["seek_misses"],
         "max_seek_error_us": grade["max_seek_error_us"],
+        "worst_seek_distance": grade["worst_seek_distance"],
         "steps": steps,
         "simulated_s": report["simulated_s"],
         "flags": report["flags"],

@@ -701,6 +701,10 @@ fn measure_angles(p: &mut Prober<'_>, g: &Geometry<'_>, capacity: u64) -> Result
 }
 
 
+/// Half-width (ns) below which a seek's bracket is not narrowed further by pairs across zone
+/// boundaries (or 1 % of the seek, if more).
+const DITHERED_HALF_WIDTH_NS: SimTime = 20_000;
+
 /// Timings learned by the seek step.
 struct Mechanics {
     seek: Vec<(u32, SimTime)>,
@@ -712,6 +716,12 @@ struct Mechanics {
 /// of one-sector commands: the first ends at a known angle; the second's sector is chosen ever
 /// closer behind it until it costs an extra revolution. `None` when B holds too few LBNs.
 fn min_move(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, from: (u32, u32), to: (u32, u32), op: Op) -> Result<Option<SimTime>> {
+    Ok(move_bracket(p, learned, from, to, op)?.map(|(low, high)| (low + high) / 2))
+}
+
+/// What [`min_move`] measures, as the interval `(low, high]` (ns) the move is known to lie in:
+/// the gaps of the last sector of B too close and the first far enough, a sector's time apart.
+fn move_bracket(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, from: (u32, u32), to: (u32, u32), op: Op) -> Result<Option<(SimTime, SimTime)>> {
     const STEP: &str = "seeks";
     let layout = learned.layout();
     let rev = learned.revolution_ps();
@@ -785,9 +795,9 @@ fn min_move(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, from: (u32, u32)
         while first < hi {
             match extra_turns(p, order_by_gap[first])? {
                 Some(k) if k <= turns => {
-                    let earliest = (turns * rev + gap(order_by_gap[first])) as f64;
-                    let latest_missed = if turns == 0 { 0.0 } else { ((turns - 1) * rev + gap(order_by_gap[largest])) as f64 };
-                    return Ok(Some(((earliest + latest_missed) / 2.0 / 1000.0).round() as SimTime));
+                    let earliest = turns * rev + gap(order_by_gap[first]);
+                    let latest_missed = if turns == 0 { 0 } else { (turns - 1) * rev + gap(order_by_gap[largest]) };
+                    return Ok(Some((latest_missed / 1000, earliest / 1000)));
                 }
                 Some(_) => break,
                 None => first += 1,
@@ -803,7 +813,7 @@ fn min_move(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, from: (u32, u32)
         return Ok(None);
     }
     let (g_lo, g_hi) = (gap(order_by_gap[lo]), gap(order_by_gap[hi]));
-    Ok(Some((turns * rev + (g_lo + g_hi) / 2) / 1000))
+    Ok(Some(((turns * rev + g_lo) / 1000, (turns * rev + g_hi) / 1000)))
 }
 
 fn measure_mechanics(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, options: &Options, flags: &mut Vec<String>) -> Result<Mechanics> {
@@ -823,6 +833,8 @@ fn measure_mechanics(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, options
         }
     }
     let mut seek = std::collections::BTreeMap::new();
+    // The first cylinder of every zone but the first: where pairs straddle a zone boundary.
+    let boundaries: Vec<u32> = learned.spec().zones.iter().skip(1).map(|z| z.first_cylinder).collect();
     if span >= 1 {
         // From the middle of the LBNs' cylinders outwards where the span allows, else from the
         // first of them.
@@ -832,14 +844,34 @@ fn measure_mechanics(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, options
             // of three cylinders, alternately outwards and inwards, and other surfaces, clear a
             // zone's spare tracks quickly.
             let candidates = (0..32i64).map(|k| i64::from(base) + if k % 2 == 0 { 3 * k / 2 } else { -3 * (k + 1) / 2 });
-            for from in candidates.filter(|&f| f >= i64::from(first) && f + i64::from(d) <= i64::from(full)).map(|f| f as u32) {
+            let mut bracket = None;
+            'pairs: for from in candidates.filter(|&f| f >= i64::from(first) && f + i64::from(d) <= i64::from(full)).map(|f| f as u32) {
                 for h in [0, surfaces / 2, surfaces - 1] {
-                    if let Some(t) = min_move(p, learned, (from, h), (from + d, h), Op::Read)? {
-                        return Ok(Some(t));
+                    bracket = move_bracket(p, learned, (from, h), (from + d, h), Op::Read)?;
+                    if bracket.is_some() {
+                        break 'pairs;
                     }
                 }
             }
-            Ok(None)
+            let Some(mut known) = bracket else { return Ok(None) };
+            // A bracket is a sector's time wide, coarse against a short seek's 2 %. Within a
+            // zone every pair `d` apart sees B's sectors at the same offsets from A's end (the
+            // cylinder skew shifts both alike); a pair across a zone boundary sees them at other
+            // offsets, so intersecting brackets from pairs across boundaries narrows the move.
+            for &boundary in &boundaries {
+                let (low, high) = known;
+                if (high - low) / 2 <= DITHERED_HALF_WIDTH_NS.max(high / 100) {
+                    break;
+                }
+                let Some(from) = boundary.checked_sub(d.div_ceil(2)).filter(|&f| f >= first && f + d <= full) else { continue };
+                if let Some((l, h)) = move_bracket(p, learned, (from, 0), (from + d, 0), Op::Read)? {
+                    // Disjoint brackets (a firmware hiccup): keep what is known.
+                    if l.max(low) < h.min(high) {
+                        known = (l.max(low), h.min(high));
+                    }
+                }
+            }
+            Ok(Some((known.0 + known.1) / 2))
         };
         let mut untimed = Vec::new();
         for &d in &distances {
@@ -869,7 +901,8 @@ fn measure_mechanics(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, options
             let line = ta + (tb - ta) * f64::from(m - a) / f64::from(b - a);
             seek.insert(m, t);
             // Long intervals are split regardless: a dip can sit with its middle on the line.
-            if (t as f64 - line).abs() > threshold || b - a > (a / 100).max(4) {
+            // Short seeks bend most and their 2 % is smallest: every distance below 64 is timed.
+            if (t as f64 - line).abs() > threshold || b - a > (a / 100).max(if a < 64 { 1 } else { 4 }) {
                 todo.push((a, m));
                 todo.push((m, b));
             }

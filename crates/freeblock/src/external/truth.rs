@@ -58,6 +58,8 @@ pub struct Grade {
     pub seek_misses: u64,
     /// Largest seek error, µs.
     pub max_seek_error_us: f64,
+    /// The distance (cylinders) where the seek error is largest.
+    pub worst_seek_distance: u32,
 }
 
 impl Grade {
@@ -144,7 +146,7 @@ pub fn grade(learned: &Disk, truth: &Disk) -> Grade {
     // Seeks: learned seek vs truth seek + read settle, every distance.
     let settle = u64::try_from(truth.settle_ns(Op::Read)).unwrap_or(0);
     let lsettle = u64::try_from(learned.settle_ns(Op::Read)).unwrap_or(0);
-    let (mut misses, mut worst) = (0u64, 0.0f64);
+    let (mut misses, mut worst, mut worst_at) = (0u64, 0.0f64, 0u32);
     // Seeks to cylinders past the last LBN cannot be timed from outside: compare up to it.
     let reach = |d: &Disk| d.target(d.capacity() - 1).map_or(0, |t| t.cylinder);
     let full = reach(truth).min(reach(learned));
@@ -152,7 +154,9 @@ pub fn grade(learned: &Disk, truth: &Disk) -> Grade {
         let t = (truth.seek_curve().time(d) + settle) as f64;
         let l = (learned.seek_curve().time(d) + lsettle) as f64;
         let e = (l - t).abs();
-        worst = worst.max(e / 1000.0);
+        if e / 1000.0 > worst {
+            (worst, worst_at) = (e / 1000.0, d);
+        }
         if e > 50_000.0 && e > 0.02 * t {
             misses += 1;
         }
@@ -166,7 +170,7 @@ pub fn grade(learned: &Disk, truth: &Disk) -> Grade {
     });
     rows.push(Row {
         parameter: "seek: distances (to the last LBN's cylinder) off by > 2 % and > 50 µs".into(),
-        learned: format!("{misses} of {full} (worst {worst:.1} µs)"),
+        learned: format!("{misses} of {full} (worst {worst:.1} µs, over {worst_at})"),
         truth: "0".into(),
         ok: Some(misses == 0),
     });
@@ -177,7 +181,7 @@ pub fn grade(learned: &Disk, truth: &Disk) -> Grade {
     rows.push(Row { parameter: "write settle − read settle".into(), learned: format!("{:.4} ms", ws(learned) as f64 / 1e6), truth: format!("{:.4} ms", ws(truth) as f64 / 1e6), ok: None });
     rows.push(Row { parameter: "read command overhead".into(), learned: ms(learned.overhead_ns(Op::Read)), truth: format!("{} (+ firmware jitter)", ms(truth.overhead_ns(Op::Read))), ok: None });
     rows.push(Row { parameter: "write command overhead".into(), learned: ms(learned.overhead_ns(Op::Write)), truth: format!("{} (+ firmware jitter)", ms(truth.overhead_ns(Op::Write))), ok: None });
-    Grade { rows, tracks, layout_mismatches: mismatches, first_mismatch, max_angle_error_sectors: max_angle, seek_distances: u64::from(full), seek_misses: misses, max_seek_error_us: worst }
+    Grade { rows, tracks, layout_mismatches: mismatches, first_mismatch, max_angle_error_sectors: max_angle, seek_distances: u64::from(full), seek_misses: misses, max_seek_error_us: worst, worst_seek_distance: worst_at }
 }
 
 /// Runs of cylinders with equal sectors per track (what translate-address can tell of zones).
