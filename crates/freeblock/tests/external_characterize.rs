@@ -87,3 +87,15 @@ fn atlas10k_with_slipped_and_spare_sectors_is_learned_within_every_bound() {
     assert!(c.spec.zones.iter().map(|z| z.slips.len()).sum::<usize>() > 1_000);
     assert!(g.passed(), "{:#?}", g.rows);
 }
+
+#[test]
+fn seeks_are_learned_where_lbn_0_is_not_on_cylinder_0_and_near_whole_revolutions() {
+    // HP C2247A: LBN 0 on cylinder 1, seeks up to about two revolutions; HP C2249A: a seek of
+    // 564 cylinders within a sector of one revolution; Atlas III: LBN 0 on cylinder 50.
+    for name in ["hp_c2247a", "hp_c2249a", "atlas_iii"] {
+        let report = characterize_hidden(name, library::get(name).unwrap(), Effects::default(), 1).unwrap();
+        let g = &report.grade;
+        assert_eq!(g.seek_misses, 0, "{name}: {} seek distances off, worst {} µs over {}", g.seek_misses, g.max_seek_error_us, g.worst_seek_distance);
+        assert!(report.passed, "{name}: {:?}", g.rows);
+    }
+}
