@@ -14,7 +14,9 @@
 //!               angle per track → first-sector offset, track skew, cylinder skew per zone,
 //!               refined over ever farther cylinders
 //!  5 seeks      MINTIME: two queued reads, A then B `d` cylinders away; the smallest angular gap
-//!               from A's end to B's sector that costs no extra revolution is seek + settle
+//!               from A's end to B's sector that costs no extra revolution is seek + settle,
+//!               bracketed within a sector's time; short seeks narrowed by pairs across zone
+//!               boundaries; timed between cylinders holding LBNs, extrapolated to the stroke
 //!  6 overheads  latest issue time of a lone command that still catches its sector
 //! ```
 //!
