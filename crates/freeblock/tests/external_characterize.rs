@@ -87,3 +87,16 @@ fn atlas10k_with_slipped_and_spare_sectors_is_learned_within_every_bound() {
     assert!(c.spec.zones.iter().map(|z| z.slips.len()).sum::<usize>() > 1_000);
     assert!(g.passed(), "{:#?}", g.rows);
 }
+
+#[test]
+fn ibm18es_zones_restarting_their_skews_behind_a_reserved_cylinder_are_split() {
+    // Zones of 247 sectors restart their skews at cylinders 11052 and 11309, each behind a
+    // cylinder holding no LBNs, and the last zone's cylinders past the last LBN hold none either.
+    let report = characterize_hidden("ibm18es", library::get("ibm18es").unwrap(), Effects::default(), 1).unwrap();
+    let g = &report.grade;
+    assert_eq!(g.layout_mismatches, 0, "{:?}", g.first_mismatch);
+    assert!(g.max_angle_error_sectors <= 0.05, "{:#?}", g.rows);
+    assert_eq!(g.seek_misses, 0, "{:#?}", g.rows);
+    let starts: Vec<u32> = report.spec.zones.iter().map(|z| z.first_cylinder).collect();
+    assert!(starts.contains(&11052) && starts.contains(&11309), "{starts:?}");
+}

@@ -608,6 +608,8 @@ fn measure_angles(p: &mut Prober<'_>, g: &Geometry<'_>, capacity: u64) -> Result
     const TOLERANCE: f64 = 0.5;
     let mut todo: std::collections::VecDeque<ZoneFound> = g.zones.iter().cloned().collect();
     let (mut zones, mut out) = (Vec::new(), Vec::new());
+    // Cylinders past the last LBN's hold none to time: the refinement stops there.
+    let last_lbn_cylinder = p.lbn("skews", capacity - 1)?.cylinder;
     while let Some(mut z) = todo.pop_front() {
         let spt = f64::from(z.spt);
         // The reference: the zone's first cylinder whose first track holds LBNs (a zone may
@@ -640,21 +642,35 @@ fn measure_angles(p: &mut Prober<'_>, g: &Geometry<'_>, capacity: u64) -> Result
         } else {
             0.0
         };
-        // Per-cylinder increment, refined over ever farther cylinders.
-        let cylinders = z.last_cylinder - c0;
+        // Per-cylinder increment, refined over ever farther cylinders, up to the zone's last
+        // cylinder holding LBNs: a zone that restarts its skews behind it would go unseen.
+        let cylinders = z.last_cylinder.min(last_lbn_cylinder).saturating_sub(c0);
         let mut per_cyl = None::<f64>;
         let (mut k, mut good) = (1u32, 0u32);
         let mut split = None;
         while k <= cylinders {
-            if let Some(a) = probe_angle(p, g, &z, c0 + k, 0, capacity)? {
+            // A cylinder without LBNs (a reserved one between two zones of equal sectors per
+            // track): the nearest one before it that holds some, down to the last probed.
+            let mut probe = None;
+            let mut at = k;
+            while at > good && probe.is_none() {
+                probe = probe_angle(p, g, &z, c0 + at, 0, capacity)?;
+                if probe.is_none() {
+                    if k - at >= 8 {
+                        break;
+                    }
+                    at -= 1;
+                }
+            }
+            if let Some(a) = probe {
                 let raw = (a - a0).rem_euclid(spt);
                 match per_cyl {
-                    None => per_cyl = Some(centred(raw, spt).rem_euclid(spt) / f64::from(k)),
+                    None => per_cyl = Some(centred(raw, spt).rem_euclid(spt) / f64::from(at)),
                     Some(est) => {
-                        let off = centred(raw - est * f64::from(k), spt);
+                        let off = centred(raw - est * f64::from(at), spt);
                         if off.abs() > TOLERANCE {
-                            // The model broke between `good` and `k`: find the first cylinder off it.
-                            let (mut lo, mut hi) = (good, k);
+                            // The model broke between `good` and `at`: find the first cylinder off it.
+                            let (mut lo, mut hi) = (good, at);
                             while hi - lo > 1 {
                                 let mid = lo + (hi - lo) / 2;
                                 let fits = match probe_angle(p, g, &z, c0 + mid, 0, capacity)? {
@@ -670,10 +686,10 @@ fn measure_angles(p: &mut Prober<'_>, g: &Geometry<'_>, capacity: u64) -> Result
                             split = Some(r + hi);
                             break;
                         }
-                        per_cyl = Some((est * f64::from(k) + off) / f64::from(k));
+                        per_cyl = Some((est * f64::from(at) + off) / f64::from(at));
                     }
                 }
-                good = k;
+                good = at;
             }
             if k == cylinders {
                 break;
