@@ -965,7 +965,8 @@ fn measure_overheads(p: &mut Prober<'_>, learned: &freeblock_disk::Disk) -> Resu
         let mut samples = Vec::new();
         for _ in 0..5 {
             let (mut lo, mut hi) = (0u64, rev_ns / 2); // missed / caught
-            if !caught(p, op, hi)? {
+            // Internal activity can make one try late: a second confirms.
+            if !caught(p, op, hi)? && !caught(p, op, hi)? {
                 return Err(inconsistent(STEP, format!("a command issued half a revolution ({} µs) before its sector missed it", hi / 1000)));
             }
             if caught(p, op, 0)? {
