@@ -99,3 +99,27 @@ fn seeks_are_learned_where_lbn_0_is_not_on_cylinder_0_and_near_whole_revolutions
         assert!(report.passed, "{name}: {:?}", g.rows);
     }
 }
+
+#[test]
+fn ibm18es_zones_restarting_their_skews_behind_a_reserved_cylinder_are_split() {
+    // Zones of 247 sectors restart their skews at cylinders 11052 and 11309, each behind a
+    // cylinder holding no LBNs, and the last zone's cylinders past the last LBN hold none either.
+    let report = characterize_hidden("ibm18es", library::get("ibm18es").unwrap(), Effects::default(), 1).unwrap();
+    let g = &report.grade;
+    assert_eq!(g.layout_mismatches, 0, "{:?}", g.first_mismatch);
+    assert!(g.max_angle_error_sectors <= 0.05, "{:#?}", g.rows);
+    assert_eq!(g.seek_misses, 0, "{:#?}", g.rows);
+    let starts: Vec<u32> = report.spec.zones.iter().map(|z| z.first_cylinder).collect();
+    assert!(starts.contains(&11052) && starts.contains(&11309), "{starts:?}");
+}
+
+#[test]
+fn head_switches_are_learned_below_a_sector_and_past_a_spare() {
+    // Toshiba MK156F: a sector is 490 µs, the switch 1 ms; DEC RZ26: the switch from surface 0
+    // ends on the spare sector of surface 1; ST41601N: no switch time at all.
+    for name in ["toshiba_mk156f", "dec_rz26", "st41601n"] {
+        let report = characterize_hidden(name, library::get(name).unwrap(), Effects::default(), 1).unwrap();
+        let row = report.grade.rows.iter().find(|r| r.parameter.starts_with("head switch")).unwrap();
+        assert_eq!(row.ok, Some(true), "{name}: {row:?}");
+    }
+}
