@@ -123,3 +123,15 @@ fn head_switches_are_learned_below_a_sector_and_past_a_spare() {
         assert_eq!(row.ok, Some(true), "{name}: {row:?}");
     }
 }
+
+#[test]
+fn short_seeks_on_slow_sectors_are_learned_by_lone_reads() {
+    // DEC RZ26 (193 µs sectors, one spare a track) and Toshiba MK156F (490 µs sectors): a
+    // MINTIME bracket is a sector wide, more than 2 % of their short seeks either way.
+    for name in ["dec_rz26", "toshiba_mk156f"] {
+        let report = characterize_hidden(name, library::get(name).unwrap(), Effects::default(), 1).unwrap();
+        let g = &report.grade;
+        assert_eq!(g.seek_misses, 0, "{name}: {} seek distances off, worst {} µs over {}", g.seek_misses, g.max_seek_error_us, g.worst_seek_distance);
+        assert!(report.passed, "{name}: {:?}", g.rows);
+    }
+}

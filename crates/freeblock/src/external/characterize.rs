@@ -857,7 +857,10 @@ fn measure_mechanics(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, options
     if span >= 1 {
         // From the middle of the LBNs' cylinders outwards where the span allows, else from the
         // first of them.
-        let measure = |p: &mut Prober<'_>, d: u32| -> Result<Option<SimTime>> {
+        // How late a lone read of the parked track itself may be issued (command overhead):
+        // learned once, when a short seek first needs lone reads.
+        let mut lone_baseline: Option<Option<SimTime>> = None;
+        let mut measure = |p: &mut Prober<'_>, d: u32| -> Result<Option<SimTime>> {
             let base = if d <= span / 2 { first + span / 2 - d / 2 } else { first };
             // Another pair of tracks the same distance apart when one holds too few LBNs: steps
             // of three cylinders, alternately outwards and inwards, and other surfaces, clear a
@@ -890,7 +893,26 @@ fn measure_mechanics(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, options
                     }
                 }
             }
-            Ok(Some((known.0 + known.1) / 2))
+            // Still coarse (one zone, or slow sectors): lone reads, as for the head switch. The
+            // latest issue that still catches B's sector with the heads parked on A's track,
+            // less the same on A's own track, is the move; MINTIME's bracket bounds it.
+            let (low, high) = known;
+            if (high - low) / 2 > DITHERED_HALF_WIDTH_NS.max(high / 100) {
+                let from = if d <= span / 2 { first + span / 2 - d / 2 } else { first };
+                let layout = learned.layout();
+                let lbn_on = |c: u32| (0..layout.sectors_per_track(c)).find_map(|s| layout.pbn_to_lbn(freeblock_disk::Pbn { cylinder: c, surface: 0, sector: s }));
+                if let (Some(park), Some(other)) = (lbn_on(from), lbn_on(from + d)) {
+                    if lone_baseline.is_none() {
+                        lone_baseline = Some(latest_catch(p, learned, park, park, None)?);
+                    }
+                    if let Some(Some(same)) = lone_baseline {
+                        if let Some(moved) = latest_catch(p, learned, park, other, Some((same + low, same + high)))? {
+                            return Ok(Some(moved.saturating_sub(same).clamp(low, high)));
+                        }
+                    }
+                }
+            }
+            Ok(Some((low + high) / 2))
         };
         let mut untimed = Vec::new();
         for &d in &distances {
