@@ -531,14 +531,22 @@ fn regular_span(p: &mut Prober<'_>, z: &ZoneFound, mapping: Mapping, surfaces: u
     if after > capacity {
         return Ok(None);
     }
-    let first_h = order(mapping, surfaces, z.first_cylinder, end, 0);
-    let last_h = order(mapping, surfaces, z.first_cylinder, end, surfaces - 1);
-    let end_first = next_lbn + u64::from(end - c) * per_cyl;
-    let ok = p.phys(STEP, end, first_h, 0)? == Some(Some(end_first))
-        && p.phys(STEP, end, last_h, spt - 1)? == Some(Some(after - 1))
-        && p.phys(STEP, end, last_h, spt)?.is_none()
-        && p.phys(STEP, end, first_h, spt)?.is_none();
-    Ok(ok.then_some(after))
+    // The last cylinder and the one before it: a serpentine order reverses on every other
+    // cylinder, and a span starting on an odd cylinder with an even length always ends on an even
+    // one, so checking the end alone could take a serpentine drive for a cylinder-major one.
+    for x in [end, end.saturating_sub(1).max(c)] {
+        let first_h = order(mapping, surfaces, z.first_cylinder, x, 0);
+        let last_h = order(mapping, surfaces, z.first_cylinder, x, surfaces - 1);
+        let x_first = next_lbn + u64::from(x - c) * per_cyl;
+        let ok = p.phys(STEP, x, first_h, 0)? == Some(Some(x_first))
+            && p.phys(STEP, x, last_h, spt - 1)? == Some(Some(x_first + per_cyl - 1))
+            && p.phys(STEP, x, last_h, spt)?.is_none()
+            && p.phys(STEP, x, first_h, spt)?.is_none();
+        if !ok {
+            return Ok(None);
+        }
+    }
+    Ok(Some(after))
 }
 
 /// Revolution in picoseconds, and the spread of the single-revolution measurements in ns.
@@ -860,8 +868,9 @@ fn measure_mechanics(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, options
         // How late a lone read of the parked track itself may be issued (command overhead):
         // learned once, when a short seek first needs lone reads.
         let mut lone_baseline: Option<Option<SimTime>> = None;
-        let mut measure = |p: &mut Prober<'_>, d: u32| -> Result<Option<SimTime>> {
-            let base = if d <= span / 2 { first + span / 2 - d / 2 } else { first };
+        // `far`: pairs from the other end of the LBNs' cylinders, to time a distance again.
+        let mut measure = |p: &mut Prober<'_>, d: u32, far: bool| -> Result<Option<SimTime>> {
+            let base = if far { full - d } else if d <= span / 2 { first + span / 2 - d / 2 } else { first };
             // Another pair of tracks the same distance apart when one holds too few LBNs: steps
             // of three cylinders, alternately outwards and inwards, and other surfaces, clear a
             // zone's spare tracks quickly.
@@ -898,7 +907,7 @@ fn measure_mechanics(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, options
             // less the same on A's own track, is the move; MINTIME's bracket bounds it.
             let (low, high) = known;
             if (high - low) / 2 > DITHERED_HALF_WIDTH_NS.max(high / 100) {
-                let from = if d <= span / 2 { first + span / 2 - d / 2 } else { first };
+                let from = if far { full - d } else if d <= span / 2 { first + span / 2 - d / 2 } else { first };
                 let layout = learned.layout();
                 let lbn_on = |c: u32| (0..layout.sectors_per_track(c)).find_map(|s| layout.pbn_to_lbn(freeblock_disk::Pbn { cylinder: c, surface: 0, sector: s }));
                 if let (Some(park), Some(other)) = (lbn_on(from), lbn_on(from + d)) {
@@ -916,7 +925,7 @@ fn measure_mechanics(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, options
         };
         let mut untimed = Vec::new();
         for &d in &distances {
-            match measure(p, d)? {
+            match measure(p, d, false)? {
                 Some(t) => {
                     seek.insert(d, t);
                 }
@@ -934,7 +943,7 @@ fn measure_mechanics(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, options
                 continue;
             }
             let m = a + (b - a) / 2;
-            let Some(t) = measure(p, m)? else {
+            let Some(t) = measure(p, m, false)? else {
                 untimed.push(m);
                 continue;
             };
@@ -952,6 +961,22 @@ fn measure_mechanics(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, options
         }
         if !untimed.is_empty() {
             flags.push(format!("no pair of tracks holds enough LBNs to time seeks over {untimed:?} cylinders; interpolated"));
+        }
+        // A lone point far off the line between its neighbours, which agree with each other (a
+        // pair the drive delayed, a bracket a sector's worth of turns off), is timed again from
+        // the other end of the LBNs' cylinders; the value nearer the line is kept.
+        let keys: Vec<u32> = seek.keys().copied().collect();
+        for w in keys.windows(3) {
+            let (a, m, b) = (w[0], w[1], w[2]);
+            let (ta, tm, tb) = (seek[&a] as f64, seek[&m] as f64, seek[&b] as f64);
+            let line = ta + (tb - ta) * f64::from(m - a) / f64::from(b - a);
+            if (tm - line).abs() > threshold.max(0.02 * line) && (tb - ta).abs() < (tm - line).abs() {
+                if let Some(again) = measure(p, m, true)? {
+                    if (again as f64 - line).abs() < (tm - line).abs() {
+                        seek.insert(m, again);
+                    }
+                }
+            }
         }
         let points: Vec<(u32, SimTime)> = seek.iter().map(|(&d, &t)| (d, t)).collect();
         if let Some(w) = points.windows(2).find(|w| w[1].1 + 200_000 < w[0].1) {
