@@ -598,10 +598,12 @@ fn centred(x: f64, spt: f64) -> f64 {
 }
 
 /// The first mapped sector of track `i` (in LBN order) of cylinder `c` of zone `z`: the angle of
-/// its sector 0, or `None` when its first sectors hold no LBN.
+/// its sector 0, or `None` when the track holds no LBN.
 fn probe_angle(p: &mut Prober<'_>, g: &Geometry<'_>, z: &ZoneFound, c: u32, i: u32, capacity: u64) -> Result<Option<f64>> {
     let h = order(g.mapping, g.surfaces, z.first_cylinder, c, i);
-    for s in 0..z.spt.min(64) {
+    // A zone may begin with reserved sectors running past the first tracks' starts: the whole
+    // track is tried before it is given up.
+    for s in 0..z.spt {
         if let Some(Some(lbn)) = p.phys("skews", c, h, s)? {
             if lbn < capacity {
                 return sector0_angle(p, g, lbn, s, z.spt).map(Some);
