@@ -191,8 +191,7 @@ fn random_drive(rng: &mut rand_chacha::ChaCha8Rng) -> freeblock_disk::DiskSpec {
 }
 
 /// Random drives (`FREEBLOCK_CHARACTERIZE_CASES`, default 6; each is its own seed). Run with
-/// 400, two still miss: cases 223 and 306 learn a zone's skews wrong (sector 0 off by 56 and 99
-/// sectors; docs/external.md).
+/// 1000, three still miss (cases 507, 698 and 811; docs/external.md).
 #[test]
 fn random_drives_are_learned_within_every_bound() {
     use rand::SeedableRng;
@@ -214,4 +213,3 @@ fn random_drives_are_learned_within_every_bound() {
     }
     assert!(failed.is_empty(), "{} of {cases} random drives missed a bound:\n{}", failed.len(), failed.join("\n"));
 }
-

@@ -686,10 +686,15 @@ fn measure_angles(p: &mut Prober<'_>, g: &Geometry<'_>, capacity: u64) -> Result
                             let (mut lo, mut hi) = (good, at);
                             while hi - lo > 1 {
                                 let mid = lo + (hi - lo) / 2;
-                                let fits = match probe_angle(p, g, &z, c0 + mid, 0, capacity)? {
-                                    Some(a) => centred(a - a0 - est * f64::from(mid), spt).abs() <= TOLERANCE,
-                                    None => true,
-                                };
+                                // A cylinder whose first track holds no LBN (a zone beginning
+                                // with reserved sectors) is judged by its first track that does.
+                                let mut fits = true;
+                                for i in 0..g.surfaces {
+                                    if let Some(a) = probe_angle(p, g, &z, c0 + mid, i, capacity)? {
+                                        fits = centred(a - a0 - est * f64::from(mid) - f64::from(i) * track_skew, spt).abs() <= TOLERANCE;
+                                        break;
+                                    }
+                                }
                                 if fits {
                                     lo = mid;
                                 } else {
