@@ -869,15 +869,15 @@ fn measure_mechanics(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, options
     let mut seek = std::collections::BTreeMap::new();
     // The first cylinder of every zone but the first: where pairs straddle a zone boundary.
     let boundaries: Vec<u32> = learned.spec().zones.iter().skip(1).map(|z| z.first_cylinder).collect();
+    // Where a pair `d` cylinders apart starts: the middle of the LBNs' cylinders where the span
+    // allows, else the first of them; `far`, the other end (to time a distance again).
+    let pair_start = |d: u32, far: bool| if far { full - d } else if d <= span / 2 { first + span / 2 - d / 2 } else { first };
     if span >= 1 {
-        // From the middle of the LBNs' cylinders outwards where the span allows, else from the
-        // first of them.
         // How late a lone read of the parked track itself may be issued (command overhead):
         // learned once, when a short seek first needs lone reads.
         let mut lone_baseline: Option<Option<SimTime>> = None;
-        // `far`: pairs from the other end of the LBNs' cylinders, to time a distance again.
         let mut measure = |p: &mut Prober<'_>, d: u32, far: bool| -> Result<Option<SimTime>> {
-            let base = if far { full - d } else if d <= span / 2 { first + span / 2 - d / 2 } else { first };
+            let base = pair_start(d, far);
             // Another pair of tracks the same distance apart when one holds too few LBNs: steps
             // of three cylinders, alternately outwards and inwards, and other surfaces, clear a
             // zone's spare tracks quickly.
@@ -914,7 +914,7 @@ fn measure_mechanics(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, options
             // less the same on A's own track, is the move; MINTIME's bracket bounds it.
             let (low, high) = known;
             if (high - low) / 2 > DITHERED_HALF_WIDTH_NS.max(high / 100) {
-                let from = if far { full - d } else if d <= span / 2 { first + span / 2 - d / 2 } else { first };
+                let from = base;
                 let layout = learned.layout();
                 let lbn_on = |c: u32| (0..layout.sectors_per_track(c)).find_map(|s| layout.pbn_to_lbn(freeblock_disk::Pbn { cylinder: c, surface: 0, sector: s }));
                 if let (Some(park), Some(other)) = (lbn_on(from), lbn_on(from + d)) {
@@ -1008,7 +1008,7 @@ fn measure_mechanics(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, options
     let head_switch_ns = if surfaces > 1 { head_switch(p, learned, mid)? } else { 0 };
     let write_settle_ns = if span >= 1 {
         let d = distances[distances.len() / 2];
-        let from = if d <= span / 2 { first + span / 2 - d / 2 } else { first };
+        let from = pair_start(d, false);
         let w = (0..16.min(from - first + 1)).find_map(|k| min_move(p, learned, (from - k, 0), (from - k + d, 0), Op::Write).transpose()).transpose()?.unwrap_or(0);
         let r = seek.iter().find(|s| s.0 == d).map_or(0, |s| s.1);
         w.saturating_sub(r)
@@ -1059,49 +1059,74 @@ fn head_switch(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, mid: u32) -> 
 }
 
 /// How long before `target`'s sector passes a lone read of it must be issued, at the latest, to
-/// catch it with the heads parked on `park`'s sector by a write (which also leaves the read-ahead
-/// idle): the median over a few searches, ns, each within `window` (missed at its start, caught
-/// at its end) when it holds. `None` when even most of a revolution is too late.
+/// catch it with the heads parked on `park`'s sector: [`LatestCatch`] for the seek step, searched
+/// over three quarters of a revolution to 2 µs, each search within `window` (missed at its
+/// start, caught at its end) when it holds. `None` when even that is too late.
 fn latest_catch(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, park: u64, target: u64, window: Option<(SimTime, SimTime)>) -> Result<Option<SimTime>> {
-    const STEP: &str = "seeks";
-    let rev_ns = learned.revolution_ns();
-    let pos = learned.target(target).map_err(|e| inconsistent(STEP, e.to_string()))?.pos;
-    let caught = |p: &mut Prober<'_>, m: u64| -> Result<bool> {
-        p.run(STEP, p.drive.now(), &[Command { lbn: park, sectors: 1, op: Op::Write }])?;
-        // A revolution on, the read is issued after the write however early it goes.
-        let base = p.drive.now() + rev_ns;
-        let pass = base + learned.wait_for(base, pos);
-        let t = p.run(STEP, pass - m, &[Command { lbn: target, sectors: 1, op: Op::Read }])?[0];
-        Ok(t < pass + rev_ns / 2)
-    };
-    let mut samples = Vec::new();
-    for _ in 0..5 {
-        let (mut lo, mut hi) = (0u64, rev_ns * 3 / 4); // missed / caught
-        match window {
-            Some((a, b)) if b < hi && caught(p, b)? && !caught(p, a)? => (lo, hi) = (a, b),
-            _ => {
-                // Internal activity can make one try late: a second confirms.
-                if !caught(p, hi)? && !caught(p, hi)? {
-                    return Ok(None);
-                }
-                if caught(p, 0)? {
-                    samples.push(0);
-                    continue;
+    let probe = LatestCatch { step: "seeks", park, target, op: Op::Read, lead_revs: 1, search_ns: learned.revolution_ns() * 3 / 4, resolution_ns: 2_000 };
+    probe.median(p, learned, window)
+}
+
+/// A lone command issued ever later before its sector passes, with the heads parked on `park`'s
+/// sector by a write (which also leaves the read-ahead idle) `lead_revs` revolutions or more
+/// before: the latest issue that still catches `target`'s sector is the command's overhead plus
+/// whatever move lies between the two.
+struct LatestCatch {
+    /// The step its probes are counted under.
+    step: &'static str,
+    park: u64,
+    target: u64,
+    op: Op,
+    /// Whole revolutions from the parking write to the sector's pass (the command goes after the
+    /// write however early it is issued).
+    lead_revs: u64,
+    /// The earliest issue tried, ns before the pass.
+    search_ns: SimTime,
+    /// The search stops when missed and caught are this close, ns.
+    resolution_ns: SimTime,
+}
+
+impl LatestCatch {
+    /// The median over five searches, ns; `None` when a command issued `search_ns` early misses
+    /// twice running (one late try can be internal activity).
+    fn median(&self, p: &mut Prober<'_>, learned: &freeblock_disk::Disk, window: Option<(SimTime, SimTime)>) -> Result<Option<SimTime>> {
+        let rev_ns = learned.revolution_ns();
+        let pos = learned.target(self.target).map_err(|e| inconsistent(self.step, e.to_string()))?.pos;
+        let caught = |p: &mut Prober<'_>, m: u64| -> Result<bool> {
+            p.run(self.step, p.drive.now(), &[Command { lbn: self.park, sectors: 1, op: Op::Write }])?;
+            let base = p.drive.now() + self.lead_revs * rev_ns;
+            let pass = base + learned.wait_for(base, pos);
+            let t = p.run(self.step, pass - m, &[Command { lbn: self.target, sectors: 1, op: self.op }])?[0];
+            Ok(t < pass + rev_ns / 2)
+        };
+        let mut samples = Vec::new();
+        for _ in 0..5 {
+            let (mut lo, mut hi) = (0u64, self.search_ns); // missed / caught
+            match window {
+                Some((a, b)) if b < hi && caught(p, b)? && !caught(p, a)? => (lo, hi) = (a, b),
+                _ => {
+                    if !caught(p, hi)? && !caught(p, hi)? {
+                        return Ok(None);
+                    }
+                    if caught(p, 0)? {
+                        samples.push(0);
+                        continue;
+                    }
                 }
             }
-        }
-        while hi - lo > 2_000 {
-            let m = lo + (hi - lo) / 2;
-            if caught(p, m)? {
-                hi = m;
-            } else {
-                lo = m;
+            while hi - lo > self.resolution_ns {
+                let m = lo + (hi - lo) / 2;
+                if caught(p, m)? {
+                    hi = m;
+                } else {
+                    lo = m;
+                }
             }
+            samples.push((lo + hi) / 2);
         }
-        samples.push((lo + hi) / 2);
+        samples.sort_unstable();
+        Ok(Some(samples[samples.len() / 2]))
     }
-    samples.sort_unstable();
-    Ok(Some(samples[samples.len() / 2]))
 }
 
 /// The seek time at `distance` on a least-squares line through the measured points of the
@@ -1120,48 +1145,18 @@ fn extrapolate(points: &[(u32, SimTime)], distance: u32) -> Option<SimTime> {
     Some((my + slope.max(0.0) * (f64::from(distance) - mx)).round().max(0.0) as SimTime)
 }
 
-/// Command overheads: a lone command issued ever later before its sector reaches the head; the
-/// latest issue that still catches it leaves the overhead (with its jitter) as the margin.
+/// Command overheads: a lone command of LBN 0 issued ever later before its sector passes, the
+/// heads parked on its own track ([`LatestCatch`]): the latest issue that still catches it leaves
+/// the overhead (with its jitter) as the margin.
 fn measure_overheads(p: &mut Prober<'_>, learned: &freeblock_disk::Disk) -> Result<(SimTime, SimTime)> {
     const STEP: &str = "overheads";
-    let rev_ns = learned.revolution_ns();
-    let target = learned.target(0).map_err(|e| inconsistent(STEP, e.to_string()))?;
-    // Issued `m` ns before sector 0 of LBN 0's track passes, with the heads parked on that track
-    // by a write (a write also leaves the read-ahead idle): does the command catch the sector?
-    let caught = |p: &mut Prober<'_>, op: Op, m: u64| -> Result<bool> {
-        p.run(STEP, p.drive.now(), &[Command { lbn: 0, sectors: 1, op: Op::Write }])?;
-        let base = p.drive.now() + 2 * rev_ns;
-        let pass = base + learned.wait_for(base, target.pos);
-        let t = p.run(STEP, pass - m, &[Command { lbn: 0, sectors: 1, op }])?[0];
-        Ok(t < pass + rev_ns / 2)
+    let half = learned.revolution_ns() / 2;
+    let mut one = |op: Op| -> Result<SimTime> {
+        let probe = LatestCatch { step: STEP, park: 0, target: 0, op, lead_revs: 2, search_ns: half, resolution_ns: 1_000 };
+        probe.median(p, learned, None)?.ok_or_else(|| inconsistent(STEP, format!("a command issued half a revolution ({} µs) before its sector missed it", half / 1000)))
     };
-    let one = |p: &mut Prober<'_>, op: Op| -> Result<SimTime> {
-        let mut samples = Vec::new();
-        for _ in 0..5 {
-            let (mut lo, mut hi) = (0u64, rev_ns / 2); // missed / caught
-            // Internal activity can make one try late: a second confirms.
-            if !caught(p, op, hi)? && !caught(p, op, hi)? {
-                return Err(inconsistent(STEP, format!("a command issued half a revolution ({} µs) before its sector missed it", hi / 1000)));
-            }
-            if caught(p, op, 0)? {
-                samples.push(0);
-                continue;
-            }
-            while hi - lo > 1_000 {
-                let mid = lo + (hi - lo) / 2;
-                if caught(p, op, mid)? {
-                    hi = mid;
-                } else {
-                    lo = mid;
-                }
-            }
-            samples.push((lo + hi) / 2);
-        }
-        samples.sort_unstable();
-        Ok(samples[samples.len() / 2])
-    };
-    let r = one(p, Op::Read)?;
-    let w = one(p, Op::Write)?;
+    let r = one(Op::Read)?;
+    let w = one(Op::Write)?;
     Ok((r, w))
 }
 
