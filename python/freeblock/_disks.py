@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from freeblock import _freeblock
+from freeblock._errors import check_unsigned
 
 __all__ = ["calibrate", "characterize", "disk_info", "disks", "seek_curve", "validate", "zones"]
 
@@ -105,9 +106,9 @@ def calibrate(
         SpecError: the model is invalid.
     """
     if replays is not None:
-        _check_count("replays", replays, 32)
+        check_unsigned("replays", replays, 32)
     if seed is not None:
-        _check_count("seed", seed, 64)
+        check_unsigned("seed", seed, 64)
     report, spec = _freeblock.calibrate(
         os.fspath(trace), os.fspath(model), params, objective, body_quantile, replays, seed, check
     )
@@ -144,7 +145,7 @@ def characterize(
         CharacterizeError: a probe timed out or was refused, the timings were inconsistent, or
             the drive changed under the characteriser.
     """
-    _check_count("seed", seed, 64)
+    check_unsigned("seed", seed, 64)
     report_json, spec = _freeblock.characterize(os.fspath(disk), bool(effects), seed)
     report = json.loads(report_json)
     grade = report["grade"]
@@ -180,9 +181,3 @@ def characterize(
         "spec": spec,
     }
 
-
-def _check_count(name: str, value: Any, bits: int) -> None:
-    """A ConfigError naming ``name`` unless ``value`` is an integer in 0 .. 2^bits - 1 (instead of
-    the extension's bare OverflowError or TypeError)."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**bits:
-        raise _freeblock.ConfigError(f"{name}: {value!r} is not an integer in 0 .. 2^{bits}-1")

@@ -1,7 +1,10 @@
 """Raising freeblock's exception classes from Python with the same attributes the extension
-sets (``path``, ``line``, ``field``, ``index``; ``None`` when not known)."""
+sets (``path``, ``line``, ``field``, ``index``; ``None`` when not known), and checking the
+integers Python passes on to it."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from freeblock import _freeblock
 
@@ -19,3 +22,10 @@ def error(
     exc = cls(message)
     exc.path, exc.line, exc.field, exc.index = path, line, field, index
     return exc
+
+
+def check_unsigned(name: str, value: Any, bits: int) -> None:
+    """A ConfigError naming ``name`` unless ``value`` is an integer in 0 .. 2^bits - 1 (instead of
+    the extension's bare OverflowError or TypeError)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**bits:
+        raise _freeblock.ConfigError(f"{name}: {value!r} is not an integer in 0 .. 2^{bits}-1")

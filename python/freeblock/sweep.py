@@ -45,6 +45,7 @@ from typing import Any
 import pandas as pd
 
 from freeblock import _freeblock
+from freeblock._errors import check_unsigned
 from freeblock._freeblock import ConfigError, FileError, FreeblockError
 from freeblock._run import Experiment, _load, to_toml
 
@@ -92,8 +93,7 @@ def _check_seeds(seeds: Sequence[int] | None) -> list[int | None]:
     if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) or len(seeds) == 0:
         raise ConfigError(f"seeds: give a non-empty list of integers, not {seeds!r}")
     for s in seeds:
-        if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < 2**64:
-            raise ConfigError(f"seeds: {s!r} is not an integer in 0 .. 2^64-1")
+        check_unsigned("seeds", s, 64)
     if len(set(seeds)) != len(seeds):
         raise ConfigError(f"seeds: {list(seeds)} repeats a seed (its runs would be identical)")
     return list(seeds)
