@@ -94,10 +94,10 @@ def calibrate(
     ``halves_demerit_ms`` and ``rejected`` (parameters a fit moved that the check refused).
 
     The search options are those of ``freeblock calibrate`` (``None`` keeps its default):
-    ``objective`` (``"per-operation"``, ``"pooled"`` or ``"replay"``), ``body_quantile`` (the
-    highest quantile the fit score compares, in (0, 1]), ``replays`` (jittered replays per
-    score), ``seed`` (of the jitter) and ``check`` (``False``: no two-fold check, as
-    ``--no-check``).
+    ``objective`` (``"per-request"``, the default; ``"per-operation"``, ``"pooled"`` or
+    ``"replay"``), ``body_quantile`` (the highest quantile a distribution score compares, in
+    (0, 1]), ``replays`` (jittered replays per distribution score), ``seed`` (of the jitter)
+    and ``check`` (``False``: no two-fold check, as ``--no-check``).
 
     Raises:
         WorkloadError: a malformed trace line (the message names the file and line).

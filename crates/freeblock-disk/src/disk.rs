@@ -170,7 +170,7 @@ impl Disk {
         spec.validate()?;
         let rev_ps = (60.0e12 / spec.rpm).round() as u64;
         let layout = Layout::new(&spec, rev_ps)?;
-        let seek = SeekCurve::new(&spec.seek, layout.cylinders());
+        let seek = SeekCurve::new(&spec.seek, layout.cylinders()).with_asymmetry((spec.seek_asymmetry_ms * NS_PER_MS).round() as i64);
         if seek.max() > ms_to_ns(MAX_DURATION_MS) {
             let (distance, longest) = (1..layout.cylinders()).map(|d| (d, seek.time(d))).max_by_key(|&(_, t)| t).unwrap_or((0, 0));
             return Err(SpecError::Invalid {
@@ -184,7 +184,20 @@ impl Disk {
         }
         let bounds = TimeBounds::new(&spec, &seek, rev_ps);
         let write_settle = (spec.write_settle_ms * NS_PER_MS).round() as i64;
-        let shortest_move = (if layout.cylinders() > 1 { seek.time(1) } else { SimTime::MAX })
+        let asymmetry = ms_to_ns(spec.seek_asymmetry_ms.abs());
+        if layout.cylinders() > 1 && asymmetry > seek.time(1) {
+            return Err(SpecError::Invalid {
+                origin: String::new(),
+                field: "seek_asymmetry_ms".into(),
+                message: format!(
+                    "{} ms is more than the one-cylinder seek ({} ms): seeks {} would take less than nothing",
+                    spec.seek_asymmetry_ms,
+                    seek.time(1) as f64 / NS_PER_MS,
+                    if spec.seek_asymmetry_ms > 0.0 { "outward" } else { "inward" }
+                ),
+            });
+        }
+        let shortest_move = (if layout.cylinders() > 1 { seek.shortest(1) } else { SimTime::MAX })
             .min(if spec.surfaces > 1 { ms_to_ns(spec.head_switch_ms) } else { SimTime::MAX });
         if shortest_move != SimTime::MAX && i64::try_from(shortest_move).unwrap_or(i64::MAX).saturating_add(write_settle) < 0 {
             return Err(SpecError::Invalid {

@@ -612,6 +612,7 @@ pub fn import(path: &Path) -> Result<DiskSpec, SpecError> {
         head_switch_ms,
         read_settle_ms: 0.0,
         write_settle_ms,
+        seek_asymmetry_ms: 0.0,
         controller,
         cache,
         power: None,

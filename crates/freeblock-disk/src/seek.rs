@@ -27,10 +27,13 @@
 use crate::spec::SeekModel;
 use crate::time::{ms_to_ns, SimTime};
 
-/// Seek time for every distance `0..cylinders`, in nanoseconds.
+/// Seek time for every distance `0..cylinders`, in nanoseconds, and how much longer inward
+/// seeks take than outward ones ([`DiskSpec::seek_asymmetry_ms`](crate::DiskSpec::seek_asymmetry_ms)).
 #[derive(Debug, Clone)]
 pub struct SeekCurve {
     table: Vec<SimTime>,
+    /// Added to seeks towards higher cylinders, taken from seeks towards lower ones, ns.
+    asymmetry_ns: i64,
 }
 
 impl SeekCurve {
@@ -40,7 +43,15 @@ impl SeekCurve {
         let n = cylinders.max(1) as usize;
         let f = curve_fn(model, cylinders);
         let table = (0..n).map(|d| if d == 0 { 0 } else { ms_to_ns(f(d as f64)) }).collect();
-        Self { table }
+        Self { table, asymmetry_ns: 0 }
+    }
+
+    /// The same curve with inward seeks (towards higher cylinders) `asymmetry_ns` longer and
+    /// outward ones that much shorter; the curve itself is then their average.
+    #[must_use]
+    pub fn with_asymmetry(mut self, asymmetry_ns: i64) -> Self {
+        self.asymmetry_ns = asymmetry_ns;
+        self
     }
 
     /// Seek time for a distance of `distance` cylinders (0 costs 0).
@@ -51,11 +62,28 @@ impl SeekCurve {
         self.table[d]
     }
 
-    /// Seek time between two cylinders.
+    /// Seek time between two cylinders: the curve's, longer inward and shorter outward when the
+    /// seeks are asymmetric.
     #[inline]
     #[must_use]
     pub fn between(&self, from: u32, to: u32) -> SimTime {
-        self.time(from.abs_diff(to))
+        let t = self.time(from.abs_diff(to));
+        match to.cmp(&from) {
+            std::cmp::Ordering::Equal => 0,
+            std::cmp::Ordering::Greater => t.saturating_add_signed(self.asymmetry_ns),
+            std::cmp::Ordering::Less => t.saturating_add_signed(-self.asymmetry_ns),
+        }
+    }
+
+    /// The quicker direction's seek time over `distance` cylinders: a lower bound on
+    /// [`SeekCurve::between`] for any two cylinders that far apart.
+    #[inline]
+    #[must_use]
+    pub fn shortest(&self, distance: u32) -> SimTime {
+        if distance == 0 {
+            return 0;
+        }
+        self.time(distance).saturating_sub(self.asymmetry_ns.unsigned_abs())
     }
 
     /// Mean seek time over uniformly random pairs of distinct cylinders, ns.
@@ -77,10 +105,10 @@ impl SeekCurve {
         *self.table.last().unwrap_or(&0)
     }
 
-    /// Longest seek in the table, ns.
+    /// Longest seek either way, ns.
     #[must_use]
     pub fn max(&self) -> SimTime {
-        self.table.iter().copied().max().unwrap_or(0)
+        self.table.iter().copied().max().unwrap_or(0).saturating_add(self.asymmetry_ns.unsigned_abs())
     }
 }
 

@@ -297,6 +297,7 @@ mod tests {
             head_switch_ms: 0.0,
             read_settle_ms: 0.0,
             write_settle_ms: 0.0,
+            seek_asymmetry_ms: 0.0,
             controller: Default::default(),
             cache: Default::default(),
             power: None,

@@ -12,10 +12,10 @@
 //!   measured trace (validate format)              drive model (name, TOML or DiskSim files)
 //!   R Miss 564347 2 14095.370 13876.270                          │
 //!        │                                                       ▼
-//!        ├── first half ──► fit ◄─────────── replay the first half on a candidate spec: once with
-//!        │                   │               the recorded delays, and K times with each delay
-//!        │                   │               jittered by ± half a revolution (pooled)
-//!        │                   │   score = RMS demerit, reads vs reads and writes vs writes
+//!        ├── first half ──► fit ◄─────────── replay the first half on a candidate spec with the
+//!        │                   │               recorded delays (closed loop, as it was measured)
+//!        │                   │   score = mean over requests of |simulated − measured|, each
+//!        │                   │           capped at an eighth of a revolution
 //!        │                   │   search: switches and counts by enumeration, times by a zooming
 //!        │                   │   grid, one parameter at a time (coordinate descent), sweeps
 //!        │                   │   until no parameter improves the score
@@ -35,20 +35,22 @@
 //! | `cache.segments` | buffer segments (how many streams hit) | 1 … 32 |
 //! | `cache.read_ahead_sectors` | read-ahead past a read (0: the whole segment) | the segment's eighths |
 //! | `controller.read_miss_ms` | command overhead of a read from the media | zooming grid |
-//! | `controller.read_miss_after_write_ms` | the same after a write (when the model sets it) | 〃 |
+//! | `controller.read_miss_after_write_ms` | the same after a write (a model that leaves it unset starts from the plain one) | 〃 |
 //! | `controller.read_hit_ms` | command overhead of a read served by the cache | 〃 |
-//! | `controller.read_hit_after_write_ms` | the same after a write (when set) | 〃 |
+//! | `controller.read_hit_after_write_ms` | the same after a write | 〃 |
 //! | `controller.write_miss_ms` | command overhead of a write to the media | 〃 |
-//! | `controller.write_miss_after_write_ms` | the same after a write (when set) | 〃 |
+//! | `controller.write_miss_after_write_ms` | the same after a write | 〃 |
 //! | `controller.write_hit_ms` | command overhead of a write taken by the cache | 〃 |
-//! | `controller.write_hit_after_write_ms` | the same after a write (when set) | 〃 |
+//! | `controller.write_hit_after_write_ms` | the same after a write | 〃 |
+//! | `controller.read_complete_ms`, `write_complete_ms` | from the end of the transfer to the completion | 〃 |
 //! | `controller.per_request_ms` | delay before any command is looked at | 〃 |
 //! | `read_settle_ms` | settle after positioning for a read | 〃 |
 //! | `write_settle_ms` | settle after positioning for a write | 〃 |
+//! | `seek_asymmetry_ms` | inward seeks this much slower, outward ones this much quicker | 〃, as far below 0 as above |
 //!
-//! Cache and after-write parameters exist only in models with the cache on (without it every
-//! request is a plain media access that uses `read_miss_ms` and `write_miss_ms` only); asking to
-//! fit a parameter the model does not have is an error naming it. The bus speed is left alone: it
+//! Cache, after-write and completion parameters exist only in models with the cache on (without
+//! it every request is a plain media access that uses `read_miss_ms` and `write_miss_ms` only);
+//! asking to fit a parameter the model does not have is an error naming it. The bus speed is left alone: it
 //! belongs to the host side (DiskSim's system configuration, the `.parv` next to a trace).
 //!
 //! **Why the score is ragged, and what the search does about it.** A media access ends when its
@@ -61,21 +63,31 @@
 //! (a flat stretch) the value nearest the model's own is kept: the trace cannot tell those
 //! values apart, and the model is changed no more than the data demand.
 //!
-//! **Why jittered replays.** The recorded delays pin each request's rotational position in a
-//! replay, while on the real drive the host's timing moved it by tens of microseconds, enough to
-//! turn a near miss into a hit. Fitting the one replay would fit those accidents. Each fit score
-//! therefore pools the replay with the recorded delays and [`CalibrateOptions::replays`] replays
-//! with every delay moved by a seeded uniform amount within ± half a revolution, which estimates
-//! the model's service-time distribution rather than one draw of it.
+//! **Why request by request (the default).** A replay with the recorded delays is locked to the
+//! real drive's rotation: a media access ends when its last sector passes under the head, on the
+//! model as on the drive, so each completion puts the replay back in step with the drive, give
+//! or take what follows the transfer. On the HP C2247A's trace the imported model's replay with
+//! the recorded delays scores 0.117 ms on the second half, and 30 replays with jittered delays
+//! 0.129–0.236 (mean 0.177): the recorded timing carries the rotational position. So each
+//! request's simulated time can be held against its own measured time
+//! ([`Objective::PerRequest`]), which sees what a CDF cannot: an error that depends on the
+//! request before (a write after a read 0.2 ms too quick, a read after a write 0.17 ms too slow,
+//! both fixed by the completion overheads) or on the seek's direction (inward seeks missing
+//! their sector where the model catches it, outward ones the other way round:
+//! `seek_asymmetry_ms`). Each request's error is capped at an eighth of a revolution, so a
+//! request that pays a revolution more or less counts as much as a large timing error and no
+//! more: otherwise those revolutions, set by a few µs either way, decide the fit.
 //!
-//! **Why reads and writes apart.** A pooled CDF can be matched by reads that are too fast
-//! and writes that are too slow; scoring reads against reads and writes against writes
-//! ([`Objective::PerOperation`], weighted by their counts) rules that out, so it is the default
-//! although the pooled score generalised a little better on both real traces (docs/calibrate.md):
-//! pooled, a synthetic drive's doubled read and write overheads come back as 0.14 and 1.65 ms
-//! (true 0.56 and 0.82). The figure fitted is
-//! the exact-sample demerit ([`rms_demerit_exact`]), which, unlike DiskSim's binned one, still
-//! moves with shifts smaller than a histogram bucket; both figures are reported.
+//! **The distribution scores.** The other objectives compare CDFs, as the report's demerit does,
+//! over the replay with the recorded delays pooled with [`CalibrateOptions::replays`] replays
+//! whose delays are each moved by a seeded amount within ± half a revolution (an estimate of the
+//! model's distribution rather than one draw of it). A pooled CDF can be matched by reads that
+//! are too fast and writes that are too slow; [`Objective::PerOperation`] scores reads against
+//! reads and writes against writes, weighted by their counts (pooled, a synthetic drive's
+//! doubled read and write overheads come back as 0.14 and 1.65 ms, true 0.56 and 0.82). The
+//! figure fitted is the exact-sample demerit ([`rms_demerit_exact`]), which, unlike DiskSim's
+//! binned one, still moves with shifts smaller than a histogram bucket; both figures are
+//! reported.
 //!
 //! **Why not simply the figure the report prints.** [`Objective::Replay`] scores the
 //! recorded-delay replay alone with DiskSim's binned demerit, the first-half figure of the
@@ -87,13 +99,14 @@
 //!
 //! | score | compares | over |
 //! |---|---|---|
-//! | [`Objective::PerOperation`] (default) | reads with reads, writes with writes | recorded + jittered replays |
+//! | [`Objective::PerRequest`] (default) | each request with its own measured time (capped absolute error) | the recorded replay |
+//! | [`Objective::PerOperation`] | reads with reads, writes with writes | recorded + jittered replays |
 //! | [`Objective::Pooled`] | all requests together | recorded + jittered replays |
 //! | [`Objective::Replay`] | all requests together (binned, when the body quantile is 1) | the recorded replay |
 //!
-//! each up to quantile `body_quantile` ([`body_demerit`]). Pooled up to 0.99 brings both real
-//! traces below their models, but only at seed 1 and with neighbours that miss (docs/calibrate.md),
-//! so the default stays per-operation over the whole distribution.
+//! the distribution scores each up to quantile `body_quantile` ([`body_demerit`]). Pooled up to
+//! 0.99 brings both real traces below their models, but only at seed 1 and with neighbours that
+//! miss (docs/calibrate.md).
 //!
 //! **Why each change is checked on a part it was not fitted on.** A drive's behaviour drifts
 //! along a trace (the HP C2247A's two halves differ by more than the model differs from either),
@@ -152,6 +165,11 @@ pub const DEFAULT_CHECK_BLOCKS: usize = 0;
 /// default.
 pub const DEFAULT_BODY_QUANTILE: f64 = 1.0;
 
+/// The most one request's error counts in the per-request score, in revolutions: a request
+/// paying a revolution more or less than on the drive counts this much, as a large timing error
+/// would, and no more ([`Objective::PerRequest`]).
+pub const PER_REQUEST_CAP_REVOLUTIONS: f64 = 0.125;
+
 /// Resolution of fitted times, ms (0.1 µs).
 const MS_RESOLUTION: f64 = 1e-4;
 
@@ -170,6 +188,8 @@ const SWEEP_GAIN_MS: f64 = 1e-4;
 pub enum ParamKind {
     /// A time in ms: a grid, then a zooming grid.
     Ms,
+    /// A time in ms that may be negative: the same grid, as far below 0 as above.
+    SignedMs,
     /// On or off (stored as 1 or 0): both tried.
     Switch,
     /// A whole number from a short candidate list.
@@ -184,8 +204,9 @@ pub struct Parameter {
     pub kind: ParamKind,
     /// Only in models with the cache on.
     pub needs_cache: bool,
-    /// Its value (switches as 0 or 1), or `None` when the model leaves it unset.
-    get: fn(&DiskSpec) -> Option<f64>,
+    /// Its value (switches as 0 or 1); an after-write overhead the model leaves unset is the
+    /// plain one, which the model uses after writes too.
+    get: fn(&DiskSpec) -> f64,
     /// Sets it.
     set: fn(&mut DiskSpec, f64),
 }
@@ -196,8 +217,12 @@ impl std::fmt::Debug for Parameter {
     }
 }
 
-fn switch(on: bool) -> Option<f64> {
-    Some(if on { 1.0 } else { 0.0 })
+fn switch(on: bool) -> f64 {
+    if on {
+        1.0
+    } else {
+        0.0
+    }
 }
 
 fn count(v: f64) -> u32 {
@@ -206,22 +231,25 @@ fn count(v: f64) -> u32 {
 
 /// Every parameter calibration can fit, in the order a sweep visits them: the switches and
 /// counts first (they change the shape of the distribution), then the times.
-pub const PARAMETERS: [Parameter; 15] = [
+pub const PARAMETERS: [Parameter; 18] = [
     Parameter { name: "cache.zero_latency_reads", kind: ParamKind::Switch, needs_cache: true, get: |s| switch(s.cache.zero_latency_reads), set: |s, v| s.cache.zero_latency_reads = v > 0.5 },
     Parameter { name: "cache.zero_latency_writes", kind: ParamKind::Switch, needs_cache: true, get: |s| switch(s.cache.zero_latency_writes), set: |s, v| s.cache.zero_latency_writes = v > 0.5 },
-    Parameter { name: "cache.segments", kind: ParamKind::Count, needs_cache: true, get: |s| Some(f64::from(s.cache.segments)), set: |s, v| s.cache.segments = count(v) },
-    Parameter { name: "cache.read_ahead_sectors", kind: ParamKind::Count, needs_cache: true, get: |s| Some(f64::from(s.cache.read_ahead_sectors)), set: |s, v| s.cache.read_ahead_sectors = count(v) },
-    Parameter { name: "controller.read_miss_ms", kind: ParamKind::Ms, needs_cache: false, get: |s| Some(s.controller.read_miss_ms), set: |s, v| s.controller.read_miss_ms = v },
-    Parameter { name: "controller.read_miss_after_write_ms", kind: ParamKind::Ms, needs_cache: true, get: |s| s.controller.read_miss_after_write_ms, set: |s, v| s.controller.read_miss_after_write_ms = Some(v) },
-    Parameter { name: "controller.read_hit_ms", kind: ParamKind::Ms, needs_cache: true, get: |s| Some(s.controller.read_hit_ms), set: |s, v| s.controller.read_hit_ms = v },
-    Parameter { name: "controller.read_hit_after_write_ms", kind: ParamKind::Ms, needs_cache: true, get: |s| s.controller.read_hit_after_write_ms, set: |s, v| s.controller.read_hit_after_write_ms = Some(v) },
-    Parameter { name: "controller.write_miss_ms", kind: ParamKind::Ms, needs_cache: false, get: |s| Some(s.controller.write_miss_ms), set: |s, v| s.controller.write_miss_ms = v },
-    Parameter { name: "controller.write_miss_after_write_ms", kind: ParamKind::Ms, needs_cache: true, get: |s| s.controller.write_miss_after_write_ms, set: |s, v| s.controller.write_miss_after_write_ms = Some(v) },
-    Parameter { name: "controller.write_hit_ms", kind: ParamKind::Ms, needs_cache: true, get: |s| Some(s.controller.write_hit_ms), set: |s, v| s.controller.write_hit_ms = v },
-    Parameter { name: "controller.write_hit_after_write_ms", kind: ParamKind::Ms, needs_cache: true, get: |s| s.controller.write_hit_after_write_ms, set: |s, v| s.controller.write_hit_after_write_ms = Some(v) },
-    Parameter { name: "controller.per_request_ms", kind: ParamKind::Ms, needs_cache: true, get: |s| Some(s.controller.per_request_ms), set: |s, v| s.controller.per_request_ms = v },
-    Parameter { name: "read_settle_ms", kind: ParamKind::Ms, needs_cache: false, get: |s| Some(s.read_settle_ms), set: |s, v| s.read_settle_ms = v },
-    Parameter { name: "write_settle_ms", kind: ParamKind::Ms, needs_cache: false, get: |s| Some(s.write_settle_ms), set: |s, v| s.write_settle_ms = v },
+    Parameter { name: "cache.segments", kind: ParamKind::Count, needs_cache: true, get: |s| f64::from(s.cache.segments), set: |s, v| s.cache.segments = count(v) },
+    Parameter { name: "cache.read_ahead_sectors", kind: ParamKind::Count, needs_cache: true, get: |s| f64::from(s.cache.read_ahead_sectors), set: |s, v| s.cache.read_ahead_sectors = count(v) },
+    Parameter { name: "controller.read_miss_ms", kind: ParamKind::Ms, needs_cache: false, get: |s| s.controller.read_miss_ms, set: |s, v| s.controller.read_miss_ms = v },
+    Parameter { name: "controller.read_miss_after_write_ms", kind: ParamKind::Ms, needs_cache: true, get: |s| s.controller.read_miss_after_write_ms.unwrap_or(s.controller.read_miss_ms), set: |s, v| s.controller.read_miss_after_write_ms = Some(v) },
+    Parameter { name: "controller.read_hit_ms", kind: ParamKind::Ms, needs_cache: true, get: |s| s.controller.read_hit_ms, set: |s, v| s.controller.read_hit_ms = v },
+    Parameter { name: "controller.read_hit_after_write_ms", kind: ParamKind::Ms, needs_cache: true, get: |s| s.controller.read_hit_after_write_ms.unwrap_or(s.controller.read_hit_ms), set: |s, v| s.controller.read_hit_after_write_ms = Some(v) },
+    Parameter { name: "controller.write_miss_ms", kind: ParamKind::Ms, needs_cache: false, get: |s| s.controller.write_miss_ms, set: |s, v| s.controller.write_miss_ms = v },
+    Parameter { name: "controller.write_miss_after_write_ms", kind: ParamKind::Ms, needs_cache: true, get: |s| s.controller.write_miss_after_write_ms.unwrap_or(s.controller.write_miss_ms), set: |s, v| s.controller.write_miss_after_write_ms = Some(v) },
+    Parameter { name: "controller.write_hit_ms", kind: ParamKind::Ms, needs_cache: true, get: |s| s.controller.write_hit_ms, set: |s, v| s.controller.write_hit_ms = v },
+    Parameter { name: "controller.write_hit_after_write_ms", kind: ParamKind::Ms, needs_cache: true, get: |s| s.controller.write_hit_after_write_ms.unwrap_or(s.controller.write_hit_ms), set: |s, v| s.controller.write_hit_after_write_ms = Some(v) },
+    Parameter { name: "controller.read_complete_ms", kind: ParamKind::Ms, needs_cache: true, get: |s| s.controller.read_complete_ms, set: |s, v| s.controller.read_complete_ms = v },
+    Parameter { name: "controller.write_complete_ms", kind: ParamKind::Ms, needs_cache: true, get: |s| s.controller.write_complete_ms, set: |s, v| s.controller.write_complete_ms = v },
+    Parameter { name: "controller.per_request_ms", kind: ParamKind::Ms, needs_cache: true, get: |s| s.controller.per_request_ms, set: |s, v| s.controller.per_request_ms = v },
+    Parameter { name: "read_settle_ms", kind: ParamKind::Ms, needs_cache: false, get: |s| s.read_settle_ms, set: |s, v| s.read_settle_ms = v },
+    Parameter { name: "write_settle_ms", kind: ParamKind::Ms, needs_cache: false, get: |s| s.write_settle_ms, set: |s, v| s.write_settle_ms = v },
+    Parameter { name: "seek_asymmetry_ms", kind: ParamKind::SignedMs, needs_cache: false, get: |s| s.seek_asymmetry_ms, set: |s, v| s.seek_asymmetry_ms = v },
 ];
 
 fn parameter(name: &str) -> Option<&'static Parameter> {
@@ -236,11 +264,19 @@ fn lacks(spec: &DiskSpec, p: &Parameter) -> Option<String> {
             spec.name, p.name
         ));
     }
-    if (p.get)(spec).is_none() {
-        let plain = p.name.replace("_after_write", "");
-        return Some(format!("model `{}` does not set `{}` (it uses `{plain}` after writes too); set it in the spec to fit it apart", spec.name, p.name));
-    }
     None
+}
+
+/// The plain overhead an after-write one named `name` follows when `spec` leaves it unset.
+fn follows(spec: &DiskSpec, name: &str) -> Option<&'static str> {
+    let c = &spec.controller;
+    match name {
+        "controller.read_miss_after_write_ms" if c.read_miss_after_write_ms.is_none() => Some("controller.read_miss_ms"),
+        "controller.read_hit_after_write_ms" if c.read_hit_after_write_ms.is_none() => Some("controller.read_hit_ms"),
+        "controller.write_miss_after_write_ms" if c.write_miss_after_write_ms.is_none() => Some("controller.write_miss_ms"),
+        "controller.write_hit_after_write_ms" if c.write_hit_after_write_ms.is_none() => Some("controller.write_hit_ms"),
+        _ => None,
+    }
 }
 
 /// The parameters `spec` has, in sweep order: what calibration fits when not told otherwise.
@@ -448,16 +484,23 @@ pub struct FittedParam {
     pub original: f64,
     /// The fitted value.
     pub fitted: f64,
+    /// For an after-write overhead the calibrated spec leaves unset: the plain overhead it
+    /// follows (its value is that one's).
+    pub follows: Option<&'static str>,
 }
 
 /// What the search minimises over the first half.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Objective {
+    /// The replay with the recorded delays, each request's simulated time against its own
+    /// measured one: the mean absolute error, each capped at [`PER_REQUEST_CAP_REVOLUTIONS`] of
+    /// a revolution, ms.
+    #[default]
+    PerRequest,
     /// The demerit of reads against reads and of writes against writes, combined weighted by
     /// their counts: a model cannot match the pooled CDF by making reads too fast and writes too
     /// slow.
-    #[default]
     PerOperation,
     /// The demerit of all requests together (what `freeblock validate` reports), over the
     /// recorded-delay replay and the jittered ones.
@@ -476,6 +519,7 @@ impl Objective {
             Self::Pooled => "pooled",
             Self::PerOperation => "per-operation",
             Self::Replay => "replay",
+            Self::PerRequest => "per-request",
         }
     }
 
@@ -484,9 +528,9 @@ impl Objective {
     /// # Errors
     /// An unknown name, listing the known ones.
     pub fn from_name(name: &str) -> Result<Self> {
-        [Self::Pooled, Self::PerOperation, Self::Replay].into_iter().find(|o| o.name() == name).ok_or_else(|| Error::Config {
+        [Self::PerRequest, Self::PerOperation, Self::Pooled, Self::Replay].into_iter().find(|o| o.name() == name).ok_or_else(|| Error::Config {
             origin: "calibration objective".into(),
-            message: format!("unknown objective `{name}`; known: pooled, per-operation, replay"),
+            message: format!("unknown objective `{name}`; known: per-request, per-operation, pooled, replay"),
         })
     }
 }
@@ -499,7 +543,7 @@ pub struct CalibrateOptions {
     /// Most coordinate-descent sweeps.
     pub max_sweeps: u32,
     /// Jittered replays of the first half pooled into each fit score, besides the one with the
-    /// recorded delays.
+    /// recorded delays (the distribution objectives only).
     pub replays: u32,
     /// What the search minimises.
     pub objective: Objective,
@@ -612,6 +656,8 @@ struct Search {
     objective: Objective,
     /// Highest quantile the score compares ([`CalibrateOptions::body_quantile`]).
     body_quantile: f64,
+    /// One revolution of the model, ms.
+    revolution_ms: f64,
     /// The model as given (ties go to the value nearest its own).
     model: DiskSpec,
     best: DiskSpec,
@@ -625,7 +671,7 @@ impl Search {
     /// ties go to `model`'s values.
     fn new(trace: &MeasuredTrace, model: &DiskSpec, start: &DiskSpec, replayed: usize, scored: Vec<usize>, options: &CalibrateOptions) -> Result<Self> {
         let mut copies: Vec<Arc<[Request]>> = vec![trace.requests[..replayed].into()];
-        if options.objective != Objective::Replay {
+        if !matches!(options.objective, Objective::Replay | Objective::PerRequest) {
             copies.extend(jittered_copies(&trace.requests, replayed, 60e9 / model.rpm, options.replays, options.seed));
         }
         let mut search = Self {
@@ -636,6 +682,7 @@ impl Search {
             scored,
             objective: options.objective,
             body_quantile: options.body_quantile,
+            revolution_ms: 60e3 / model.rpm,
             model: model.clone(),
             best: start.clone(),
             best_score: f64::INFINITY,
@@ -674,6 +721,7 @@ impl Search {
             pooled.extend(self.scored.iter().map(|&i| times[i]));
         }
         Ok(match self.objective {
+            Objective::PerRequest => pooled.iter().zip(&self.measured_fit).map(|(s, m)| (s - m).abs().min(self.revolution_ms * PER_REQUEST_CAP_REVOLUTIONS)).sum::<f64>() / self.measured_fit.len().max(1) as f64,
             Objective::Pooled => body_demerit(&self.measured_fit, &pooled, self.body_quantile),
             // The report's own figure, DiskSim's binned one, when the whole CDF is scored.
             Objective::Replay if self.body_quantile >= 1.0 => rms_demerit(&self.measured_fit, &pooled),
@@ -700,8 +748,8 @@ impl Search {
         let mut spec = self.best.clone();
         (p.set)(&mut spec, v);
         let s = self.score(&spec)?;
-        let model = (p.get)(&self.model).unwrap_or(0.0);
-        let current = (p.get)(&self.best).unwrap_or(0.0);
+        let model = (p.get)(&self.model);
+        let current = (p.get)(&self.best);
         let tie = (s - self.best_score).abs() <= TIE_MS && (v - model).abs() < (current - model).abs();
         if s < self.best_score - TIE_MS || tie {
             self.best = spec;
@@ -711,7 +759,7 @@ impl Search {
     }
 
     fn fit(&mut self, p: &Parameter) -> Result<()> {
-        let v = (p.get)(&self.best).unwrap_or(0.0);
+        let v = (p.get)(&self.best);
         match p.kind {
             ParamKind::Switch => {
                 self.try_value(p, 1.0 - v)?;
@@ -723,7 +771,7 @@ impl Search {
                     }
                 }
             }
-            ParamKind::Ms => self.fit_ms(p, v)?,
+            ParamKind::Ms | ParamKind::SignedMs => self.fit_ms(p, v)?,
         }
         Ok(())
     }
@@ -735,20 +783,21 @@ impl Search {
     /// places.
     fn fit_ms(&mut self, p: &Parameter, v: f64) -> Result<()> {
         let round = |x: f64| (x / MS_RESOLUTION).round() * MS_RESOLUTION;
-        let (mut lo, mut hi) = (round((2.0 * v).min(0.0)), round(2.0 * v.abs() + 0.5));
+        let reach = round(2.0 * v.abs() + 0.5);
+        let (mut lo, mut hi) = (if p.kind == ParamKind::SignedMs { -reach } else { round((2.0 * v).min(0.0)) }, reach);
         let floor = lo;
         loop {
             let step = (hi - lo) / f64::from(GRID_POINTS - 1);
             for i in 0..GRID_POINTS {
                 let x = round(lo + step * f64::from(i));
-                if x != (p.get)(&self.best).unwrap_or(0.0) {
+                if x != (p.get)(&self.best) {
                     self.try_value(p, x)?;
                 }
             }
             if step <= MS_RESOLUTION {
                 return Ok(());
             }
-            let best = (p.get)(&self.best).unwrap_or(0.0);
+            let best = (p.get)(&self.best);
             (lo, hi) = (round((best - step).max(floor)), round(best + step));
         }
     }
@@ -825,8 +874,8 @@ pub fn calibrate(spec: &DiskSpec, trace: &MeasuredTrace, options: &CalibrateOpti
         let mut accepted = Vec::new();
         let mut rejected = Vec::new();
         for p in &params {
-            let model_value = (p.get)(spec).unwrap_or(0.0);
-            let (va, vb) = ((p.get)(&on_first.best).unwrap_or(0.0), (p.get)(&on_second.best).unwrap_or(0.0));
+            let model_value = (p.get)(spec);
+            let (va, vb) = ((p.get)(&on_first.best), (p.get)(&on_second.best));
             if va == model_value && vb == model_value {
                 continue;
             }
@@ -889,7 +938,7 @@ pub fn calibrate(spec: &DiskSpec, trace: &MeasuredTrace, options: &CalibrateOpti
         test_requests: t.len(),
         params: params
             .iter()
-            .map(|p| FittedParam { name: p.name, kind: p.kind, original: (p.get)(spec).unwrap_or(0.0), fitted: (p.get)(&best).unwrap_or(0.0) })
+            .map(|p| FittedParam { name: p.name, kind: p.kind, original: (p.get)(spec), fitted: (p.get)(&best), follows: follows(&best, p.name) })
             .collect(),
         fit_before,
         fit_after,
@@ -946,7 +995,7 @@ mod tests {
 
     #[test]
     fn objectives_are_named_and_a_bad_name_or_body_quantile_is_refused() {
-        for o in [Objective::Pooled, Objective::PerOperation, Objective::Replay] {
+        for o in [Objective::PerRequest, Objective::PerOperation, Objective::Pooled, Objective::Replay] {
             assert_eq!(Objective::from_name(o.name()).unwrap(), o);
         }
         let e = Objective::from_name("median").unwrap_err().to_string();
@@ -977,9 +1026,10 @@ mod tests {
                 ParamKind::Switch => 1.0,
                 ParamKind::Count => 7.0,
                 ParamKind::Ms => 0.4321,
+                ParamKind::SignedMs => -0.4321,
             };
             (p.set)(&mut spec, v);
-            assert_eq!((p.get)(&spec), Some(v), "{}", p.name);
+            assert_eq!((p.get)(&spec), v, "{}", p.name);
         }
         // Read-ahead candidates are the segment's eighths, never 0 (which DiskSim reads as the
         // whole segment).

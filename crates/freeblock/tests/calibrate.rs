@@ -116,18 +116,20 @@ fn the_pooled_body_score_matches_the_distribution_but_may_split_overheads_wrongl
 /// Long (15 s to minutes in a debug build, as the machine is loaded): `cargo test -p freeblock
 /// --test calibrate -- --ignored`.
 #[test]
-#[ignore = "long: 4000 requests through the default search"]
+#[ignore = "long: 4000 requests through the per-operation search"]
 fn doubled_overheads_are_recovered_with_the_default_search_when_the_drive_phase_is_unknown() {
     // The "drive" saw delays up to ± half a revolution off the recorded ones, so no replay can
-    // match requests one by one; the default search (recorded delays plus jittered replays,
-    // pooled) must still bring the overheads back near the truth.
+    // match requests one by one; the per-operation distribution score (recorded delays plus
+    // jittered replays, pooled) must still bring the overheads back near the truth.
     let truth = truth();
     let revolution_ms = 60e3 / truth.rpm;
     let trace = measured_with_jitter(&truth, workload(Disk::new(truth.clone()).unwrap().capacity(), 4000, 17), revolution_ms);
     let mut model = truth.clone();
     model.controller.read_miss_ms *= 2.0;
     model.controller.write_miss_ms *= 2.0;
-    let c = fit_with(&model, &trace, &["controller.read_miss_ms", "controller.write_miss_ms"], CalibrateOptions::default().replays);
+    let params = ["controller.read_miss_ms", "controller.write_miss_ms"];
+    let options = CalibrateOptions { params: Some(params.iter().map(|s| (*s).to_string()).collect()), objective: Objective::PerOperation, ..CalibrateOptions::default() };
+    let c = calibrate(&model, &trace, &options).unwrap();
     for (name, true_ms) in [("controller.read_miss_ms", truth.controller.read_miss_ms), ("controller.write_miss_ms", truth.controller.write_miss_ms)] {
         let got = fitted(&c, name);
         println!("{name}: true {true_ms:.4} ms, misset {:.4} ms, fitted {got:.4} ms", 2.0 * true_ms);
@@ -266,8 +268,6 @@ fn parameters_the_model_lacks_or_that_do_not_exist_are_refused() {
     let opts = |names: &[&str]| CalibrateOptions { params: Some(names.iter().map(|s| (*s).to_string()).collect()), ..CalibrateOptions::default() };
     let e = calibrate(&truth, &trace, &opts(&["controller.seek_ms"])).unwrap_err().to_string();
     assert!(e.contains("unknown parameter `controller.seek_ms`") && e.contains("controller.read_miss_ms"), "{e}");
-    let e = calibrate(&truth, &trace, &opts(&["controller.read_miss_after_write_ms"])).unwrap_err().to_string();
-    assert!(e.contains("does not set `controller.read_miss_after_write_ms`"), "{e}");
     let e = calibrate(&truth, &trace, &opts(&[])).unwrap_err().to_string();
     assert!(e.contains("no parameter to fit"), "{e}");
     // Without a cache there are no cache parameters, and the default set leaves them out.
@@ -275,7 +275,7 @@ fn parameters_the_model_lacks_or_that_do_not_exist_are_refused() {
     let e = calibrate(&plain, &trace, &opts(&["cache.segments"])).unwrap_err().to_string();
     assert!(e.contains("has no cache") && e.contains("cache.segments"), "{e}");
     let names = parameters_of(&plain);
-    assert_eq!(names, ["controller.read_miss_ms", "controller.write_miss_ms", "read_settle_ms", "write_settle_ms"]);
+    assert_eq!(names, ["controller.read_miss_ms", "controller.write_miss_ms", "read_settle_ms", "write_settle_ms", "seek_asymmetry_ms"]);
     // A trace past the model's last sector.
     let mut small = truth.clone();
     small.block_count = Some(1000);
@@ -286,8 +286,10 @@ fn parameters_the_model_lacks_or_that_do_not_exist_are_refused() {
 #[test]
 fn a_change_fitted_on_the_first_quarter_that_does_not_hold_on_the_second_is_left_out() {
     // A drifting "drive": its first quarter measured with a read overhead 0.3 ms longer, the rest
-    // on the true model. Fitted on the first half at once the overhead moves towards the first
-    // quarter's; checked on the second quarter the change does not help and is left out.
+    // on the true model. Fitted on the first half at once by the per-operation distribution
+    // score the overhead moves towards the first quarter's; checked on the second quarter the
+    // change does not help and is left out. (The per-request score, a capped absolute error,
+    // is not pulled by a quarter of the requests at all: that is tested below.)
     let truth = truth();
     let capacity = Disk::new(truth.clone()).unwrap().capacity();
     let requests = workload(capacity, 800, 13);
@@ -298,10 +300,65 @@ fn a_change_fitted_on_the_first_quarter_that_does_not_hold_on_the_second_is_left
     let mixed: Vec<Request> = early.requests()[..200].iter().chain(&late.requests()[200..]).copied().collect();
     let trace = MeasuredTrace::from_requests("drifting", mixed).unwrap();
     let params = ["controller.read_miss_ms"];
-    let unchecked = calibrate(&truth, &trace, &CalibrateOptions { params: Some(vec![params[0].into()]), replays: 0, validate: false, ..CalibrateOptions::default() }).unwrap();
+    let options = CalibrateOptions { params: Some(vec![params[0].into()]), replays: 0, objective: Objective::PerOperation, ..CalibrateOptions::default() };
+    let unchecked = calibrate(&truth, &trace, &CalibrateOptions { validate: false, ..options.clone() }).unwrap();
     assert_ne!(fitted(&unchecked, params[0]), truth.controller.read_miss_ms, "{:?}", unchecked.params);
-    let checked = fit(&truth, &trace, &params);
+    let checked = calibrate(&truth, &trace, &options).unwrap();
     assert_eq!(fitted(&checked, params[0]), truth.controller.read_miss_ms, "{:?}", checked.params);
     assert_eq!(checked.rejected, params);
     assert!(checked.test_after.rms_demerit_ms <= unchecked.test_after.rms_demerit_ms);
+    // Request by request, even unchecked, the three quarters on the true model hold the fit.
+    let robust = calibrate(&truth, &trace, &CalibrateOptions { validate: false, objective: Objective::PerRequest, ..options }).unwrap();
+    assert_eq!(fitted(&robust, params[0]), truth.controller.read_miss_ms, "{:?}", robust.params);
+}
+
+#[test]
+fn an_overhead_after_writes_the_model_does_not_set_apart_is_fitted_apart() {
+    // The drive reads 0.17 ms quicker after a write than after a read (the HP C2247A's trace
+    // shows this); the model uses one read overhead for both and leaves the other unset.
+    let mut truth = truth();
+    truth.controller.read_miss_after_write_ms = Some(truth.controller.read_miss_ms - 0.17);
+    let trace = measured_on(&truth, workload(Disk::new(truth.clone()).unwrap().capacity(), 2000, 14));
+    let model = DiskSpec { controller: freeblock_disk::Controller { read_miss_after_write_ms: None, ..truth.controller.clone() }, ..truth.clone() };
+    let name = "controller.read_miss_after_write_ms";
+    let c = fit(&model, &trace, &[name]);
+    let (got, want) = (fitted(&c, name), truth.controller.read_miss_after_write_ms.unwrap());
+    println!("{name}: true {want:.4} ms, model {:.4} ms (unset), fitted {got:.4} ms", model.controller.read_miss_ms);
+    // As for the doubled overheads: an overhead before the media shows only in the requests it
+    // makes miss or catch their sector.
+    assert!((got - want).abs() <= 0.1, "fitted {got} ms, true {want} ms; {c:?}");
+    assert_eq!(c.spec.controller.read_miss_after_write_ms, Some(got), "the written spec sets it apart");
+    assert_eq!(c.spec.controller.read_miss_ms, truth.controller.read_miss_ms, "the after-read one is left alone");
+}
+
+#[test]
+fn a_completion_overhead_is_recovered_request_by_request() {
+    // What follows the transfer moves every completion, so with the recorded delays each
+    // request's own error shows it, not only the ones that miss a sector.
+    let mut truth = truth();
+    truth.controller.write_complete_ms += 0.18;
+    let trace = measured_on(&truth, workload(Disk::new(truth.clone()).unwrap().capacity(), 1000, 15));
+    let model = library::get("hp_c2247a").unwrap();
+    let name = "controller.write_complete_ms";
+    let c = fit(&model, &trace, &[name]);
+    let got = fitted(&c, name);
+    println!("{name}: true {:.4} ms, model {:.4} ms, fitted {got:.4} ms", truth.controller.write_complete_ms, model.controller.write_complete_ms);
+    assert!((got - truth.controller.write_complete_ms).abs() <= 0.01, "fitted {got} ms, true {} ms", truth.controller.write_complete_ms);
+    assert!(c.test_after.mean_abs_error_ms < 0.1 * c.test_before.mean_abs_error_ms, "{:?} → {:?}", c.test_before, c.test_after);
+}
+
+#[test]
+fn a_seek_asymmetry_is_recovered_either_way() {
+    // Inward seeks slower than the curve and outward ones quicker (or the other way round), as
+    // on the HP C2247A: the search reaches below 0 as far as above.
+    for asymmetry_ms in [0.4, -0.3] {
+        let truth = DiskSpec { seek_asymmetry_ms: asymmetry_ms, ..truth() };
+        let trace = measured_on(&truth, workload(Disk::new(truth.clone()).unwrap().capacity(), 1500, 16));
+        let model = library::get("hp_c2247a").unwrap();
+        let c = fit(&model, &trace, &["seek_asymmetry_ms"]);
+        let got = fitted(&c, "seek_asymmetry_ms");
+        println!("seek_asymmetry_ms: true {asymmetry_ms:.4} ms, fitted {got:.4} ms; held-out mean |error| {:.4} → {:.4} ms", c.test_before.mean_abs_error_ms, c.test_after.mean_abs_error_ms);
+        assert!((got - asymmetry_ms).abs() <= 0.1, "fitted {got} ms, true {asymmetry_ms} ms; {:?}", c.rejected);
+        assert!(c.test_after.mean_abs_error_ms < 0.5 * c.test_before.mean_abs_error_ms, "{:?} → {:?}", c.test_before, c.test_after);
+    }
 }

@@ -9,6 +9,7 @@ mod disksim_import;
 mod hostile_specs;
 mod mapping_roundtrip;
 mod remapped_defects;
+mod seek_asymmetry;
 mod spec_errors;
 
 use std::path::PathBuf;

@@ -1196,6 +1196,8 @@ fn assemble(options: &Options, g: &Geometry<'_>, angles: &ZoneAngles, capacity: 
         head_switch_ms,
         read_settle_ms: 0.0,
         write_settle_ms,
+        // One curve is learned for both directions.
+        seek_asymmetry_ms: 0.0,
         controller: Controller { read_miss_ms, write_miss_ms, ..Controller::default() },
         cache: Default::default(),
         // Power draw cannot be learned from command timing.

@@ -706,7 +706,7 @@ impl Planner {
         let mut found: Option<(SimTime, u32, u32)> = None;
         for dist in 0..cylinders {
             if let Some((best_move, _, _)) = found {
-                if disk.seek_curve().time(dist) > best_move {
+                if disk.seek_curve().shortest(dist) > best_move {
                     break;
                 }
             }
