@@ -138,6 +138,6 @@ def test_calibrate_takes_the_command_line_search_options(write_trace) -> None:
     params = ["controller.read_miss_ms"]
     checked = freeblock.calibrate(trace, "hp_c2247a", params=params)
     unchecked = freeblock.calibrate(trace, "hp_c2247a", params=params, check=False, objective="pooled", seed=2)
-    assert checked["objective"] == "per_operation" and unchecked["objective"] == "pooled"
+    assert checked["objective"] == "per_request" and unchecked["objective"] == "pooled"
     # Without the check every move the fit makes is kept, so nothing is listed as refused.
     assert unchecked["rejected"] == []
