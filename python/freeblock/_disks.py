@@ -88,7 +88,8 @@ def calibrate(
 
     ``params`` names the parameters to fit (default: every one the model has, see
     ``docs/calibrate.md``); ``out`` writes the calibrated spec as TOML. The dict has
-    ``params`` (each with ``name``, ``original``, ``fitted``), ``test_before`` and
+    ``params`` (each with ``name``, ``original``, ``fitted`` and ``follows``: for an
+    after-write overhead left unset, the plain one it follows), ``test_before`` and
     ``test_after`` (the held-out second half: ``rms_demerit_ms``, ``mean_error_ms``, …),
     ``fit_before``, ``fit_after``, ``whole_before``, ``whole_after``,
     ``halves_demerit_ms`` and ``rejected`` (parameters a fit moved that the check refused).
