@@ -9,14 +9,21 @@
 //! format) as `freeblock calibrate` does; printed per spec: the DiskSim demerit and mean error of
 //! each quarter and half, the share of each half's squared (exact-sample) demerit in its longest
 //! 1 % and longest 10 requests, the mean error of each quarter per cache class the measuring tool
-//! gave (the trace's second field: read Hit or Miss, write Doub or Trip), and every request
-//! measured or replayed above 49 ms.
+//! gave (the trace's second field: read Hit or Miss, write Doub or Trip), every request
+//! measured or replayed above 49 ms, and the request-by-request tables of [`print_residuals`]
+//! (docs/calibrate.md, "Session 19").
 
 use std::path::Path;
 use std::sync::Arc;
 
 use freeblock::calibrate::{replay_range, MeasuredTrace, Score};
-use freeblock_disk::library;
+use freeblock::validate::rms_demerit;
+use freeblock::Request;
+use freeblock_disk::{library, Disk};
+use rand::{Rng, SeedableRng};
+
+/// Jittered replays in the lock table.
+const JITTERED: u64 = 30;
 
 fn main() {
     if let Err(e) = run() {
@@ -61,6 +68,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             println!("  {what}: {:.0} % of the squared demerit in the longest 1 % ({} requests), {:.0} % in the longest 10", share(k / 100), k / 100, share(10));
         }
         print_class_errors(trace, &measured, &replayed)?;
+        print_residuals(trace, &disk, &t, &measured, &replayed)?;
         for (i, (m, r)) in measured.iter().zip(&replayed).enumerate() {
             if *m > 49.0 || *r > 49.0 {
                 let q = t.requests()[i];
@@ -103,4 +111,102 @@ fn print_class_errors(trace: &Path, measured: &[f64], replayed: &[f64]) -> Resul
         println!("    {name:<6} {}", cells.join("  "));
     }
     Ok(())
+}
+
+/// The request-by-request tables (docs/calibrate.md, "Session 19"): a request's error (replayed −
+/// measured) splits into whole revolutions (it paid one more or one fewer than on the drive) and
+/// the rest, its *fine* error, within half a revolution.
+///
+/// | table | shows |
+/// |---|---|
+/// | lock | each half's demerit with the recorded delays beside 30 replays with every delay jittered by ± half a revolution: a recorded-delay replay far below the jittered ones keeps step with the drive's rotation |
+/// | after | median fine error per operation (read hit, read, write) and the operation before it, per half |
+/// | direction | revolutions paid more (+) and fewer (−) than on the drive, by the seek's direction (same cylinder, inward to higher cylinders, outward), per quarter |
+fn print_residuals(trace: &Path, disk: &Arc<Disk>, t: &MeasuredTrace, measured: &[f64], replayed: &[f64]) -> Result<(), Box<dyn std::error::Error>> {
+    let n = t.len();
+    print_lock(disk, t, measured, replayed)?;
+    let revolution_ms = disk.revolution_ns() as f64 / 1e6;
+    let hit = hits(trace, n)?;
+    let cylinder: Vec<u32> = t.requests().iter().map(|r| disk.layout().lbn_to_pbn(r.lbn).map_or(0, |p| p.cylinder)).collect();
+    let kind = |i: usize| match (t.requests()[i].op.is_read(), hit[i]) {
+        (true, true) => "read hit",
+        (true, false) => "read",
+        (false, _) => "write",
+    };
+    let split = |i: usize| {
+        let e = replayed[i] - measured[i];
+        let turns = (e / revolution_ms).round();
+        (turns as i64, e - turns * revolution_ms)
+    };
+    println!("  after: median fine error, ms (requests), first half | second half");
+    for now in ["read hit", "read", "write"] {
+        for before in ["read", "write"] {
+            let cells: Vec<String> = [(1, n / 2), (n / 2, n)]
+                .iter()
+                .map(|&(a, b)| {
+                    let mut fine: Vec<f64> = (a.max(1)..b).filter(|&i| kind(i) == now && t.requests()[i - 1].op.is_read() == (before == "read")).map(|i| split(i).1).collect();
+                    fine.sort_by(f64::total_cmp);
+                    if fine.is_empty() { "–".to_string() } else { format!("{:+.3} ({})", fine[fine.len() / 2], fine.len()) }
+                })
+                .collect();
+            if cells.iter().any(|c| c != "–") {
+                println!("    {now:<8} after a {before:<5}  {}", cells.join(" | "));
+            }
+        }
+    }
+    println!("  direction: revolutions paid more / fewer than on the drive (requests), per quarter");
+    for (what, pick) in [("same cylinder", 0i8), ("inward", 1), ("outward", -1)] {
+        let cells: Vec<String> = (0..4)
+            .map(|q| {
+                let (a, b) = ((q * n / 4).max(1), (q + 1) * n / 4);
+                let (mut more, mut fewer, mut count) = (0, 0, 0);
+                for i in a..b {
+                    if (i64::from(cylinder[i]) - i64::from(cylinder[i - 1])).signum() as i8 != pick {
+                        continue;
+                    }
+                    count += 1;
+                    let turns = split(i).0;
+                    more += turns.max(0);
+                    fewer += (-turns).max(0);
+                }
+                format!("+{more} −{fewer} ({count})")
+            })
+            .collect();
+        println!("    {what:<13}  {}", cells.join("  "));
+    }
+    Ok(())
+}
+
+/// Each half's demerit with the recorded delays, and the spread over replays with jittered ones.
+fn print_lock(disk: &Arc<Disk>, t: &MeasuredTrace, measured: &[f64], replayed: &[f64]) -> Result<(), Box<dyn std::error::Error>> {
+    let n = t.len();
+    let halves = [(0, n / 2), (n / 2, n)];
+    let recorded: Vec<f64> = halves.iter().map(|&(a, b)| rms_demerit(&measured[a..b], &replayed[a..b])).collect();
+    let revolution_ns = disk.revolution_ns() as f64;
+    let mut jittered = [Vec::new(), Vec::new()];
+    for seed in 1..=JITTERED {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let moved: Vec<Request> = t.requests().iter().map(|r| Request { time: (r.time as f64 + (rng.gen::<f64>() - 0.5) * revolution_ns).max(0.0).round() as u64, ..*r }).collect();
+        let times = replay_range(Arc::clone(disk), &MeasuredTrace::from_requests(t.origin(), moved)?, 0..n)?;
+        for (slot, &(a, b)) in jittered.iter_mut().zip(&halves) {
+            slot.push(rms_demerit(&measured[a..b], &times[a..b]));
+        }
+    }
+    println!("  lock: RMS demerit, ms, recorded delays | {JITTERED} jittered replays: min / mean / max");
+    for ((what, rec), jit) in ["first half", "second half"].iter().zip(&recorded).zip(&jittered) {
+        let (min, max) = jit.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+        println!("    {what:<11}  {rec:.4} | {min:.4} / {:.4} / {max:.4}", jit.iter().sum::<f64>() / jit.len() as f64);
+    }
+    Ok(())
+}
+
+/// Whether each request was a cache hit by the measuring tool's class (the trace's second field;
+/// the library's parser checks it and drops it, as no model sees it).
+fn hits(trace: &Path, n: usize) -> Result<Vec<bool>, Box<dyn std::error::Error>> {
+    let text = std::fs::read_to_string(trace)?;
+    let hit: Vec<bool> = text.lines().filter(|l| !l.trim().is_empty()).map(|l| l.split_whitespace().nth(1) == Some("Hit")).collect();
+    if hit.len() != n {
+        return Err(format!("{}: {} lines against {n} requests", trace.display(), hit.len()).into());
+    }
+    Ok(hit)
 }
