@@ -24,7 +24,7 @@ See ``docs/python.md`` for the whole API; ``freeblock.plot`` draws the results.
 """
 
 from freeblock import plot
-from freeblock._disks import calibrate, characterize, disk_info, disks, seek_curve, validate, zones
+from freeblock._disks import calibrate, characterize, disk_info, disks, replay, seek_curve, validate, zones
 from freeblock._freeblock import (
     CharacterizeError,
     ConfigError,
@@ -76,6 +76,7 @@ __all__ = [
     "disk_info",
     "disks",
     "plot",
+    "replay",
     "run",
     "seek_curve",
     "server_stats",

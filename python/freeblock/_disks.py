@@ -70,6 +70,26 @@ def validate(trace: str | os.PathLike[str], model: str | os.PathLike[str]) -> di
     return json.loads(_freeblock.validate(os.fspath(trace), os.fspath(model)))
 
 
+def replay(trace: str | os.PathLike[str], model: str | os.PathLike[str]) -> pd.DataFrame:
+    """Replays a DiskSim "validate" trace on a disk model, as ``validate`` does, and returns
+    every request as a DataFrame, one row per request in trace order.
+
+    Columns: ``op`` (``"read"`` or ``"write"``), ``lbn``, ``sectors``, ``cylinder`` (of the
+    first LBN on the model), ``measured_ms``, ``simulated_ms``, ``revolutions`` (how many
+    revolutions the model paid more, or fewer when negative, than the drive) and
+    ``fine_error_ms`` (the error less those revolutions, within half a revolution). A replay
+    with the recorded delays keeps step with the drive's rotation, so these show what a model
+    gets wrong request by request (``docs/calibrate.md``, "Session 19").
+
+    Raises:
+        WorkloadError: a malformed trace line (the message names the file and line).
+        SpecError: the model is invalid.
+    """
+    rows = json.loads(_freeblock.replay(os.fspath(trace), os.fspath(model)))
+    columns = ["op", "lbn", "sectors", "cylinder", "measured_ms", "simulated_ms", "revolutions", "fine_error_ms"]
+    return pd.DataFrame(rows, columns=columns)
+
+
 def calibrate(
     trace: str | os.PathLike[str],
     model: str | os.PathLike[str],

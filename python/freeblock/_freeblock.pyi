@@ -99,6 +99,9 @@ def disk_info(name: str) -> str:
 def validate(trace_path: str | PathLike[str], model: str) -> str:
     """Replays a DiskSim validate trace on a disk model; the comparison as JSON."""
 
+def replay(trace_path: str | PathLike[str], model: str) -> str:
+    """Replays a DiskSim validate trace on a disk model; every request as JSON."""
+
 def calibrate(
     trace_path: str | PathLike[str],
     model: str,

@@ -141,3 +141,27 @@ def test_calibrate_takes_the_command_line_search_options(write_trace) -> None:
     assert checked["objective"] == "per_request" and unchecked["objective"] == "pooled"
     # Without the check every move the fit makes is kept, so nothing is listed as refused.
     assert unchecked["rejected"] == []
+
+
+def test_replay_splits_each_request_error_into_revolutions_and_the_rest(write_trace) -> None:
+    def lines(times_us: list[float]) -> list[str]:
+        return [
+            f"{'W' if i % 3 == 0 else 'R'} Miss {(i * 7919 * 13) % 2_000_000} 8 {t:.3f} 5000.0"
+            for i, t in enumerate(times_us)
+        ]
+
+    first = freeblock.replay(write_trace(lines([10_000.0] * 30)), "hp_c2247a")
+    assert list(first.columns) == [
+        "op", "lbn", "sectors", "cylinder", "measured_ms", "simulated_ms", "revolutions", "fine_error_ms",
+    ]
+    assert set(first["op"]) == {"read", "write"} and (first["cylinder"] >= 0).all()
+    # "Measured" as the model itself replays it, with every fifth request one revolution
+    # slower: the replay keeps step, so exactly those requests show the model one revolution
+    # short (-1) and nothing else is off.
+    revolution_ms = freeblock.disk_info("hp_c2247a")["revolution_ms"]
+    slower = [i % 5 == 0 for i in range(30)]
+    measured = [(s + (revolution_ms if q else 0.0)) * 1000 for s, q in zip(first["simulated_ms"], slower)]
+    again = freeblock.replay(write_trace(lines(measured)), "hp_c2247a")
+    assert list(again["simulated_ms"]) == list(first["simulated_ms"])
+    assert list(again["revolutions"]) == [-1 if q else 0 for q in slower]
+    assert again["fine_error_ms"].abs().max() < 0.001

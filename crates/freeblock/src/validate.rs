@@ -182,6 +182,11 @@ pub fn disk_for_trace(mut spec: DiskSpec, trace: &Path) -> Result<Arc<Disk>> {
 }
 
 /// One replayed request: what the trace measured and what the model did, ms.
+///
+/// A replay with the recorded delays keeps step with the drive's rotation (each media access
+/// ends when its last sector passes the head, on the model as on the drive), so a request's
+/// error splits usefully in two: whole revolutions, paid more (positive) or fewer than on the
+/// drive, and the *fine* error within half a revolution (docs/calibrate.md, "Session 19").
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Replayed {
     /// Read or write.
@@ -190,10 +195,17 @@ pub struct Replayed {
     pub lbn: u64,
     /// Sectors.
     pub sectors: u32,
+    /// Cylinder of the first LBN on the model.
+    pub cylinder: u32,
     /// Measured service time.
     pub measured_ms: f64,
     /// Simulated service time.
     pub simulated_ms: f64,
+    /// Revolutions the model paid more (positive) or fewer than the drive: the error divided by
+    /// a revolution, rounded.
+    pub revolutions: i64,
+    /// The error less those revolutions, within ± half a revolution.
+    pub fine_error_ms: f64,
 }
 
 /// Replays `trace` (DiskSim validate format) on `disk`, request by request.
@@ -203,16 +215,26 @@ pub struct Replayed {
 pub fn replay(disk: Arc<Disk>, trace: &Path) -> Result<Vec<Replayed>> {
     let workload = Box::new(open_trace(trace, TraceFormat::Validate)?.with_capacity(disk.capacity()));
     let config = SimConfig { keep_records: true, ..SimConfig::default() };
+    let revolution_ms = disk.revolution_ns() as f64 / 1e6;
+    let layout_disk = Arc::clone(&disk);
     let report = Simulation::new(disk, workload, config).run(None)?;
     Ok(report
         .records
         .iter()
-        .map(|r| Replayed {
-            op: r.op,
-            lbn: r.lbn,
-            sectors: r.sectors,
-            measured_ms: r.measured_ns.unwrap_or(0) as f64 / 1e6,
-            simulated_ms: (r.end_ns - r.arrival_ns) as f64 / 1e6,
+        .map(|r| {
+            let (measured_ms, simulated_ms) = (r.measured_ns.unwrap_or(0) as f64 / 1e6, (r.end_ns - r.arrival_ns) as f64 / 1e6);
+            let turns = ((simulated_ms - measured_ms) / revolution_ms).round();
+            Replayed {
+                op: r.op,
+                lbn: r.lbn,
+                sectors: r.sectors,
+                // The simulation served it, so the LBN maps.
+                cylinder: layout_disk.layout().lbn_to_pbn(r.lbn).map_or(0, |p| p.cylinder),
+                measured_ms,
+                simulated_ms,
+                revolutions: turns as i64,
+                fine_error_ms: simulated_ms - measured_ms - turns * revolution_ms,
+            }
         })
         .collect())
 }

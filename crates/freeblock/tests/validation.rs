@@ -60,3 +60,24 @@ fn real_drive_traces_are_replayed_as_well_as_disksim_does() {
     }
     assert!(failures.is_empty(), "{}", failures.join("; "));
 }
+
+/// Each replayed request's error splits into whole revolutions and a fine rest within half a
+/// revolution, and on the HP C2247A the replay keeps step with the drive: most requests pay the
+/// drive's own number of revolutions (docs/calibrate.md, "Session 19").
+#[test]
+fn a_replayed_error_splits_into_revolutions_and_a_fine_rest() {
+    let shared = shared().expect("the shared folder with disksim-models and disksim-validation is missing");
+    let trace = shared.join("disksim-validation/hp_c2247a.trace");
+    let spec = disksim::import(&shared.join("disksim-models/hp_c2247a.diskspecs")).unwrap();
+    let disk = disk_for_trace(spec, &trace).unwrap();
+    let revolution_ms = disk.revolution_ns() as f64 / 1e6;
+    let records = replay(disk, &trace).unwrap();
+    for r in &records {
+        let error = r.simulated_ms - r.measured_ms;
+        assert!((r.revolutions as f64 * revolution_ms + r.fine_error_ms - error).abs() < 1e-9, "{r:?}");
+        assert!(r.fine_error_ms.abs() <= revolution_ms / 2.0 + 1e-9, "{r:?}");
+    }
+    let in_step = records.iter().filter(|r| r.revolutions == 0).count();
+    eprintln!("hp_c2247a: {in_step} of {} requests pay the drive's own revolutions", records.len());
+    assert!(in_step as f64 > 0.9 * records.len() as f64, "{in_step} of {}", records.len());
+}
