@@ -125,18 +125,13 @@ fn print_class_errors(trace: &Path, measured: &[f64], replayed: &[f64]) -> Resul
 fn print_residuals(trace: &Path, disk: &Arc<Disk>, t: &MeasuredTrace, measured: &[f64], replayed: &[f64]) -> Result<(), Box<dyn std::error::Error>> {
     let n = t.len();
     print_lock(disk, t, measured, replayed)?;
-    let revolution_ms = disk.revolution_ns() as f64 / 1e6;
+    // The same replay, each request's error split into revolutions and the fine rest.
+    let records = freeblock::validate::replay(Arc::clone(disk), trace)?;
     let hit = hits(trace, n)?;
-    let cylinder: Vec<u32> = t.requests().iter().map(|r| disk.layout().lbn_to_pbn(r.lbn).map_or(0, |p| p.cylinder)).collect();
-    let kind = |i: usize| match (t.requests()[i].op.is_read(), hit[i]) {
+    let kind = |i: usize| match (records[i].op.is_read(), hit[i]) {
         (true, true) => "read hit",
         (true, false) => "read",
         (false, _) => "write",
-    };
-    let split = |i: usize| {
-        let e = replayed[i] - measured[i];
-        let turns = (e / revolution_ms).round();
-        (turns as i64, e - turns * revolution_ms)
     };
     println!("  after: median fine error, ms (requests), first half | second half");
     for now in ["read hit", "read", "write"] {
@@ -144,7 +139,7 @@ fn print_residuals(trace: &Path, disk: &Arc<Disk>, t: &MeasuredTrace, measured: 
             let cells: Vec<String> = [(1, n / 2), (n / 2, n)]
                 .iter()
                 .map(|&(a, b)| {
-                    let mut fine: Vec<f64> = (a.max(1)..b).filter(|&i| kind(i) == now && t.requests()[i - 1].op.is_read() == (before == "read")).map(|i| split(i).1).collect();
+                    let mut fine: Vec<f64> = (a.max(1)..b).filter(|&i| kind(i) == now && records[i - 1].op.is_read() == (before == "read")).map(|i| records[i].fine_error_ms).collect();
                     fine.sort_by(f64::total_cmp);
                     if fine.is_empty() { "–".to_string() } else { format!("{:+.3} ({})", fine[fine.len() / 2], fine.len()) }
                 })
@@ -161,11 +156,11 @@ fn print_residuals(trace: &Path, disk: &Arc<Disk>, t: &MeasuredTrace, measured: 
                 let (a, b) = ((q * n / 4).max(1), (q + 1) * n / 4);
                 let (mut more, mut fewer, mut count) = (0, 0, 0);
                 for i in a..b {
-                    if (i64::from(cylinder[i]) - i64::from(cylinder[i - 1])).signum() as i8 != pick {
+                    if (i64::from(records[i].cylinder) - i64::from(records[i - 1].cylinder)).signum() as i8 != pick {
                         continue;
                     }
                     count += 1;
-                    let turns = split(i).0;
+                    let turns = records[i].revolutions;
                     more += turns.max(0);
                     fewer += (-turns).max(0);
                 }
