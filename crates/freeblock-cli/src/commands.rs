@@ -92,6 +92,9 @@ pub fn disk_show(name: &str, json: bool) -> CmdResult {
         "seek: 1-cylinder {:.3} ms, average {:.3} ms, full stroke {:.3} ms; head switch {:.3} ms; write settle {:.3} ms",
         d.seek_single_ms, d.seek_average_ms, d.seek_full_ms, d.head_switch_ms, d.write_settle_ms
     )?;
+    if d.seek_asymmetry_ms != 0.0 {
+        writeln!(s, "seeks asymmetric: inward {:+.3} ms, outward {:+.3} ms against the curve", d.seek_asymmetry_ms, -d.seek_asymmetry_ms)?;
+    }
     let mut t = Table::new(["zone", "cylinders", "sectors/track", "first LBN", "LBNs"]);
     for (i, z) in d.zones.iter().enumerate() {
         t.row([i.to_string(), format!("{}–{}", z.first_cylinder, z.last_cylinder), z.sectors_per_track.to_string(), z.first_lbn.to_string(), z.lbns.to_string()]);

@@ -3,6 +3,21 @@
 //! Every [`SeekModel`] is evaluated once, at build time, into a table with one entry per possible
 //! distance, so a seek costs one array load on the hot path.
 //!
+//! # Direction
+//!
+//! The table is the same both ways, as in DiskSim. Some drives seek faster one way: on the HP
+//! C2247A's validation trace its inward seeks (towards higher cylinders) are slower than its
+//! outward ones at every distance. [`SeekCurve::with_asymmetry`] adds a constant to seeks one way
+//! and takes it from the other, so the table stays their average:
+//!
+//! ```text
+//!   seek time            inward  = curve(d) + a
+//!      │      ____----   curve(d)           (the table)
+//!      │ __---  ____---  outward = curve(d) − a
+//!      │/__---
+//!      └──────────────── distance d
+//! ```
+//!
 //! # The average seek
 //!
 //! "Average seek time" here, as in drive datasheets, is the mean over uniformly random pairs of

@@ -43,7 +43,6 @@ fn default_sector_bytes() -> u32 {
     512
 }
 
-
 /// Everything needed to model one disk drive.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -56,6 +56,8 @@ pub struct DiskSummary {
     pub read_settle_ms: f64,
     /// Write settle, ms.
     pub write_settle_ms: f64,
+    /// How much longer inward seeks take than the curve below, and outward ones less, ms.
+    pub seek_asymmetry_ms: f64,
     /// One-cylinder seek, ms.
     pub seek_single_ms: f64,
     /// Mean seek over random cylinder pairs, ms.
@@ -102,6 +104,7 @@ impl DiskSummary {
             head_switch_ms: spec.head_switch_ms,
             read_settle_ms: spec.read_settle_ms,
             write_settle_ms: spec.write_settle_ms,
+            seek_asymmetry_ms: spec.seek_asymmetry_ms,
             seek_single_ms: ms(seek.time(1)),
             seek_average_ms: seek.average() / 1e6,
             seek_full_ms: ms(seek.full_stroke()),
