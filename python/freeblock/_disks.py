@@ -28,7 +28,8 @@ def disk_info(name: str | os.PathLike[str]) -> dict[str, Any]:
     ``capacity_sectors``, ``capacity_bytes``, ``sector_bytes``, ``rpm``, ``revolution_ms``,
     ``cylinders``, ``surfaces``, ``zones`` (list of dicts: ``first_cylinder``,
     ``last_cylinder``, ``sectors_per_track``, ``first_lbn``, ``lbns``), ``head_switch_ms``,
-    ``read_settle_ms``, ``write_settle_ms``, ``seek_single_ms``, ``seek_average_ms``,
+    ``read_settle_ms``, ``write_settle_ms``, ``seek_asymmetry_ms`` (inward seeks this much
+    slower than the curve, outward ones this much quicker), ``seek_single_ms``, ``seek_average_ms``,
     ``seek_full_ms``, ``seek_curve_ms`` (``[distance_cylinders, ms]`` pairs) and
     ``cache_enabled``.
 
