@@ -681,9 +681,21 @@ fn measure_angles(p: &mut Prober<'_>, g: &Geometry<'_>, capacity: u64) -> Result
                     None => per_cyl = Some(centred(raw, spt).rem_euclid(spt) / f64::from(at)),
                     Some(est) => {
                         let off = centred(raw - est * f64::from(at), spt);
-                        if off.abs() > TOLERANCE {
-                            // The model broke between `good` and `at`: find the first cylinder off it.
-                            let (mut lo, mut hi) = (good, at);
+                        let mut broken = (off.abs() > TOLERANCE).then_some(at);
+                        // A restart's angle can match the model at one cylinder by chance (one
+                        // in `spt`; random case 698): the cylinder before is checked too, as
+                        // two skew models agreeing on adjacent cylinders agree on all.
+                        if broken.is_none() && at - 1 > good {
+                            if let Some(b) = probe_angle(p, g, &z, c0 + at - 1, 0, capacity)? {
+                                if centred(b - a0 - est * f64::from(at - 1), spt).abs() > TOLERANCE {
+                                    broken = Some(at - 1);
+                                }
+                            }
+                        }
+                        if let Some(off_model) = broken {
+                            // The model broke between `good` and `off_model`: find the first
+                            // cylinder off it.
+                            let (mut lo, mut hi) = (good, off_model);
                             while hi - lo > 1 {
                                 let mid = lo + (hi - lo) / 2;
                                 // A cylinder whose first track holds no LBN (a zone beginning
