@@ -917,7 +917,8 @@ fn measure_mechanics(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, options
             // Every pair ends the move among sectors holding no LBN (spares at the same sectors
             // of every track, as with spare sectors per cylinder on one surface, a cylinder
             // skew shifting A and B alike): a bracket across them, narrowed below.
-            if bracket.is_none() {
+            let spans_unmapped = bracket.is_none();
+            if spans_unmapped {
                 'wide: for from in pairs() {
                     for h in [0, surfaces / 2, surfaces - 1] {
                         bracket = move_bracket(p, learned, (from, h), (from + d, h), Op::Read, true)?;
@@ -962,6 +963,12 @@ fn measure_mechanics(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, options
                             return Ok(Some(moved.saturating_sub(same).clamp(low, high)));
                         }
                     }
+                }
+                // Still coarse across unmapped sectors: such a bracket can be many sectors wide
+                // (the Ultrastar He8's full stroke: 3.6 ms, to a track whose LBNs end early), its
+                // middle no measurement; the distance is left to interpolation.
+                if spans_unmapped {
+                    return Ok(None);
                 }
             }
             Ok(Some((low + high) / 2))
