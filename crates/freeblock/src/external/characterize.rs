@@ -436,8 +436,12 @@ fn walk_layout(p: &mut Prober<'_>, surfaces: u32, cylinders: u32, capacity: u64,
             }
             scans.push(s);
         }
-        if !mapping_known && c > 0 && next_lbn < capacity {
-            // The first LBN of this cylinder tells the order, if the last one ended a cylinder.
+        // The first LBN of this cylinder tells the order, if the last one ended a cylinder and
+        // the first and last surfaces both hold LBNs: where the first is all reserved (a zone
+        // beginning with more reserved sectors than a track; random case 507), a cylinder-major
+        // drive's first LBN lies on a later surface too.
+        let ends_hold_lbns = scans[0].lbns.is_some() && scans[surfaces as usize - 1].lbns.is_some();
+        if !mapping_known && c > 0 && next_lbn < capacity && ends_hold_lbns {
             let at = p.lbn(STEP, next_lbn)?;
             if at.cylinder == c && surfaces > 1 {
                 mapping = if at.head == surfaces - 1 { Mapping::Serpentine } else { Mapping::CylinderMajor };
