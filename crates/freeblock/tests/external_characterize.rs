@@ -190,14 +190,21 @@ fn random_drive(rng: &mut rand_chacha::ChaCha8Rng) -> freeblock_disk::DiskSpec {
     spec
 }
 
-/// Random drives (`FREEBLOCK_CHARACTERIZE_CASES`, default 6; each is its own seed). Run with
-/// 1000, three still miss (cases 507, 698 and 811; docs/external.md).
+/// Random cases that once missed a bound, run besides the first ones: 811 (one surface, spare
+/// sectors per cylinder: every one-cylinder pair ended among the spares), 698 (a skew restart
+/// matching the old zone's model at the one cylinder probed) and 507 (a cylinder-major drive
+/// learned as serpentine on a cylinder whose head 0 was all reserved).
+const REGRESSION_CASES: [u64; 3] = [811, 698, 507];
+
+/// Random drives (`FREEBLOCK_CHARACTERIZE_CASES`, default 6; each is its own seed), and
+/// [`REGRESSION_CASES`]. Run with 1000, all pass (docs/external.md).
 #[test]
 fn random_drives_are_learned_within_every_bound() {
     use rand::SeedableRng;
     let cases: u64 = std::env::var("FREEBLOCK_CHARACTERIZE_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(6);
     let mut failed = Vec::new();
-    for case in 0..cases {
+    let run: Vec<u64> = (0..cases).chain(REGRESSION_CASES.into_iter().filter(|&c| c >= cases)).collect();
+    for &case in &run {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(case);
         let spec = random_drive(&mut rng);
         let Ok(report) = characterize_hidden("random", spec.clone(), Effects::default(), case) else {
@@ -211,5 +218,5 @@ fn random_drives_are_learned_within_every_bound() {
             failed.push(format!("case {case} ({} rpm, {} surfaces, {} zones, {:?}, sparing {:?}): {}", spec.rpm, spec.surfaces, spec.zones.len(), spec.mapping, spec.sparing, misses.join("; ")));
         }
     }
-    assert!(failed.is_empty(), "{} of {cases} random drives missed a bound:\n{}", failed.len(), failed.join("\n"));
+    assert!(failed.is_empty(), "{} of {} random drives missed a bound:\n{}", failed.len(), run.len(), failed.join("\n"));
 }

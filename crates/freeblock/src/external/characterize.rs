@@ -436,8 +436,12 @@ fn walk_layout(p: &mut Prober<'_>, surfaces: u32, cylinders: u32, capacity: u64,
             }
             scans.push(s);
         }
-        if !mapping_known && c > 0 && next_lbn < capacity {
-            // The first LBN of this cylinder tells the order, if the last one ended a cylinder.
+        // The first LBN of this cylinder tells the order, if the last one ended a cylinder and
+        // the first and last surfaces both hold LBNs: where the first is all reserved (a zone
+        // beginning with more reserved sectors than a track; random case 507), a cylinder-major
+        // drive's first LBN lies on a later surface too.
+        let ends_hold_lbns = scans[0].lbns.is_some() && scans[surfaces as usize - 1].lbns.is_some();
+        if !mapping_known && c > 0 && next_lbn < capacity && ends_hold_lbns {
             let at = p.lbn(STEP, next_lbn)?;
             if at.cylinder == c && surfaces > 1 {
                 mapping = if at.head == surfaces - 1 { Mapping::Serpentine } else { Mapping::CylinderMajor };
@@ -681,9 +685,21 @@ fn measure_angles(p: &mut Prober<'_>, g: &Geometry<'_>, capacity: u64) -> Result
                     None => per_cyl = Some(centred(raw, spt).rem_euclid(spt) / f64::from(at)),
                     Some(est) => {
                         let off = centred(raw - est * f64::from(at), spt);
-                        if off.abs() > TOLERANCE {
-                            // The model broke between `good` and `at`: find the first cylinder off it.
-                            let (mut lo, mut hi) = (good, at);
+                        let mut broken = (off.abs() > TOLERANCE).then_some(at);
+                        // A restart's angle can match the model at one cylinder by chance (one
+                        // in `spt`; random case 698): the cylinder before is checked too, as
+                        // two skew models agreeing on adjacent cylinders agree on all.
+                        if broken.is_none() && at - 1 > good {
+                            if let Some(b) = probe_angle(p, g, &z, c0 + at - 1, 0, capacity)? {
+                                if centred(b - a0 - est * f64::from(at - 1), spt).abs() > TOLERANCE {
+                                    broken = Some(at - 1);
+                                }
+                            }
+                        }
+                        if let Some(off_model) = broken {
+                            // The model broke between `good` and `off_model`: find the first
+                            // cylinder off it.
+                            let (mut lo, mut hi) = (good, off_model);
                             while hi - lo > 1 {
                                 let mid = lo + (hi - lo) / 2;
                                 // A cylinder whose first track holds no LBN (a zone beginning
@@ -750,12 +766,14 @@ struct Mechanics {
 /// of one-sector commands: the first ends at a known angle; the second's sector is chosen ever
 /// closer behind it until it costs an extra revolution. `None` when B holds too few LBNs.
 fn min_move(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, from: (u32, u32), to: (u32, u32), op: Op) -> Result<Option<SimTime>> {
-    Ok(move_bracket(p, learned, from, to, op)?.map(|(low, high)| (low + high) / 2))
+    Ok(move_bracket(p, learned, from, to, op, false)?.map(|(low, high)| (low + high) / 2))
 }
 
 /// What [`min_move`] measures, as the interval `(low, high]` (ns) the move is known to lie in:
 /// the gaps of the last sector of B too close and the first far enough, a sector's time apart.
-fn move_bracket(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, from: (u32, u32), to: (u32, u32), op: Op) -> Result<Option<(SimTime, SimTime)>> {
+/// With `across_unmapped`, where the move ends among B's sectors holding no LBN, the bracket
+/// spans them (wider than a sector) instead of being given up.
+fn move_bracket(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, from: (u32, u32), to: (u32, u32), op: Op, across_unmapped: bool) -> Result<Option<(SimTime, SimTime)>> {
     const STEP: &str = "seeks";
     let layout = learned.layout();
     let rev = learned.revolution_ps();
@@ -805,21 +823,23 @@ fn move_bracket(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, from: (u32, 
     let largest = hi;
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        let mut m = mid;
-        // Skip sectors holding no LBN.
-        let verdict = loop {
-            match extra_turns(p, order_by_gap[m])? {
-                Some(k) => break Some(k <= turns),
-                None if m + 1 < hi => m += 1,
-                None => break None,
+        // Skip sectors holding no LBN: upwards from the middle, then (across unmapped) downwards.
+        let below = if across_unmapped { lo + 1 } else { mid };
+        let mut verdict = None;
+        for m in (mid..hi).chain((below..mid).rev()) {
+            if let Some(k) = extra_turns(p, order_by_gap[m])? {
+                verdict = Some((m, k <= turns));
+                break;
             }
-        };
+        }
         match verdict {
-            Some(true) => hi = m,
-            Some(false) => lo = m,
+            Some((m, true)) => hi = m,
+            Some((m, false)) => lo = m,
             None => break,
         }
     }
+    // Whether the lower end was tried (else it is the smallest gap, taken as too short).
+    let mut lo_tried = lo > 0;
     // The search takes the smallest gap as too short for `turns` without trying it. When it
     // is not, the move lies within the last sector or two before whole revolutions: every sector
     // is reached in `turns`, and the move lies between the largest gap one turn earlier and the
@@ -839,13 +859,17 @@ fn move_bracket(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, from: (u32, 
         }
         // (Sectors without LBNs below `hi`: no lower gap can be tried; the smallest stays the
         // bound, as before.)
-        lo = if first < hi { first } else { 0 };
+        if first < hi {
+            (lo, lo_tried) = (first, true);
+        }
     }
-    // The move lies between the last gap too short and the first long enough: take the middle.
-    if hi - lo > 1 {
-        // Too few of B's sectors hold LBNs to bracket the move (a track of spares).
+    // Too few of B's sectors hold LBNs to bracket the move within a sector (a track of spares,
+    // or spares just where the move ends); across unmapped sectors, the search found none of the
+    // sectors between the ends to hold an LBN.
+    if hi - lo > 1 && !(across_unmapped && lo_tried) {
         return Ok(None);
     }
+    // The move lies between the last gap too short and the first long enough.
     let (g_lo, g_hi) = (gap(order_by_gap[lo]), gap(order_by_gap[hi]));
     Ok(Some(((turns * rev + g_lo) / 1000, (turns * rev + g_hi) / 1000)))
 }
@@ -881,13 +905,30 @@ fn measure_mechanics(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, options
             // Another pair of tracks the same distance apart when one holds too few LBNs: steps
             // of three cylinders, alternately outwards and inwards, and other surfaces, clear a
             // zone's spare tracks quickly.
-            let candidates = (0..32i64).map(|k| i64::from(base) + if k % 2 == 0 { 3 * k / 2 } else { -3 * (k + 1) / 2 });
+            let pairs = || {
+                let candidates = (0..32i64).map(|k| i64::from(base) + if k % 2 == 0 { 3 * k / 2 } else { -3 * (k + 1) / 2 });
+                candidates.filter(|&f| f >= i64::from(first) && f + i64::from(d) <= i64::from(full)).map(|f| f as u32)
+            };
             let mut bracket = None;
-            'pairs: for from in candidates.filter(|&f| f >= i64::from(first) && f + i64::from(d) <= i64::from(full)).map(|f| f as u32) {
+            'pairs: for from in pairs() {
                 for h in [0, surfaces / 2, surfaces - 1] {
-                    bracket = move_bracket(p, learned, (from, h), (from + d, h), Op::Read)?;
+                    bracket = move_bracket(p, learned, (from, h), (from + d, h), Op::Read, false)?;
                     if bracket.is_some() {
                         break 'pairs;
+                    }
+                }
+            }
+            // Every pair ends the move among sectors holding no LBN (spares at the same sectors
+            // of every track, as with spare sectors per cylinder on one surface, a cylinder
+            // skew shifting A and B alike): a bracket across them, narrowed below.
+            let spans_unmapped = bracket.is_none();
+            if spans_unmapped {
+                'wide: for from in pairs() {
+                    for h in [0, surfaces / 2, surfaces - 1] {
+                        bracket = move_bracket(p, learned, (from, h), (from + d, h), Op::Read, true)?;
+                        if bracket.is_some() {
+                            break 'wide;
+                        }
                     }
                 }
             }
@@ -902,7 +943,7 @@ fn measure_mechanics(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, options
                     break;
                 }
                 let Some(from) = boundary.checked_sub(d.div_ceil(2)).filter(|&f| f >= first && f + d <= full) else { continue };
-                if let Some((l, h)) = move_bracket(p, learned, (from, 0), (from + d, 0), Op::Read)? {
+                if let Some((l, h)) = move_bracket(p, learned, (from, 0), (from + d, 0), Op::Read, false)? {
                     // Disjoint brackets (a firmware hiccup): keep what is known.
                     if l.max(low) < h.min(high) {
                         known = (l.max(low), h.min(high));
@@ -926,6 +967,12 @@ fn measure_mechanics(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, options
                             return Ok(Some(moved.saturating_sub(same).clamp(low, high)));
                         }
                     }
+                }
+                // Still coarse across unmapped sectors: such a bracket can be many sectors wide
+                // (the Ultrastar He8's full stroke: 3.6 ms, to a track whose LBNs end early), its
+                // middle no measurement; the distance is left to interpolation.
+                if spans_unmapped {
+                    return Ok(None);
                 }
             }
             Ok(Some((low + high) / 2))
