@@ -872,6 +872,15 @@ fn move_bracket(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, from: (u32, 
         // bound, as before.)
         if first < hi {
             (lo, lo_tried) = (first, true);
+        } else if turns > 0 {
+            // Every sector tried is reached in `turns`, none of a smaller gap holds an LBN: the
+            // move may lie up to a turn lower, past the largest gap (random case 1558: a zone's
+            // first track reserved but for its last sectors, a one-cylinder move ending a
+            // revolution late). Only a bracket across the unmapped sectors is honest.
+            if !across_unmapped {
+                return Ok(None);
+            }
+            return Ok(Some((((turns - 1) * rev + gap(order_by_gap[largest])) / 1000, (turns * rev + gap(order_by_gap[hi])) / 1000)));
         }
     }
     // Too few of B's sectors hold LBNs to bracket the move within a sector (a track of spares,
