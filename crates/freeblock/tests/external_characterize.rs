@@ -199,7 +199,7 @@ fn random_drive(rng: &mut rand_chacha::ChaCha8Rng) -> freeblock_disk::DiskSpec {
 const REGRESSION_CASES: [u64; 6] = [811, 698, 507, 1882, 2578, 1558];
 
 /// Random drives (`FREEBLOCK_CHARACTERIZE_CASES`, default 6; each is its own seed), and
-/// [`REGRESSION_CASES`]. Run with 1000, all pass; with 3000, 8 miss (docs/external.md).
+/// [`REGRESSION_CASES`]. Run with 1000, all pass; with 3000, 3 miss (docs/external.md).
 #[test]
 fn random_drives_are_learned_within_every_bound() {
     use rand::SeedableRng;
