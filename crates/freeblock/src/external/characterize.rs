@@ -872,15 +872,18 @@ fn move_bracket(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, from: (u32, 
         // bound, as before.)
         if first < hi {
             (lo, lo_tried) = (first, true);
-        } else if turns > 0 {
+        } else if turns > 0 || across_unmapped {
             // Every sector tried is reached in `turns`, none of a smaller gap holds an LBN: the
             // move may lie up to a turn lower, past the largest gap (random case 1558: a zone's
             // first track reserved but for its last sectors, a one-cylinder move ending a
-            // revolution late). Only a bracket across the unmapped sectors is honest.
+            // revolution late), or, with no turn, anywhere short of the first sector reached
+            // (random case 1507: one surface, spare sectors per cylinder just after A's end).
+            // Only a bracket across the unmapped sectors is honest.
             if !across_unmapped {
                 return Ok(None);
             }
-            return Ok(Some((((turns - 1) * rev + gap(order_by_gap[largest])) / 1000, (turns * rev + gap(order_by_gap[hi])) / 1000)));
+            let missed = if turns == 0 { 0 } else { (turns - 1) * rev + gap(order_by_gap[largest]) };
+            return Ok(Some((missed / 1000, (turns * rev + gap(order_by_gap[hi])) / 1000)));
         }
     }
     // Too few of B's sectors hold LBNs to bracket the move within a sector (a track of spares,
