@@ -702,13 +702,24 @@ fn measure_angles(p: &mut Prober<'_>, g: &Geometry<'_>, capacity: u64) -> Result
                             let (mut lo, mut hi) = (good, off_model);
                             while hi - lo > 1 {
                                 let mid = lo + (hi - lo) / 2;
-                                // A cylinder whose first track holds no LBN (a zone beginning
-                                // with reserved sectors) is judged by its first track that does.
+                                // A restart's angle can match the model at one cylinder by
+                                // chance here too (random cases 1882 and 2578): a cylinder fits
+                                // only when every track holding LBNs does (a cylinder whose
+                                // first tracks hold none, a zone beginning with reserved
+                                // sectors, is judged by the others), and the cylinder before it
+                                // too, unless that one is already known to fit.
                                 let mut fits = true;
-                                for i in 0..g.surfaces {
-                                    if let Some(a) = probe_angle(p, g, &z, c0 + mid, i, capacity)? {
-                                        fits = centred(a - a0 - est * f64::from(mid) - f64::from(i) * track_skew, spt).abs() <= TOLERANCE;
-                                        break;
+                                for m in [mid, mid - 1] {
+                                    if m == lo || !fits {
+                                        continue;
+                                    }
+                                    for i in 0..g.surfaces {
+                                        if let Some(a) = probe_angle(p, g, &z, c0 + m, i, capacity)? {
+                                            if centred(a - a0 - est * f64::from(m) - f64::from(i) * track_skew, spt).abs() > TOLERANCE {
+                                                fits = false;
+                                                break;
+                                            }
+                                        }
                                     }
                                 }
                                 if fits {
@@ -861,6 +872,18 @@ fn move_bracket(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, from: (u32, 
         // bound, as before.)
         if first < hi {
             (lo, lo_tried) = (first, true);
+        } else if turns > 0 || across_unmapped {
+            // Every sector tried is reached in `turns`, none of a smaller gap holds an LBN: the
+            // move may lie up to a turn lower, past the largest gap (random case 1558: a zone's
+            // first track reserved but for its last sectors, a one-cylinder move ending a
+            // revolution late), or, with no turn, anywhere short of the first sector reached
+            // (random case 1507: one surface, spare sectors per cylinder just after A's end).
+            // Only a bracket across the unmapped sectors is honest.
+            if !across_unmapped {
+                return Ok(None);
+            }
+            let missed = if turns == 0 { 0 } else { (turns - 1) * rev + gap(order_by_gap[largest]) };
+            return Ok(Some((missed / 1000, (turns * rev + gap(order_by_gap[hi])) / 1000)));
         }
     }
     // Too few of B's sectors hold LBNs to bracket the move within a sector (a track of spares,
