@@ -685,16 +685,25 @@ fn measure_angles(p: &mut Prober<'_>, g: &Geometry<'_>, capacity: u64) -> Result
                     None => per_cyl = Some(centred(raw, spt).rem_euclid(spt) / f64::from(at)),
                     Some(est) => {
                         let off = centred(raw - est * f64::from(at), spt);
+                        // Whether track `i` of cylinder `m` (from the zone's first) is off the
+                        // model; a track holding no LBN is no evidence either way.
+                        let track_off = |p: &mut Prober<'_>, m: u32, i: u32| -> Result<bool> {
+                            Ok(probe_angle(p, g, &z, c0 + m, i, capacity)?.is_some_and(|a| centred(a - a0 - est * f64::from(m) - f64::from(i) * track_skew, spt).abs() > TOLERANCE))
+                        };
+                        let cylinder_fits = |p: &mut Prober<'_>, m: u32| -> Result<bool> {
+                            for i in 0..g.surfaces {
+                                if track_off(p, m, i)? {
+                                    return Ok(false);
+                                }
+                            }
+                            Ok(true)
+                        };
                         let mut broken = (off.abs() > TOLERANCE).then_some(at);
                         // A restart's angle can match the model at one cylinder by chance (one
                         // in `spt`; random case 698): the cylinder before is checked too, as
                         // two skew models agreeing on adjacent cylinders agree on all.
-                        if broken.is_none() && at - 1 > good {
-                            if let Some(b) = probe_angle(p, g, &z, c0 + at - 1, 0, capacity)? {
-                                if centred(b - a0 - est * f64::from(at - 1), spt).abs() > TOLERANCE {
-                                    broken = Some(at - 1);
-                                }
-                            }
+                        if broken.is_none() && at - 1 > good && track_off(p, at - 1, 0)? {
+                            broken = Some(at - 1);
                         }
                         if let Some(off_model) = broken {
                             // The model broke between `good` and `off_model`: find the first
@@ -708,21 +717,7 @@ fn measure_angles(p: &mut Prober<'_>, g: &Geometry<'_>, capacity: u64) -> Result
                                 // first tracks hold none, a zone beginning with reserved
                                 // sectors, is judged by the others), and the cylinder before it
                                 // too, unless that one is already known to fit.
-                                let mut fits = true;
-                                for m in [mid, mid - 1] {
-                                    if m == lo || !fits {
-                                        continue;
-                                    }
-                                    for i in 0..g.surfaces {
-                                        if let Some(a) = probe_angle(p, g, &z, c0 + m, i, capacity)? {
-                                            if centred(a - a0 - est * f64::from(m) - f64::from(i) * track_skew, spt).abs() > TOLERANCE {
-                                                fits = false;
-                                                break;
-                                            }
-                                        }
-                                    }
-                                }
-                                if fits {
+                                if cylinder_fits(p, mid)? && (mid - 1 == lo || cylinder_fits(p, mid - 1)?) {
                                     lo = mid;
                                 } else {
                                     hi = mid;
@@ -932,28 +927,24 @@ fn measure_mechanics(p: &mut Prober<'_>, learned: &freeblock_disk::Disk, options
                 let candidates = (0..32i64).map(|k| i64::from(base) + if k % 2 == 0 { 3 * k / 2 } else { -3 * (k + 1) / 2 });
                 candidates.filter(|&f| f >= i64::from(first) && f + i64::from(d) <= i64::from(full)).map(|f| f as u32)
             };
-            let mut bracket = None;
-            'pairs: for from in pairs() {
-                for h in [0, surfaces / 2, surfaces - 1] {
-                    bracket = move_bracket(p, learned, (from, h), (from + d, h), Op::Read, false)?;
-                    if bracket.is_some() {
-                        break 'pairs;
+            // The first pair (and surface) whose move MINTIME brackets.
+            let first_bracket = |p: &mut Prober<'_>, across_unmapped: bool| -> Result<Option<(SimTime, SimTime)>> {
+                for from in pairs() {
+                    for h in [0, surfaces / 2, surfaces - 1] {
+                        if let Some(b) = move_bracket(p, learned, (from, h), (from + d, h), Op::Read, across_unmapped)? {
+                            return Ok(Some(b));
+                        }
                     }
                 }
-            }
+                Ok(None)
+            };
+            let mut bracket = first_bracket(p, false)?;
             // Every pair ends the move among sectors holding no LBN (spares at the same sectors
             // of every track, as with spare sectors per cylinder on one surface, a cylinder
             // skew shifting A and B alike): a bracket across them, narrowed below.
             let spans_unmapped = bracket.is_none();
             if spans_unmapped {
-                'wide: for from in pairs() {
-                    for h in [0, surfaces / 2, surfaces - 1] {
-                        bracket = move_bracket(p, learned, (from, h), (from + d, h), Op::Read, true)?;
-                        if bracket.is_some() {
-                            break 'wide;
-                        }
-                    }
-                }
+                bracket = first_bracket(p, true)?;
             }
             let Some(mut known) = bracket else { return Ok(None) };
             // A bracket is a sector's time wide, coarse against a short seek's 2 %. Within a
