@@ -16,14 +16,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use freeblock::calibrate::{replay_range, MeasuredTrace, Score};
+use freeblock::calibrate::{jittered_copies, replay_range, MeasuredTrace, Score};
 use freeblock::validate::rms_demerit;
-use freeblock::Request;
 use freeblock_disk::{library, Disk};
-use rand::{Rng, SeedableRng};
 
 /// Jittered replays in the lock table.
-const JITTERED: u64 = 30;
+const JITTERED: u32 = 30;
 
 fn main() {
     if let Err(e) = run() {
@@ -179,10 +177,9 @@ fn print_lock(disk: &Arc<Disk>, t: &MeasuredTrace, measured: &[f64], replayed: &
     let recorded: Vec<f64> = halves.iter().map(|&(a, b)| rms_demerit(&measured[a..b], &replayed[a..b])).collect();
     let revolution_ns = disk.revolution_ns() as f64;
     let mut jittered = [Vec::new(), Vec::new()];
-    for seed in 1..=JITTERED {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-        let moved: Vec<Request> = t.requests().iter().map(|r| Request { time: (r.time as f64 + (rng.gen::<f64>() - 0.5) * revolution_ns).max(0.0).round() as u64, ..*r }).collect();
-        let times = replay_range(Arc::clone(disk), &MeasuredTrace::from_requests(t.origin(), moved)?, 0..n)?;
+    // As `freeblock calibrate` jitters its distribution objectives' replays (seed 1).
+    for moved in jittered_copies(t.requests(), n, revolution_ns, JITTERED, 1) {
+        let times = replay_range(Arc::clone(disk), &MeasuredTrace::from_requests(t.origin(), moved.to_vec())?, 0..n)?;
         for (slot, &(a, b)) in jittered.iter_mut().zip(&halves) {
             slot.push(rms_demerit(&measured[a..b], &times[a..b]));
         }

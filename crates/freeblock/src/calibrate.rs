@@ -68,7 +68,7 @@
 //! model as on the drive, so each completion puts the replay back in step with the drive, give
 //! or take what follows the transfer. On the HP C2247A's trace the imported model's replay with
 //! the recorded delays scores 0.117 ms on the second half, and 30 replays with jittered delays
-//! 0.129–0.236 (mean 0.177): the recorded timing carries the rotational position. So each
+//! 0.121–0.223 (mean 0.182; `calibrate_tail`): the recorded timing carries the rotational position. So each
 //! request's simulated time can be held against its own measured time
 //! ([`Objective::PerRequest`]), which sees what a CDF cannot: an error that depends on the
 //! request before (a write after a read 0.2 ms too quick, a read after a write 0.17 ms too slow,
@@ -419,7 +419,8 @@ fn replay_requests(disk: Arc<Disk>, requests: &Arc<[Request]>, range: Range<usiz
 /// `K` copies of the first `n` requests, each request's delay moved by a seeded uniform amount in
 /// ± half a revolution (never below 0). Replaying them all gives `K` rotational outcomes per
 /// request instead of the one the recorded delays happen to pick (see the module notes).
-fn jittered_copies(requests: &[Request], n: usize, revolution_ns: f64, copies: u32, seed: u64) -> Vec<Arc<[Request]>> {
+#[must_use]
+pub fn jittered_copies(requests: &[Request], n: usize, revolution_ns: f64, copies: u32, seed: u64) -> Vec<Arc<[Request]>> {
     use rand::{Rng, SeedableRng};
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     (0..copies)
