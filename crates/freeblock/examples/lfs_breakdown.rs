@@ -2,9 +2,10 @@
 //! measurements behind docs/lfs.md's one-change-at-a-time tables and what-ifs.
 //!
 //! ```text
-//! cargo run --release -p freeblock --example lfs_breakdown -- UTILS VARIANTS [--quick] [--block-reads] [--cpu-ms X] [--bus-ms X]
+//! cargo run --release -p freeblock --example lfs_breakdown -- UTILS VARIANTS [--quick] [--block-reads] [--cpu-ms X] [--bus-ms X] [--inode-bytes N]
 //!   UTILS     utilisations in %, comma-separated (e.g. 60,85,93)
 //!   VARIANTS  comma-separated: orig | free | ours | ours_cb | ours32 | ours512 | ours_fw | ours_fw4 | ours_fw_nohold
+//!   --inode-bytes N  PostMark with an inode table, every file operation rewriting its inode's block
 //! ```
 //!
 //! | variant | cleaner |
@@ -78,9 +79,9 @@ fn line(util: f64, name: &str, run: &Run, transactions: u32, data_blocks: u32) -
 fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (Some(utils), Some(names)) = (args.first(), args.get(1)) else {
-        return Err("usage: lfs_breakdown UTILS VARIANTS [--quick] [--block-reads] [--cpu-ms X] [--bus-ms X]".into());
+        return Err("usage: lfs_breakdown UTILS VARIANTS [--quick] [--block-reads] [--cpu-ms X] [--bus-ms X] [--inode-bytes N]".into());
     };
-    let (mut quick, mut block_reads, mut cpu_ms, mut bus_ms) = (false, false, None, None);
+    let (mut quick, mut block_reads, mut cpu_ms, mut bus_ms, mut inode_bytes) = (false, false, None, None, 0);
     let mut i = 2;
     while i < args.len() {
         match args[i].as_str() {
@@ -94,6 +95,10 @@ fn main() -> Result<(), String> {
                 i += 1;
                 bus_ms = Some(number("--bus-ms", args.get(i))?);
             }
+            "--inode-bytes" => {
+                i += 1;
+                inode_bytes = number("--inode-bytes", args.get(i))? as u64;
+            }
             other => return Err(format!("unknown option `{other}`")),
         }
         i += 1;
@@ -101,6 +106,7 @@ fn main() -> Result<(), String> {
     let mut cfg = if quick { LfsCleaningConfig::quick() } else { LfsCleaningConfig::paper() };
     cfg.clean_reads_one_by_one = block_reads;
     cfg.bus_sector_ms = bus_ms;
+    cfg.postmark.inode_bytes = inode_bytes;
     if let Some(ms) = cpu_ms {
         cfg.postmark.cpu_ns_per_op = (ms * 1e6).round() as u64;
     }

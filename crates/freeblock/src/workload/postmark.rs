@@ -23,6 +23,7 @@
 //! | read:append, create:delete | 1:1, 1:1 | the same |
 //! | append size | PostMark's | 1 byte–4 KB; a file at 10 KB rewrites its last block instead (our choice: keeps the utilisation near its target) |
 //! | CPU time | measured on a 550 MHz Pentium III | a fixed 0.25 ms per file operation (our assumption) |
+//! | inode writes | whatever the file system above LLD wrote | none by default; `inode_bytes` adds an inode table whose block every file operation rewrites (a what-if, docs/lfs.md) |
 //!
 //! Requests are [`ArrivalKind::ClosedDelay`]: one outstanding, each file operation's first
 //! request issued its CPU time after the previous request completed.
@@ -64,13 +65,18 @@ pub struct PostmarkSpec {
     pub slot_blocks: u64,
     /// CPU time of one file operation, ns. Default 250 000.
     pub cpu_ns_per_op: u64,
+    /// Bytes of a file's inode in an inode table after the file slots; every file operation
+    /// (a read's access time, an append's size, a create, a delete) rewrites the block holding
+    /// it. 0 (the default): no inode table.
+    #[serde(default)]
+    pub inode_bytes: u64,
     /// Seed.
     pub seed: u64,
 }
 
 impl Default for PostmarkSpec {
     fn default() -> Self {
-        Self { files: 1000, transactions: 25_000, phases: 2, directories: 100, min_bytes: 5120, max_bytes: 10_240, append_max_bytes: 4096, block_bytes: 4096, slot_blocks: 4, cpu_ns_per_op: 250_000, seed: 1 }
+        Self { files: 1000, transactions: 25_000, phases: 2, directories: 100, min_bytes: 5120, max_bytes: 10_240, append_max_bytes: 4096, block_bytes: 4096, slot_blocks: 4, cpu_ns_per_op: 250_000, inode_bytes: 0, seed: 1 }
     }
 }
 
@@ -150,7 +156,7 @@ impl PostmarkSpec {
     #[must_use]
     pub fn logical_blocks(&self) -> u64 {
         let slots = u64::from(self.files) + u64::from(self.transactions) * u64::from(self.phases);
-        u64::from(self.directories) + slots * self.slot_blocks
+        u64::from(self.directories) + slots * self.slot_blocks + (slots * self.inode_bytes).div_ceil(self.block_bytes)
     }
 
     /// Checks the numbers.
@@ -166,6 +172,9 @@ impl PostmarkSpec {
         }
         if self.max_bytes > self.slot_blocks * self.block_bytes {
             return Err(WorkloadError::invalid("max_bytes", format!("{} does not fit a slot of {} blocks", self.max_bytes, self.slot_blocks)));
+        }
+        if self.inode_bytes > self.block_bytes {
+            return Err(WorkloadError::invalid("inode_bytes", format!("an inode of {} bytes does not fit a block of {}", self.inode_bytes, self.block_bytes)));
         }
         if self.directories == 0 || self.phases == 0 || self.append_max_bytes == 0 {
             return Err(WorkloadError::invalid("directories", "directories, phases and append_max_bytes must be at least 1"));
@@ -193,6 +202,7 @@ impl PostmarkSpec {
             issued: 0,
             last_phase_from: None,
             live_blocks: u64::from(self.directories),
+            inode_blocks_used: 0,
         })
     }
 
@@ -236,6 +246,8 @@ pub struct PostmarkWorkload {
     last_phase_from: Option<u64>,
     /// Blocks the directories and the existing files take.
     live_blocks: u64,
+    /// Inode table blocks written so far (counted live from their first write).
+    inode_blocks_used: u64,
 }
 
 impl PostmarkWorkload {
@@ -276,6 +288,21 @@ impl PostmarkWorkload {
         self.queue.push_back(Item::Request(Request::new(time, first_block * spb, sectors, op)));
     }
 
+    /// The write of `slot`'s inode block, when there is an inode table.
+    fn touch_inode(&mut self, slot: u32) {
+        if self.spec.inode_bytes == 0 {
+            return;
+        }
+        let slots = u64::from(self.spec.files) + u64::from(self.spec.transactions) * u64::from(self.spec.phases);
+        let table = u64::from(self.spec.directories) + slots * self.spec.slot_blocks;
+        let index = u64::from(slot) * self.spec.inode_bytes / self.spec.block_bytes;
+        if index >= self.inode_blocks_used {
+            self.live_blocks += index + 1 - self.inode_blocks_used;
+            self.inode_blocks_used = index + 1;
+        }
+        self.request(table + index, 1, Op::Write, false);
+    }
+
     fn create(&mut self) {
         let slot = self.free_slots.pop().unwrap_or_else(|| {
             self.size.push(0);
@@ -291,6 +318,7 @@ impl PostmarkWorkload {
         let first = self.slot_first_block(slot);
         self.request(first, bytes.div_ceil(self.spec.block_bytes), Op::Write, true);
         self.request(u64::from(dir), 1, Op::Write, false);
+        self.touch_inode(slot);
     }
 
     fn delete(&mut self) {
@@ -301,6 +329,7 @@ impl PostmarkWorkload {
         self.live_blocks -= self.blocks_of(self.size[slot as usize]);
         self.free_slots.push(slot);
         self.request(dir, 1, Op::Write, true);
+        self.touch_inode(slot);
     }
 
     fn access(&mut self) {
@@ -310,6 +339,7 @@ impl PostmarkWorkload {
         let old = self.size[slot as usize];
         if self.rng.gen_bool(0.5) {
             self.request(first, old.div_ceil(bs), Op::Read, true);
+            self.touch_inode(slot);
         } else {
             let add = self.rng.gen_range(1..=self.spec.append_max_bytes);
             let new = (old + add).min(self.spec.max_bytes);
@@ -320,6 +350,7 @@ impl PostmarkWorkload {
             let from = if new == old { (new - 1) / bs } else { old / bs };
             let to = new.div_ceil(bs);
             self.request(first + from, to - from, Op::Write, true);
+            self.touch_inode(slot);
         }
     }
 
@@ -426,8 +457,38 @@ mod tests {
     }
 
     #[test]
+    fn with_an_inode_table_every_file_operation_rewrites_its_inode_block() {
+        let plain = PostmarkSpec { files: 200, transactions: 300, ..PostmarkSpec::default() };
+        let with = PostmarkSpec { inode_bytes: 128, ..plain };
+        let table = u64::from(plain.directories) + (200 + 600) * plain.slot_blocks;
+        assert_eq!(with.logical_blocks(), table + (800 * 128u64).div_ceil(4096));
+        let run = |spec: PostmarkSpec| {
+            let mut w = spec.build(TrimQueue::default()).unwrap();
+            let mut v = Vec::new();
+            while let Some(r) = w.next_request().unwrap() {
+                v.push(r);
+            }
+            (v, w.live_blocks())
+        };
+        let (a, live_a) = run(plain);
+        let (b, live_b) = run(with);
+        let inode_writes: Vec<_> = b.iter().filter(|r| r.lbn >= table * 8).collect();
+        assert!(inode_writes.iter().all(|r| r.op == Op::Write && r.sectors == 8 && r.end() <= with.logical_blocks() * 8));
+        // One per pool create and two per transaction (its access and its create or delete).
+        assert_eq!(inode_writes.len(), 200 + 2 * 600);
+        // The rest is the plain workload, request for request.
+        let rest: Vec<_> = b.iter().filter(|r| r.lbn < table * 8).cloned().collect();
+        assert_eq!(rest, a);
+        // The table's blocks in use count as live data: the slots ever used, 32 inodes a block.
+        let slots_used = b.iter().filter(|r| r.lbn >= u64::from(plain.directories) * 8 && r.lbn < table * 8).map(|r| (r.lbn / 8 - 100) / plain.slot_blocks).max().unwrap() + 1;
+        assert_eq!(live_b - live_a, slots_used.div_ceil(32));
+    }
+
+    #[test]
     fn over_full_is_refused() {
         let e = PostmarkSpec::for_utilisation(1.05, 1000, PostmarkSpec::default()).unwrap_err().to_string();
         assert!(e.contains("105.0%") && e.contains("over 100%"), "{e}");
+        let e = PostmarkSpec { inode_bytes: 8192, ..PostmarkSpec::default() }.validate().unwrap_err().to_string();
+        assert!(e.contains("inode_bytes") && e.contains("8192"), "{e}");
     }
 }
