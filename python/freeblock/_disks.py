@@ -113,7 +113,11 @@ def calibrate(
     after-write overhead left unset, the plain one it follows), ``test_before`` and
     ``test_after`` (the held-out second half: ``rms_demerit_ms``, ``mean_error_ms``, …),
     ``fit_before``, ``fit_after``, ``whole_before``, ``whole_after``,
-    ``halves_demerit_ms`` and ``rejected`` (parameters a fit moved that the check refused).
+    ``halves_demerit_ms``, ``held_out_demerit_change`` and ``held_out_error_change`` (the
+    held-out RMS demerit's and mean |error|'s change, calibrated less model, with its spread over
+    resamples of the held-out requests: ``observed_ms``, ``mean_ms``, ``sd_ms``,
+    ``calibrated_better_share``, ``resamples``) and ``rejected``
+    (parameters a fit moved that the check refused).
 
     The search options are those of ``freeblock calibrate`` (``None`` keeps its default):
     ``objective`` (``"per-request"``, the default; ``"per-operation"``, ``"pooled"`` or

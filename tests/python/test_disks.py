@@ -79,6 +79,11 @@ def test_calibrate_a_small_trace_writes_a_loadable_spec(write_trace, tmp_path) -
     assert (report["fit_requests"], report["test_requests"]) == (20, 20)
     assert [p["name"] for p in report["params"]] == ["controller.read_miss_ms"]
     assert report["test_after"]["rms_demerit_ms"] >= 0
+    for change in ("held_out_demerit_change", "held_out_error_change"):
+        c = report[change]
+        assert c["resamples"] == 200 and c["sd_ms"] >= 0 and 0 <= c["calibrated_better_share"] <= 1
+    observed = report["test_after"]["mean_abs_error_ms"] - report["test_before"]["mean_abs_error_ms"]
+    assert abs(report["held_out_error_change"]["observed_ms"] - observed) < 1e-9
     assert freeblock.validate(trace, str(out))["requests"] == 40
 
 

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use freeblock::calibrate::{calibrate, CalibrateOptions, Calibration, MeasuredTrace, Objective, ParamKind, Score, DEFAULT_BODY_QUANTILE, DEFAULT_CHECK_BLOCKS, DEFAULT_MAX_SWEEPS, DEFAULT_REPLAYS};
+use freeblock::calibrate::{calibrate, CalibrateOptions, Calibration, HeldOutChange, MeasuredTrace, Objective, ParamKind, Score, DEFAULT_BODY_QUANTILE, DEFAULT_CHECK_BLOCKS, DEFAULT_MAX_SWEEPS, DEFAULT_REPLAYS};
 use freeblock_disk::{library, Disk};
 
 use crate::commands::{MeasuredTraceArgs, DISKSIM_RESULTS};
@@ -154,11 +154,15 @@ fn print_one(c: &Calibration, model: &str, disksim: Option<f64>, out: Option<&Pa
         if after < before { "calibration helps" } else { "NO better than the model" }
     );
     outln!("{verdict}");
+    // A demerit of a few thousand samples moves with which requests are in the half: say whether
+    // this change stands out of that.
+    outln!("{}", noise_line("held-out demerit change", &c.held_out_demerit_change));
     // The demerit compares distributions; each request's own error says how well the model
     // predicts requests it never saw, which is what the default objective fits.
     let (abs_before, abs_after) = (c.test_before.mean_abs_error_ms, c.test_after.mean_abs_error_ms);
     let abs_change = 100.0 * (abs_after - abs_before) / abs_before.max(f64::MIN_POSITIVE);
     outln!("held-out mean |error| per request {abs_before:.4} → {abs_after:.4} ms ({abs_change:+.1}%)");
+    outln!("{}", noise_line("held-out mean |error| change", &c.held_out_error_change));
     if let Some(d) = disksim {
         // DiskSim publishes a whole-trace figure only. freeblock reproduces DiskSim 4.0 per
         // request on its fixtures, so where the imported model's whole-trace figure matches
@@ -180,4 +184,17 @@ fn print_one(c: &Calibration, model: &str, disksim: Option<f64>, out: Option<&Pa
     }
     outln!();
     Ok(())
+}
+
+/// A held-out change with its spread over resamples of the held-out requests.
+fn noise_line(what: &str, h: &HeldOutChange) -> String {
+    format!(
+        "{what} {:+.4} ms; over {} resamples of the held-out requests (paired bootstrap) {:+.4} ± {:.4} ms, the calibrated model lower in {:.0}%: {}",
+        h.observed_ms,
+        h.resamples,
+        h.mean_ms,
+        h.sd_ms,
+        100.0 * h.calibrated_better_share,
+        if h.beyond_noise() { "beyond the trace's noise (more than 2 sd from none)" } else { "within the trace's noise (less than 2 sd from none)" }
+    )
 }
