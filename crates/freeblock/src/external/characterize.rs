@@ -26,7 +26,7 @@
 //! | surfaces, cylinders | translate-address, physical → LBN | `surfaces`, zone bounds |
 //! | sectors per track, zones | translate-address | `zones[].sectors_per_track` |
 //! | spare, slipped, unused sectors | translate-address | `zones[].slips` (sparing `none`: every reserved sector listed) |
-//! | mapping order | translate-address across the first cylinder switch | `mapping` |
+//! | mapping order | translate-address: the first cylinder whose LBNs continue in one order only | `mapping` |
 //! | rotation | write timing | `rpm` |
 //! | skews, first-sector offsets | write timing | `zones[].track_skew`, `cylinder_skew`, `first_sector_offset` |
 //! | seek + read settle, head switch | read pairs (MINTIME); head switch on sectors over 50 µs: lone reads, parked track vs other surface | `seek` table, `head_switch_ms` |
