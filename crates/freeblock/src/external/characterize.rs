@@ -26,7 +26,7 @@
 //! | surfaces, cylinders | translate-address, physical → LBN | `surfaces`, zone bounds |
 //! | sectors per track, zones | translate-address | `zones[].sectors_per_track` |
 //! | spare, slipped, unused sectors | translate-address | `zones[].slips` (sparing `none`: every reserved sector listed) |
-//! | mapping order | translate-address across the first cylinder switch | `mapping` |
+//! | mapping order | translate-address: the first cylinder whose LBNs continue in one order only | `mapping` |
 //! | rotation | write timing | `rpm` |
 //! | skews, first-sector offsets | write timing | `zones[].track_skew`, `cylinder_skew`, `first_sector_offset` |
 //! | seek + read settle, head switch | read pairs (MINTIME); head switch on sectors over 50 µs: lone reads, parked track vs other surface | `seek` table, `head_switch_ms` |
@@ -388,6 +388,22 @@ fn scan_track(p: &mut Prober<'_>, c: u32, h: u32, guess: u32, flags: &mut Vec<St
     Ok(TrackScan { spt, reserved, lbns })
 }
 
+/// Whether cylinder `c`'s tracks (`scans`, by head), read in `mapping`'s order for a zone whose
+/// first cylinder is `zone_first`, continue the LBNs from `next_lbn`: each track holding LBNs
+/// starts where the one before ended.
+fn continues(scans: &[TrackScan], mapping: Mapping, zone_first: u32, c: u32, mut next_lbn: u64) -> bool {
+    let surfaces = scans.len() as u32;
+    for i in 0..surfaces {
+        if let Some((lo, hi)) = scans[order(mapping, surfaces, zone_first, c, i) as usize].lbns {
+            if lo != next_lbn {
+                return false;
+            }
+            next_lbn = hi + 1;
+        }
+    }
+    true
+}
+
 /// Walks the layout cylinder by cylinder, galloping over regular spans.
 fn walk_layout(p: &mut Prober<'_>, surfaces: u32, cylinders: u32, capacity: u64, flags: &mut Vec<String>) -> Result<(Vec<ZoneFound>, Mapping)> {
     const STEP: &str = "layout";
@@ -403,6 +419,12 @@ fn walk_layout(p: &mut Prober<'_>, surfaces: u32, cylinders: u32, capacity: u64,
     c = 0;
     let mut span = 1u32;
     let mut mapping_known = false;
+    // Reserved sectors as (cylinder, head, sector): made zone-relative slots once the mapping
+    // order and the zones' first cylinders are known.
+    let mut reserved: Vec<(u32, u32, u32)> = Vec::new();
+    // The last cylinder walked track by track, if it held LBNs on one track at most (it fits
+    // either serpentine order).
+    let mut ambiguous: Option<u32> = None;
     while c < cylinders && next_lbn < capacity {
         // Try to gallop: cylinders c..c+span all regular in the current zone.
         if let Some(z) = zones.last() {
@@ -413,6 +435,7 @@ fn walk_layout(p: &mut Prober<'_>, surfaces: u32, cylinders: u32, capacity: u64,
                     zones.last_mut().expect("a zone").last_cylinder = end;
                     c = end + 1;
                     span = span.saturating_mul(2).min(1 << 16);
+                    ambiguous = None;
                     continue;
                 }
                 span = (span / 4).max(1);
@@ -436,40 +459,51 @@ fn walk_layout(p: &mut Prober<'_>, surfaces: u32, cylinders: u32, capacity: u64,
             }
             scans.push(s);
         }
-        // The first LBN of this cylinder tells the order, if the last one ended a cylinder and
-        // the first and last surfaces both hold LBNs: where the first is all reserved (a zone
-        // beginning with more reserved sectors than a track; random case 507), a cylinder-major
-        // drive's first LBN lies on a later surface too.
-        let ends_hold_lbns = scans[0].lbns.is_some() && scans[surfaces as usize - 1].lbns.is_some();
-        if !mapping_known && c > 0 && next_lbn < capacity && ends_hold_lbns {
-            let at = p.lbn(STEP, next_lbn)?;
-            if at.cylinder == c && surfaces > 1 {
-                mapping = if at.head == surfaces - 1 { Mapping::Serpentine } else { Mapping::CylinderMajor };
+        // The zone this cylinder continues, if its sectors per track say it may (else it starts
+        // one).
+        let continued = zones.last().filter(|z| z.spt == spt0).map(|z| z.first_cylinder);
+        // The order is told on a cylinder whose LBNs continue in one order and not the other:
+        // the first with two tracks holding LBNs an odd number of cylinders into its zone (on an
+        // even one both orders start at head 0: random case 1545, a zone beginning with more
+        // reserved sectors than a cylinder, its next cylinder holding LBNs on one track only;
+        // where the first surface is all reserved, a cylinder-major drive's first LBN lies on a
+        // later surface too: random case 507). Until then the tracks are read in cylinder-major
+        // order, which every cylinder walked so far fits as well as serpentine.
+        if !mapping_known && surfaces > 1 && next_lbn < capacity {
+            let first = continued.unwrap_or(c);
+            let serpentine = continues(&scans, Mapping::Serpentine, first, c, next_lbn);
+            if serpentine != continues(&scans, Mapping::CylinderMajor, first, c, next_lbn) {
+                mapping = if serpentine { Mapping::Serpentine } else { Mapping::CylinderMajor };
                 mapping_known = true;
             }
         }
-        // New zone: a change of sectors per track, or (serpentine) an order that restarts.
-        let mut new_zone = zones.last().is_none_or(|z| z.spt != spt0);
-        if !new_zone && mapping == Mapping::Serpentine && next_lbn < capacity {
-            let z = zones.last().expect("a zone");
-            let expected_first = order(mapping, surfaces, z.first_cylinder, c, 0);
-            if let Some(h) = scans.iter().position(|s| s.lbns.is_some_and(|(lo, hi)| (lo..=hi).contains(&next_lbn))) {
-                if h as u32 != expected_first && scans[expected_first as usize].lbns.is_some() {
-                    new_zone = true;
+        // New zone: a change of sectors per track, or (serpentine) an order that restarts. The
+        // restarted order may read this cylinder backwards: the zone then began on the cylinder
+        // before, which fit either order, having LBNs on one track at most (random case 2118: a
+        // zone of the last zone's sectors per track beginning with 1074 reserved sectors, its
+        // first cylinder holding LBNs on the last surface only).
+        let mut zone_first = continued.is_none().then_some(c);
+        if let (Some(first), Mapping::Serpentine, true) = (continued, mapping, next_lbn < capacity) {
+            if !continues(&scans, mapping, first, c, next_lbn) {
+                if continues(&scans, mapping, c, c, next_lbn) {
+                    zone_first = Some(c);
+                } else if ambiguous == Some(c - 1) && continues(&scans, mapping, c - 1, c, next_lbn) {
+                    zone_first = Some(c - 1);
                 }
             }
         }
-        if new_zone {
-            zones.push(ZoneFound { first_cylinder: c, last_cylinder: c, spt: spt0, reserved: Vec::new() });
+        if let Some(first) = zone_first {
+            if first < c {
+                zones.last_mut().expect("a zone").last_cylinder = first - 1;
+            }
+            zones.push(ZoneFound { first_cylinder: first, last_cylinder: c, spt: spt0, reserved: Vec::new() });
         }
         let z = zones.last_mut().expect("a zone");
         z.last_cylinder = c;
-        let base_track = u64::from(c - z.first_cylinder) * u64::from(surfaces);
         for i in 0..surfaces {
             let h = order(mapping, surfaces, z.first_cylinder, c, i);
             let s = &scans[h as usize];
-            let base = (base_track + u64::from(i)) * u64::from(spt0);
-            z.reserved.extend(s.reserved.iter().map(|&r| base + u64::from(r)));
+            reserved.extend(s.reserved.iter().map(|&r| (c, h, r)));
             if let Some((lo, hi)) = s.lbns {
                 if lo != next_lbn {
                     return Err(inconsistent(STEP, format!("track (cylinder {c}, head {h}) starts at LBN {lo}, expected {next_lbn}")));
@@ -477,11 +511,19 @@ fn walk_layout(p: &mut Prober<'_>, surfaces: u32, cylinders: u32, capacity: u64,
                 next_lbn = hi + 1;
             }
         }
+        ambiguous = (scans.iter().filter(|s| s.lbns.is_some()).count() <= 1).then_some(c);
         c += 1;
         span = 2;
     }
     if next_lbn != capacity {
         return Err(inconsistent(STEP, format!("the walk found {next_lbn} LBNs, the drive reports {capacity}")));
+    }
+    for &(rc, h, r) in &reserved {
+        if let Some(z) = zones.iter_mut().find(|z| (z.first_cylinder..=z.last_cylinder).contains(&rc)) {
+            // The order is its own inverse: the head's place among the cylinder's tracks.
+            let i = order(mapping, surfaces, z.first_cylinder, rc, h);
+            z.reserved.push((u64::from(rc - z.first_cylinder) * u64::from(surfaces) + u64::from(i)) * u64::from(z.spt) + u64::from(r));
+        }
     }
     // Slots past the last LBN hold none because the capacity stops there, not because they are
     // reserved: drop them (the spec's block_count says it).
