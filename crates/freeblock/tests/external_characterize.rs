@@ -200,8 +200,10 @@ fn random_drive(rng: &mut rand_chacha::ChaCha8Rng) -> freeblock_disk::DiskSpec {
 /// (serpentine, the order told on an even cylinder, where both orders agree) and 2118 (a
 /// serpentine zone restart behind a cylinder holding LBNs on one track only, placed a cylinder
 /// late), 4050 and 4270 (a sector-wide seek bracket left unrefined, lone reads tried on a pair
-/// start holding no LBNs: a spare cylinder, a zone's reserved front).
-const REGRESSION_CASES: [u64; 11] = [811, 698, 507, 1882, 2578, 1558, 1507, 1545, 2118, 4050, 4270];
+/// start holding no LBNs: a spare cylinder, a zone's reserved front) and 6022 and 9783 (the skew
+/// split cutting a serpentine zone behind its all-reserved first cylinder, an odd number of
+/// cylinders in: the order reversed).
+const REGRESSION_CASES: [u64; 13] = [811, 698, 507, 1882, 2578, 1558, 1507, 1545, 2118, 4050, 4270, 6022, 9783];
 
 /// Random drives (`FREEBLOCK_CHARACTERIZE_CASES`, default 6; each is its own seed), and
 /// [`REGRESSION_CASES`]. Run with 1000 or 3000, all pass (docs/external.md).

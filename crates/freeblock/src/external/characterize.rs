@@ -659,6 +659,14 @@ fn probe_angle(p: &mut Prober<'_>, g: &Geometry<'_>, z: &ZoneFound, c: u32, i: u
     Ok(None)
 }
 
+/// How many tracks of cylinder `m` (from the zone's first) of zone `z` hold LBNs, as the layout
+/// walk found them: a track of `spt` reserved slots holds none.
+fn tracks_holding_lbns(z: &ZoneFound, surfaces: u32, m: u32) -> u32 {
+    let spt = u64::from(z.spt);
+    let reserved_in = |from: u64| z.reserved.partition_point(|&r| r < from + spt) - z.reserved.partition_point(|&r| r < from);
+    (0..surfaces).filter(|&i| reserved_in((u64::from(m) * u64::from(surfaces) + u64::from(i)) * spt) < z.spt as usize).count() as u32
+}
+
 /// Angles per zone, splitting a zone where the angles restart: two zones of the same sectors per
 /// track whose LBN order agrees look like one to translate-address, but each starts its skews
 /// afresh.
@@ -765,7 +773,18 @@ fn measure_angles(p: &mut Prober<'_>, g: &Geometry<'_>, capacity: u64) -> Result
                                     hi = mid;
                                 }
                             }
-                            split = Some(r + hi);
+                            // In a serpentine zone the walk saw no order restart, so the true
+                            // one lies an even number of cylinders in. An odd cut (random cases
+                            // 6022 and 9783: a zone beginning with more reserved sectors than a
+                            // cylinder, its all-reserved first cylinder fitting the old model as
+                            // well as any, the cut on the next) would reverse the order behind
+                            // it: it moves back over a cylinder holding LBNs on one track at
+                            // most, which fits either order.
+                            let mut cut = r + hi;
+                            if g.mapping == Mapping::Serpentine && g.surfaces > 1 && cut % 2 == 1 && hi >= 2 && tracks_holding_lbns(&z, g.surfaces, cut - 1) <= 1 {
+                                cut -= 1;
+                            }
+                            split = Some(cut);
                             break;
                         }
                         per_cyl = Some((est * f64::from(at) + off) / f64::from(at));
