@@ -206,7 +206,7 @@ fn random_drive(rng: &mut rand_chacha::ChaCha8Rng) -> freeblock_disk::DiskSpec {
 const REGRESSION_CASES: [u64; 13] = [811, 698, 507, 1882, 2578, 1558, 1507, 1545, 2118, 4050, 4270, 6022, 9783];
 
 /// Random drives (`FREEBLOCK_CHARACTERIZE_CASES`, default 6; each is its own seed), and
-/// [`REGRESSION_CASES`]. Run with 1000 or 3000, all pass (docs/external.md).
+/// [`REGRESSION_CASES`]. Run with 1000, 3000 or 10000, all pass (docs/external.md).
 /// `FREEBLOCK_CHARACTERIZE_FIRST_CASE` (default 0) starts the range there: cases FIRST..CASES
 /// (e.g. `FREEBLOCK_CHARACTERIZE_FIRST_CASE=3000 FREEBLOCK_CHARACTERIZE_CASES=10000`), the
 /// regression cases outside it still run.
