@@ -115,7 +115,7 @@
 //! quarters and searched twice: fitted on the first quarter and checked on the second (replayed
 //! after the first, so the cache is warm), and fitted on the second and checked on the first. A
 //! parameter is kept only if both fits move it the same way and each lowers the score of the
-//! quarter it was not fitted on by more than [`SWEEP_GAIN_MS`]; the kept ones are refitted on
+//! quarter it was not fitted on by more than `SWEEP_GAIN_MS` (0.1 µs); the kept ones are refitted on
 //! the whole first half, and that refit must beat the model on both quarters (else the checked
 //! first-quarter values must, else the model is kept unchanged and every moved parameter is
 //! listed in [`Calibration::rejected`]). [`CalibrateOptions::check_blocks`] can split the first
@@ -129,7 +129,10 @@
 //! cache state the first half left, as they did on the real drive; only its requests' service
 //! times enter the test score. The report also gives the demerit between the two measured halves
 //! themselves: two samples of the same drive differ by that much with no model involved, so a
-//! held-out figure near it cannot be told from a perfect model by this trace.
+//! held-out figure near it cannot be told from a perfect model by this trace. And it gives each
+//! held-out change (demerit, mean |error|) with its spread over resamples of the held-out
+//! requests ([`HeldOutChange`]): on both real traces the demerit's change lies within that
+//! spread and the per-request error's far outside it.
 
 use std::ops::Range;
 use std::path::Path;
@@ -616,8 +619,10 @@ impl HeldOutChange {
         let n = measured.len().min(before.len()).min(after.len());
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         let (mut m, mut b, mut a) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
-        let mut changes = Vec::with_capacity(resamples as usize);
-        for _ in 0..if n == 0 { 0 } else { resamples } {
+        // Nothing to draw from an empty half.
+        let draws = if n == 0 { 0 } else { resamples };
+        let mut changes = Vec::with_capacity(draws as usize);
+        for _ in 0..draws {
             for k in 0..n {
                 let i = rng.gen_range(0..n);
                 (m[k], b[k], a[k]) = (measured[i], before[i], after[i]);

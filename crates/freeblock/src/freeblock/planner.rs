@@ -59,7 +59,7 @@ pub enum PlannerKind {
     TwoTrack,
     /// Ours, further: the two-track plans, and chains that hop between the runs of wanted
     /// sectors on several tracks (the surfaces of the source and destination cylinders, and of
-    /// the best plan's other track) in one window. See [`chain`].
+    /// the best plan's other track) in one window. See `chain`.
     MultiTrack,
 }
 

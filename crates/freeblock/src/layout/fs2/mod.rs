@@ -25,7 +25,7 @@
 //! | replica table | [`replicas`] | per replica: original, last read, reads; 32 bytes per replica (the paper: 16) |
 //! | watermarks | [`space`] | free-space bands 15% / 10% / 5%: resume, stop + drop cold, drop whole regions |
 //! | the policy | [`policy`] | jobs, nearest-copy reads (the paper's LBN rule or least positioning time), invalidation, allocation |
-//! | check/repair | [`check`] | the paper's `chkfs2`: the table against the map |
+//! | check/repair | [`check`](mod@check) | the paper's `chkfs2`: the table against the map |
 //!
 //! **Ways to write replicas** ([`Fs2Config::service`]): as foreground I/O competing with the
 //! workload (the paper's), in idle time, or with free bandwidth through freeblock scheduling
