@@ -170,7 +170,8 @@ impl Disk {
         spec.validate()?;
         let rev_ps = (60.0e12 / spec.rpm).round() as u64;
         let layout = Layout::new(&spec, rev_ps)?;
-        let seek = SeekCurve::new(&spec.seek, layout.cylinders()).with_asymmetry((spec.seek_asymmetry_ms * NS_PER_MS).round() as i64);
+        let asymmetry_ns = (spec.seek_asymmetry_ms * NS_PER_MS).round() as i64;
+        let seek = SeekCurve::new(&spec.seek, layout.cylinders()).with_asymmetry(asymmetry_ns);
         if seek.max() > ms_to_ns(MAX_DURATION_MS) {
             let (distance, longest) = (1..layout.cylinders()).map(|d| (d, seek.time(d))).max_by_key(|&(_, t)| t).unwrap_or((0, 0));
             return Err(SpecError::Invalid {
@@ -184,8 +185,7 @@ impl Disk {
         }
         let bounds = TimeBounds::new(&spec, &seek, rev_ps);
         let write_settle = (spec.write_settle_ms * NS_PER_MS).round() as i64;
-        let asymmetry = ms_to_ns(spec.seek_asymmetry_ms.abs());
-        if layout.cylinders() > 1 && asymmetry > seek.time(1) {
+        if layout.cylinders() > 1 && asymmetry_ns.unsigned_abs() > seek.time(1) {
             return Err(SpecError::Invalid {
                 origin: String::new(),
                 field: "seek_asymmetry_ms".into(),

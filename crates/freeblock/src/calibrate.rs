@@ -468,17 +468,22 @@ impl Score {
     pub fn of(measured: &[f64], simulated: &[f64]) -> Self {
         let n = measured.len().min(simulated.len());
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-        let abs = measured.iter().zip(simulated).map(|(m, s)| (s - m).abs()).sum::<f64>() / n.max(1) as f64;
         Self {
             requests: n,
             measured_mean_ms: mean(measured),
             simulated_mean_ms: mean(simulated),
             mean_error_ms: mean(simulated) - mean(measured),
-            mean_abs_error_ms: abs,
+            mean_abs_error_ms: mean_abs_error(measured, simulated),
             rms_demerit_ms: rms_demerit(measured, simulated),
             rms_demerit_exact_ms: rms_demerit_exact(measured, simulated),
         }
     }
+}
+
+/// Mean |simulated − measured| over the requests both hold, ms.
+fn mean_abs_error(measured: &[f64], simulated: &[f64]) -> f64 {
+    let n = measured.len().min(simulated.len());
+    measured.iter().zip(simulated).map(|(m, s)| (s - m).abs()).sum::<f64>() / n.max(1) as f64
 }
 
 /// One parameter before and after fitting.
@@ -583,7 +588,7 @@ impl Default for CalibrateOptions {
 /// A demerit compares two distributions of a few thousand samples; which requests happen to be
 /// in the half moves it by as much as a calibration does. On the HP C2247A the demerit's change
 /// of +0.014 ms has a spread of 0.05 ms over resamples, while the mean |error| per request falls
-/// by 0.28 ms with a spread under 0.01 (docs/calibrate.md).
+/// by 0.28 ms with a spread of 0.03 (docs/calibrate.md).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct HeldOutChange {
     /// Calibrated minus model on the held-out requests as they are, ms.
@@ -609,8 +614,7 @@ impl HeldOutChange {
     /// The same for the mean |simulated − measured| per request.
     #[must_use]
     pub fn mean_abs_error(measured: &[f64], before: &[f64], after: &[f64], resamples: u32, seed: u64) -> Self {
-        let mean_abs = |m: &[f64], s: &[f64]| m.iter().zip(s).map(|(m, s)| (s - m).abs()).sum::<f64>() / m.len().max(1) as f64;
-        Self::paired_bootstrap(measured, before, after, resamples, seed, mean_abs)
+        Self::paired_bootstrap(measured, before, after, resamples, seed, mean_abs_error)
     }
 
     fn paired_bootstrap(measured: &[f64], before: &[f64], after: &[f64], resamples: u32, seed: u64, score: impl Fn(&[f64], &[f64]) -> f64) -> Self {
@@ -1011,7 +1015,7 @@ pub fn calibrate(spec: &DiskSpec, trace: &MeasuredTrace, options: &CalibrateOpti
     let before_all = replay_range(original, trace, all.clone())?;
     let after_all = replay_range(fitted, trace, all)?;
     let t = trace.test_range();
-    let test = |sim: &[f64]| Score::of(&measured_all[t.clone()], &sim[t.clone()]);
+    let (measured_test, before_test, after_test) = (&measured_all[t.clone()], &before_all[t.clone()], &after_all[t.clone()]);
     Ok(Calibration {
         trace: trace.origin.clone(),
         model: spec.name.clone(),
@@ -1023,13 +1027,13 @@ pub fn calibrate(spec: &DiskSpec, trace: &MeasuredTrace, options: &CalibrateOpti
             .collect(),
         fit_before,
         fit_after,
-        test_before: test(&before_all),
-        test_after: test(&after_all),
+        test_before: Score::of(measured_test, before_test),
+        test_after: Score::of(measured_test, after_test),
         whole_before: Score::of(&measured_all, &before_all),
         whole_after: Score::of(&measured_all, &after_all),
-        halves_demerit_ms: rms_demerit(&measured_all[trace.fit_range()], &measured_all[t.clone()]),
-        held_out_demerit_change: HeldOutChange::demerit(&measured_all[t.clone()], &before_all[t.clone()], &after_all[t.clone()], BOOTSTRAP_RESAMPLES, options.seed),
-        held_out_error_change: HeldOutChange::mean_abs_error(&measured_all[t.clone()], &before_all[t.clone()], &after_all[t.clone()], BOOTSTRAP_RESAMPLES, options.seed),
+        halves_demerit_ms: rms_demerit(&measured_all[trace.fit_range()], measured_test),
+        held_out_demerit_change: HeldOutChange::demerit(measured_test, before_test, after_test, BOOTSTRAP_RESAMPLES, options.seed),
+        held_out_error_change: HeldOutChange::mean_abs_error(measured_test, before_test, after_test, BOOTSTRAP_RESAMPLES, options.seed),
         objective: options.objective,
         body_quantile: q,
         evaluations,

@@ -151,12 +151,21 @@ impl PostmarkSpec {
         if n == 0 { dry.live_blocks as f64 } else { sum / n as f64 }
     }
 
-    /// Logical blocks the workload may address: the directories and a slot per file that could
-    /// ever exist at once.
+    /// Logical blocks the workload may address: the directories, a slot per file that could
+    /// ever exist at once, and their inodes' table.
     #[must_use]
     pub fn logical_blocks(&self) -> u64 {
-        let slots = u64::from(self.files) + u64::from(self.transactions) * u64::from(self.phases);
-        u64::from(self.directories) + slots * self.slot_blocks + (slots * self.inode_bytes).div_ceil(self.block_bytes)
+        self.inode_table_first_block() + (self.max_slots() * self.inode_bytes).div_ceil(self.block_bytes)
+    }
+
+    /// Files that could ever exist at once: the pool and one per transaction.
+    fn max_slots(&self) -> u64 {
+        u64::from(self.files) + u64::from(self.transactions) * u64::from(self.phases)
+    }
+
+    /// The first block of the inode table, after the directories and the slots.
+    fn inode_table_first_block(&self) -> u64 {
+        u64::from(self.directories) + self.max_slots() * self.slot_blocks
     }
 
     /// Checks the numbers.
@@ -293,8 +302,7 @@ impl PostmarkWorkload {
         if self.spec.inode_bytes == 0 {
             return;
         }
-        let slots = u64::from(self.spec.files) + u64::from(self.spec.transactions) * u64::from(self.spec.phases);
-        let table = u64::from(self.spec.directories) + slots * self.spec.slot_blocks;
+        let table = self.spec.inode_table_first_block();
         let index = u64::from(slot) * self.spec.inode_bytes / self.spec.block_bytes;
         if index >= self.inode_blocks_used {
             self.live_blocks += index + 1 - self.inode_blocks_used;
