@@ -13,7 +13,10 @@
 //!
 //! [`Disk::access`] computes all of it from a [`HeadState`] and a start time; it is a pure function,
 //! so a scheduler's prediction and what the simulated device then does are the same computation
-//! and agree to the nanosecond. The spindle turns continuously from time 0 with its index mark under
+//! and agree to the nanosecond. Both directions pay the bus: a read's data crosses as the media
+//! reads it and after; a write's crosses from the command on, overlapping the positioning, and
+//! no sector is written before its data has arrived (a slow bus holds the heads, as in DiskSim).
+//! The spindle turns continuously from time 0 with its index mark under
 //! the heads, so the rotational position at time `t` is `t mod revolution`.
 
 use crate::error::{AccessError, SpecError};
@@ -60,7 +63,8 @@ pub struct Breakdown {
     pub rotational_latency: SimTime,
     /// Sectors passing under the head.
     pub transfer: SimTime,
-    /// Host-interface time not overlapped with the media.
+    /// Host-interface time not overlapped with the media: a read's data still crossing after
+    /// the media is done, or the heads waiting, in place, for a write's data to arrive.
     pub bus: SimTime,
 }
 
@@ -151,6 +155,8 @@ pub struct Disk {
     read_overhead: SimTime,
     write_overhead: SimTime,
     bus_sector_ps: u64,
+    /// Host-to-disk bus time per sector for writes, ps (the read rate unless the spec sets one).
+    bus_write_sector_ps: u64,
     zero_latency: bool,
     /// Upper bounds for [`Disk::check_time_limit`], ns: all fixed overheads of a request, one
     /// track run's move and rotation, one sector's bus time, and the sectors the cache may work
@@ -221,6 +227,7 @@ impl Disk {
             read_overhead: ms_to_ns(spec.controller.read_miss_ms),
             write_overhead: ms_to_ns(spec.controller.write_miss_ms),
             bus_sector_ps: (spec.controller.bus_sector_ms * 1e9).round() as u64,
+            bus_write_sector_ps: (spec.controller.bus_write_sector_ms.unwrap_or(spec.controller.bus_sector_ms) * 1e9).round() as u64,
             zero_latency: false,
             spec,
             layout,
@@ -297,6 +304,12 @@ impl Disk {
     pub fn bus_ns(&self, sectors: u64) -> SimTime {
         // Saturates only for requests [`Disk::check_time_limit`] refuses.
         self.bus_sector_ps.saturating_mul(sectors).div_ceil(1000)
+    }
+
+    /// Time to move `sectors` of write data across the host interface, ns.
+    #[must_use]
+    pub fn bus_write_ns(&self, sectors: u64) -> SimTime {
+        self.bus_write_sector_ps.saturating_mul(sectors).div_ceil(1000)
     }
 
     /// Refuses a request whose service could carry simulated time past what the model can count
@@ -500,10 +513,23 @@ impl Disk {
         let mut t = (start + b.overhead).max(free_at);
         let mut pos = head;
         let mut media_start = None;
+        // A write's data crosses the bus from the moment the command is taken, during the
+        // positioning and the media transfer; a sector is written only once it has arrived.
+        let bus_start = start + b.overhead;
+        let mut written = 0u64;
         for run in runs.iter() {
             let mv = self.move_ns(pos, run.cylinder, run.surface, op);
             b.seek += mv;
             t += mv;
+            if !op.is_read() {
+                let ready = self.write_data_ready(bus_start, written, run);
+                written += u64::from(run.sectors);
+                if ready > t {
+                    // The heads are in place but the data is not: the bus holds the write up.
+                    b.bus += ready - t;
+                    t = ready;
+                }
+            }
             let angles = self.layout.track_angles(run.cylinder, run.surface);
             let first = angles.map_or(0, |a| a.sector_start(run.first_sector));
             let wait = self.wait_for(t, first);
@@ -524,9 +550,10 @@ impl Disk {
         let end = if op.is_read() {
             (media_end + self.bus_ns(1)).max(media_start + self.bus_ns(sectors))
         } else {
+            // Every sector was written after its data arrived (`write_data_ready`).
             media_end
         };
-        b.bus = end - media_end;
+        b.bus += end - media_end;
         Ok(MediaAccess { start, media_start, media_end, end, breakdown: b, end_head: pos })
     }
 
@@ -548,6 +575,22 @@ impl Disk {
             None => self.sectors_ns(u64::from(sectors), self.layout.sectors_per_track(cylinder)),
         };
         ArcAccess { move_ns: mv, wait_ns: wait, transfer_ns: transfer, media_start, end: media_start.saturating_add(transfer), head: HeadState { cylinder, surface } }
+    }
+
+    /// The earliest time the media may start writing `run`, the request's sectors before it
+    /// (`written`) having gone first: each of its sectors must have crossed the bus (from
+    /// `bus_start`, at the write bus rate) before the head reaches it. With a bus slower than the
+    /// media, the last sector binds; with a faster one, the first. Zero-latency writes may
+    /// start anywhere in the run, so they wait for all of it.
+    fn write_data_ready(&self, bus_start: SimTime, written: u64, run: &TrackRun) -> SimTime {
+        let n = u64::from(run.sectors);
+        let first_arrives = bus_start + self.bus_write_ns(written + 1);
+        let last_arrives = bus_start + self.bus_write_ns(written + n);
+        if self.zero_latency {
+            return last_arrives;
+        }
+        let before_last = self.sectors_ns(n.saturating_sub(1), run.sectors_per_track);
+        first_arrives.max(last_arrives.saturating_sub(before_last))
     }
 
     /// For a run whose first sector starts at `first`, arriving at `t` with `wait` =

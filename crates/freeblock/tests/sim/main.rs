@@ -8,6 +8,7 @@ mod prediction;
 mod rotational_latency;
 mod scheduler_order;
 mod time_limit;
+mod write_bus;
 mod withdraw_free;
 mod zero_latency;
 
