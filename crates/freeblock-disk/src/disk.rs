@@ -521,17 +521,18 @@ impl Disk {
             let mv = self.move_ns(pos, run.cylinder, run.surface, op);
             b.seek += mv;
             t += mv;
+            let angles = self.layout.track_angles(run.cylinder, run.surface);
+            let first = angles.map_or(0, |a| a.sector_start(run.first_sector));
             if !op.is_read() {
                 let ready = self.write_data_ready(bus_start, written, run);
                 written += u64::from(run.sectors);
-                if ready > t {
-                    // The heads are in place but the data is not: the bus holds the write up.
-                    b.bus += ready - t;
-                    t = ready;
-                }
+                // The heads are in place but the data is not: the bus holds the write up. The
+                // rotational latency stays what the heads would have waited anyway (what a
+                // scheduler's positioning time predicts); the rest is the bus's.
+                let held = if self.zero_latency { ready.saturating_sub(t) } else { self.write_hold(t, ready, first) };
+                b.bus += held;
+                t += held;
             }
-            let angles = self.layout.track_angles(run.cylinder, run.surface);
-            let first = angles.map_or(0, |a| a.sector_start(run.first_sector));
             let wait = self.wait_for(t, first);
             let xfer = match angles {
                 Some(a) if !self.zero_latency => self.transfer_ns(&a, t + wait, run.first_sector, u64::from(run.sectors)),
@@ -591,6 +592,23 @@ impl Disk {
         }
         let before_last = self.sectors_ns(n.saturating_sub(1), run.sectors_per_track);
         first_arrives.max(last_arrives.saturating_sub(before_last))
+    }
+
+    /// How much longer than the rotation alone the heads, on the track at `t`, wait before
+    /// writing a run whose first sector starts at `first` when its data is ready at `ready`:
+    /// whole revolutions, since the sector must come round again. The hold keeps `t + hold`
+    /// at the same rotational position as `t`, so the wait after it is the wait before it.
+    fn write_hold(&self, t: SimTime, ready: SimTime, first: RotPos) -> SimTime {
+        let wait = self.wait_for(t, first);
+        if ready <= t + wait {
+            return 0;
+        }
+        let late_ps = u128::from(ready - (t + wait)) * 1000;
+        let revolutions = late_ps.div_ceil(u128::from(self.rev_ps));
+        let hold_ps = revolutions * u128::from(self.rev_ps);
+        // Whole nanoseconds: round so the sector is not missed (`wait_for` allows
+        // `ON_TIME_PS` of lateness).
+        SimTime::try_from(hold_ps.div_ceil(1000)).unwrap_or(SimTime::MAX)
     }
 
     /// For a run whose first sector starts at `first`, arriving at `t` with `wait` =
