@@ -68,9 +68,12 @@ pub trait Scheduler: Send {
     fn pick(&mut self, pending: &[Pending], ctx: &Context<'_>) -> usize;
 }
 
-/// The policies, by name, as written in experiment files.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+/// The policies, by name, as written in experiment files: a name as [`SchedulerSpec::parse`]
+/// takes it (`scheduler = "sptf-sw40"`), or a table (`scheduler = { type = "sptf_sw",
+/// window_pct = 40 }`). Both spellings are read everywhere a scheduler is named (experiment,
+/// server and sweep files); a table is written.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum SchedulerSpec {
     /// First come, first served.
     Fcfs,
@@ -122,6 +125,47 @@ impl SchedulerSpec {
     }
 }
 
+/// The table spelling, read as a tagged enum (empty struct variants, so that serde refuses a
+/// key a policy does not take).
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+enum SchedulerTable {
+    Fcfs {},
+    Clook {},
+    Sstf {},
+    Sptf {},
+    SptfSw { window_pct: f64 },
+}
+
+impl<'de> Deserialize<'de> for SchedulerSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct SpecVisitor;
+        impl<'de> serde::de::Visitor<'de> for SpecVisitor {
+            type Value = SchedulerSpec;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a scheduler name (fcfs, clook, sstf, sptf, sptf-swN) or a table with `type`")
+            }
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<SchedulerSpec, E> {
+                SchedulerSpec::parse(name).map_err(E::custom)
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(self, map: M) -> Result<SchedulerSpec, M::Error> {
+                let table = SchedulerTable::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(match table {
+                    SchedulerTable::Fcfs {} => SchedulerSpec::Fcfs,
+                    SchedulerTable::Clook {} => SchedulerSpec::Clook,
+                    SchedulerTable::Sstf {} => SchedulerSpec::Sstf,
+                    SchedulerTable::Sptf {} => SchedulerSpec::Sptf,
+                    SchedulerTable::SptfSw { window_pct } if window_pct.is_finite() && window_pct >= 0.0 => SchedulerSpec::SptfSw { window_pct },
+                    SchedulerTable::SptfSw { window_pct } => {
+                        return Err(serde::de::Error::custom(format!("window_pct must be a percentage of at least 0, not {window_pct}")))
+                    }
+                })
+            }
+        }
+        deserializer.deserialize_any(SpecVisitor)
+    }
+}
+
 impl fmt::Display for SchedulerSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -144,5 +188,27 @@ mod tests {
         assert_eq!(SchedulerSpec::parse("sptf-sw40").unwrap(), SchedulerSpec::SptfSw { window_pct: 40.0 });
         assert_eq!(SchedulerSpec::parse("sptf_sw:10%").unwrap(), SchedulerSpec::SptfSw { window_pct: 10.0 });
         assert!(SchedulerSpec::parse("elevator").unwrap_err().contains("unknown scheduler"));
+    }
+
+    #[derive(Deserialize)]
+    struct File {
+        scheduler: SchedulerSpec,
+    }
+
+    fn read(text: &str) -> Result<SchedulerSpec, String> {
+        toml::from_str::<File>(text).map(|f| f.scheduler).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn files_take_a_name_or_a_table() {
+        assert_eq!(read(r#"scheduler = "sptf""#).unwrap(), SchedulerSpec::Sptf);
+        assert_eq!(read(r#"scheduler = "sptf-sw40""#).unwrap(), SchedulerSpec::SptfSw { window_pct: 40.0 });
+        assert_eq!(read(r#"scheduler = { type = "clook" }"#).unwrap(), SchedulerSpec::Clook);
+        assert_eq!(read(r#"scheduler = { type = "sptf_sw", window_pct = 10 }"#).unwrap(), SchedulerSpec::SptfSw { window_pct: 10.0 });
+        let e = read(r#"scheduler = "elevator""#).unwrap_err();
+        assert!(e.contains("unknown scheduler `elevator`") && !e.contains("SchedulerSpec"), "{e}");
+        let e = read(r#"scheduler = { type = "sptf_sw", window_pct = -5 }"#).unwrap_err();
+        assert!(e.contains("window_pct") && e.contains("-5"), "{e}");
+        assert!(read(r#"scheduler = { type = "sptf", window = 3 }"#).unwrap_err().contains("window"));
     }
 }
