@@ -46,7 +46,7 @@ from freeblock._run import (
     run,
     to_toml,
 )
-from freeblock._server import STATS_COLUMNS, server_stats
+from freeblock._server import STATS_COLUMNS, StatsAddressError, StatsFormatError, StatsUnavailableError, server_stats
 from freeblock._tasks import ROUTES, BackgroundTask, Batch, TaskControl
 from freeblock.sweep import sweep
 
@@ -68,6 +68,9 @@ __all__ = [
     "RequestError",
     "Result",
     "SpecError",
+    "StatsAddressError",
+    "StatsFormatError",
+    "StatsUnavailableError",
     "TaskControl",
     "WorkloadError",
     "__version__",

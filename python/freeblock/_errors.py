@@ -29,3 +29,15 @@ def check_unsigned(name: str, value: Any, bits: int) -> None:
     the extension's bare OverflowError or TypeError)."""
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**bits:
         raise _freeblock.ConfigError(f"{name}: {value!r} is not an integer in 0 .. 2^{bits}-1")
+
+
+def check_progress(value: Any) -> None:
+    """A ConfigError naming ``progress`` unless ``value`` is ``True``, ``False``, ``"always"`` or a
+    callable (the forms :func:`freeblock.run` and :func:`freeblock.sweep` take)."""
+    if isinstance(value, bool) or value == "always" or callable(value):
+        return
+    raise error(
+        _freeblock.ConfigError,
+        f"progress: {value!r} is not True, False, \"always\" or a callable",
+        field="progress",
+    )

@@ -53,6 +53,10 @@ def run_experiment(
     objects) if given; returns ``(report_json, record_columns)``. An exception raised by a task
     is re-raised."""
 
+def check_experiment(toml_text: str, base_dir: str | PathLike[str], *, origin: str = "<experiment>") -> None:
+    """Reads an experiment given as TOML text without running it; raises what
+    ``run_experiment`` would raise for the text (``ConfigError`` naming the key)."""
+
 class TaskControl:
     """What a background task may do from ``start`` and ``on_blocks``: the calls are recorded
     and carried out in order when the method returns. Valid only during that call."""

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from freeblock import _freeblock
-from freeblock._errors import error
+from freeblock._errors import check_progress, error
 from freeblock._tasks import BackgroundTask
 
 __all__ = ["Result", "run", "to_toml"]
@@ -84,7 +84,16 @@ def to_toml(experiment: Mapping[str, Any]) -> str:
     """
     import tomli_w
 
-    return tomli_w.dumps(_plain(experiment))
+    if not isinstance(experiment, Mapping):
+        raise error(
+            _freeblock.ConfigError,
+            f"experiment: to_toml takes a dict of an experiment's tables, not {type(experiment).__name__}",
+            field="experiment",
+        )
+    try:
+        return tomli_w.dumps(_plain(experiment))
+    except TypeError as e:
+        raise error(_freeblock.ConfigError, f"experiment: a value TOML cannot hold: {e}", field="experiment") from None
 
 
 def _load(experiment: Experiment, base_dir: str | os.PathLike[str] | None) -> tuple[str, Path, str]:
@@ -390,6 +399,7 @@ def run(
         FileError: the experiment file cannot be read.
         Exception: whatever a background task raised, as it was raised.
     """
+    check_progress(progress)
     tasks = list(tasks)
     for task in tasks:
         if not isinstance(task, BackgroundTask):

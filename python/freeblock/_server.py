@@ -15,16 +15,38 @@ import urllib.request
 import pandas as pd
 from prometheus_client.parser import text_string_to_metric_families
 
+from freeblock._freeblock import ConfigError, FreeblockError
+
+
+class StatsAddressError(ConfigError, ValueError):
+    """The ``address`` given to :func:`server_stats` is not an http address of a stats endpoint."""
+
+
+class StatsUnavailableError(FreeblockError, ConnectionError):
+    """Nothing answered at the stats address."""
+
+
+class StatsFormatError(FreeblockError, ValueError):
+    """What answered at the stats address is not Prometheus text."""
+
 #: The columns :func:`server_stats` always has; one column per label goes between ``sample``
 #: and ``value``.
 STATS_COLUMNS: tuple[str, ...] = ("metric", "type", "sample", "value")
 
 
+def _with_field(e: FreeblockError, field: str) -> FreeblockError:
+    """``e`` with the place attributes every freeblock error has, ``field`` naming the argument."""
+    e.path, e.line, e.field, e.index = None, None, field, None
+    return e
+
+
 def _metrics_url(address: str) -> str:
     """``host:port``, ``http://host:port`` or the whole ``…/metrics`` URL, as the metrics URL."""
+    if not isinstance(address, str):
+        raise _with_field(StatsAddressError(f"address: {address!r} is not a string such as '127.0.0.1:9100'"), "address")
     url = address if "://" in address else f"http://{address}"
     if not url.startswith("http://"):
-        raise ValueError(f"server stats address {address!r}: the stats endpoint speaks plain http")
+        raise _with_field(StatsAddressError(f"address {address!r}: the stats endpoint speaks plain http"), "address")
     return url if url.rstrip("/").endswith("/metrics") else url.rstrip("/") + "/metrics"
 
 
@@ -37,21 +59,31 @@ def server_stats(address: str, *, timeout: float = 5.0) -> pd.DataFrame:
     ``sample`` (e.g. ``freeblock_requests_total``), ``value``, and one column per label the server
     uses (``op``, ``quantile``), empty where a sample lacks it. Times are in seconds.
 
-    Raises ``ConnectionError`` naming the URL when nothing answers there, and ``ValueError`` when
-    what answers is not Prometheus text.
+    Raises (each a ``FreeblockError``) ``StatsAddressError`` (also a ``ValueError``) for an
+    address or timeout that cannot be used, ``StatsUnavailableError`` (also a ``ConnectionError``)
+    naming the URL when nothing answers there, and ``StatsFormatError`` (also a ``ValueError``)
+    when what answers is not Prometheus text.
 
     >>> server_stats("127.0.0.1:1", timeout=0.5)
     Traceback (most recent call last):
     ...
-    ConnectionError: no freeblock stats at http://127.0.0.1:1/metrics: ...
+    freeblock._server.StatsUnavailableError: no freeblock stats at http://127.0.0.1:1/metrics: ...
     """
     url = _metrics_url(address)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
+        raise _with_field(StatsAddressError(f"timeout: {timeout!r} is not a positive number of seconds"), "timeout")
     try:
         with urllib.request.urlopen(url, timeout=timeout) as reply:
-            text = reply.read().decode("utf-8")
+            body = reply.read()
+    except (ValueError, OverflowError) as e:  # a malformed URL or port (InvalidURL, UnicodeError …)
+        raise _with_field(StatsAddressError(f"address {address!r}: not a usable http address ({e})"), "address") from None
     except (urllib.error.URLError, OSError) as e:
         reason = getattr(e, "reason", e)
-        raise ConnectionError(f"no freeblock stats at {url}: {reason}") from None
+        raise StatsUnavailableError(f"no freeblock stats at {url}: {reason}") from None
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise StatsFormatError(f"{url} did not answer with Prometheus text: {e}") from None
     rows: list[dict[str, object]] = []
     try:
         for family in text_string_to_metric_families(text):
@@ -62,7 +94,7 @@ def server_stats(address: str, *, timeout: float = 5.0) -> pd.DataFrame:
                 row["value"] = sample.value
                 rows.append(row)
     except ValueError as e:
-        raise ValueError(f"{url} did not answer with Prometheus text: {e}") from None
+        raise StatsFormatError(f"{url} did not answer with Prometheus text: {e}") from None
     labels = sorted({k for r in rows for k in r} - set(STATS_COLUMNS))
     *named, value = STATS_COLUMNS
     frame = pd.DataFrame(rows, columns=[*named, *labels, value])

@@ -45,7 +45,7 @@ from typing import Any
 import pandas as pd
 
 from freeblock import _freeblock
-from freeblock._errors import check_unsigned
+from freeblock._errors import check_progress, check_unsigned, error
 from freeblock._freeblock import ConfigError, FileError, FreeblockError
 from freeblock._run import Experiment, _load, to_toml
 
@@ -206,9 +206,17 @@ def _dask_client(client: ClientLike, workers: int | None) -> Iterator[tuple[Any,
         n = workers or os.cpu_count() or 1
         # One single-threaded process per worker: runs release the GIL, but a process each keeps
         # a crash or a memory blow-up to its own run.
-        with LocalCluster(
-            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.ERROR
-        ) as cluster, Client(cluster) as c:
+        try:
+            cluster = LocalCluster(
+                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.ERROR
+            )
+        except Exception as e:  # Dask raises several kinds here (RuntimeError, OSError, …)
+            raise FreeblockError(
+                f"a local Dask cluster of {n} worker processes could not start ({type(e).__name__}: {e}). "
+                "Each worker process imports the main module again: in a script, call freeblock.sweep() "
+                'under `if __name__ == "__main__":`'
+            ) from e
+        with cluster, Client(cluster) as c:
             yield c, f"{n} Dask worker{'s' if n != 1 else ''} (local)"
         return
     if workers is not None:
@@ -337,6 +345,7 @@ def sweep(
             with the point (``sweep point 3 of 12 (sim.mpl=10, seed=2): …``); a Dask scheduler
             that cannot be reached.
     """
+    check_progress(progress)
     text, base, origin = _load(experiment, base_dir)
     try:
         base_doc = tomllib.loads(text)
@@ -345,6 +354,14 @@ def sweep(
     items = _grid_items(grid)
     points = _points(base_doc, items, _check_seeds(seeds))
     names = [f"sweep point {p.index + 1} of {len(points)} ({p.describe()})" for p in points]
+    # Every point's experiment is read here, so that a bad grid key or value fails before any
+    # point runs (and before a cluster starts).
+    for point, name in zip(points, names, strict=True):
+        try:
+            _freeblock.check_experiment(point.toml_text, str(base), origin=origin)
+        except FreeblockError as e:
+            place = {k: getattr(e, k, None) for k in ("path", "line", "field", "index")}
+            raise error(type(e), f"{name}: {e}", **place) from None
     with _dask_client(client, workers) as (c, _):
         futures = [
             c.submit(_run_point, p.toml_text, str(base), origin, pure=False) for p in points

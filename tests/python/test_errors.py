@@ -154,3 +154,45 @@ def test_relative_paths_in_an_experiment_file_resolve_against_its_folder(write_t
     with pytest.raises(freeblock.WorkloadError, match=r"rel\.trace:2: ") as info:
         freeblock.run(experiment, progress=False)
     assert info.value.line == 2
+
+
+@pytest.mark.parametrize("experiment", [["seed", 1], "seed = 1", 7])
+def test_to_toml_of_what_is_no_dict_is_a_config_error_naming_it(experiment) -> None:
+    with pytest.raises(freeblock.ConfigError, match="experiment: to_toml takes a dict") as info:
+        freeblock.to_toml(experiment)
+    assert info.value.field == "experiment"
+
+
+@pytest.mark.parametrize("progress", ["yes", 2, None])
+def test_a_progress_that_is_no_progress_is_a_config_error(progress) -> None:
+    with pytest.raises(freeblock.ConfigError, match="progress: ") as info:
+        freeblock.run(small_experiment(count=10), progress=progress)
+    assert info.value.field == "progress"
+
+
+def test_a_scheduler_by_name_runs_as_the_table_does() -> None:
+    by_name = small_experiment(count=50)
+    by_name["sim"]["scheduler"] = "sptf"
+    by_table = small_experiment(count=50)
+    by_table["sim"]["scheduler"] = {"type": "sptf"}
+    a = freeblock.run(by_name, progress=False).summary
+    b = freeblock.run(by_table, progress=False).summary
+    assert a == b
+
+
+@pytest.mark.parametrize(
+    ("address", "timeout", "cls", "field"),
+    [
+        ("127.0.0.1:99999", 0.5, freeblock.StatsAddressError, "address"),
+        ("http://[::1", 0.5, freeblock.StatsAddressError, "address"),
+        ("127.0.0.1:9100\u2028x", 0.5, freeblock.StatsAddressError, "address"),
+        (9100, 0.5, freeblock.StatsAddressError, "address"),
+        ("127.0.0.1:1", -1, freeblock.StatsAddressError, "timeout"),
+        ("127.0.0.1:1", 0.5, freeblock.StatsUnavailableError, None),
+    ],
+)
+def test_server_stats_failures_are_freeblock_errors_naming_the_argument(address, timeout, cls, field) -> None:
+    with pytest.raises(cls) as info:
+        freeblock.server_stats(address, timeout=timeout)
+    assert isinstance(info.value, freeblock.FreeblockError)
+    assert getattr(info.value, "field", None) == field

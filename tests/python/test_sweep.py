@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -162,3 +163,19 @@ def test_repro_free_mining_on_dask_prints_what_the_binary_prints(tmp_path: Path,
 def test_the_binary_points_sweep_to_python(capfd):
     assert _freeblock.cli_main(["freeblock", "sweep", "grid.toml"]) == 1
     assert "needs the Python package" in capfd.readouterr().err
+
+
+def test_a_grid_key_that_is_no_experiment_key_fails_before_any_point_runs(monkeypatch):
+    def no_cluster(*_args, **_kwargs):
+        raise AssertionError("the cluster started before the grid was checked")
+
+    # `freeblock.sweep` is the function; the module is in sys.modules.
+    monkeypatch.setattr(sys.modules["freeblock.sweep"], "_dask_client", no_cluster)
+    with pytest.raises(freeblock.ConfigError, match=r"sweep point 1 of 2 \(sim\.mlp=1\).*unknown field `mlp`"):
+        freeblock.sweep(BASE, {"sim.mlp": [1, 2]}, progress=False)
+
+
+def test_a_progress_that_is_no_progress_is_refused():
+    with pytest.raises(freeblock.ConfigError, match="progress: 'yes'") as info:
+        freeblock.sweep(BASE, {"sim.mpl": [1]}, progress="yes")
+    assert info.value.field == "progress"

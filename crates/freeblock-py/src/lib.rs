@@ -43,6 +43,7 @@ use pyo3::prelude::*;
 fn _freeblock(m: &Bound<'_, PyModule>) -> PyResult<()> {
     error::register(m)?;
     m.add_function(wrap_pyfunction!(run::run_experiment, m)?)?;
+    m.add_function(wrap_pyfunction!(run::check_experiment, m)?)?;
     m.add_function(wrap_pyfunction!(disk::disks, m)?)?;
     m.add_function(wrap_pyfunction!(disk::disk_info, m)?)?;
     m.add_function(wrap_pyfunction!(validate::validate, m)?)?;

@@ -13,6 +13,14 @@ use pyo3::types::{PyDict, PyList};
 use crate::error::{self, ToPyResult};
 use crate::tasks::PyApp;
 
+/// Reads an experiment without running it: the same errors `run_experiment` would raise for its
+/// text (syntax, unknown keys, bad values), so a sweep can refuse a bad point before any runs.
+#[pyfunction]
+#[pyo3(signature = (toml_text, base_dir, *, origin="<experiment>"))]
+pub fn check_experiment(toml_text: &str, base_dir: PathBuf, origin: &str) -> PyResult<()> {
+    crate::guard::guarded("check_experiment", || Experiment::from_toml_str(toml_text, origin, &base_dir).map(drop).py_err())
+}
+
 /// The records as a dict of equal-length lists, one per column of [`RECORD_COLUMNS`] (the
 /// command line's CSV columns): counts as `int`, times in milliseconds as `float`, `op` as
 /// `"R"` or `"W"`, `cache_hit` as `bool`, energies in millijoules as `float`, and `None` where a

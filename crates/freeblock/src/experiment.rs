@@ -82,7 +82,17 @@ impl DiskChoice {
     /// # Errors
     /// [`Error::Config`] when not exactly one source is given; [`Error::Spec`] for a bad spec.
     pub fn build(&self, base: &Path) -> Result<Arc<Disk>> {
-        let spec: DiskSpec = match (&self.name, &self.spec, &self.disksim) {
+        self.build_for(base, None)
+    }
+
+    /// As [`DiskChoice::build`], for replaying `trace`: DiskSim's system configuration beside
+    /// it (a `.parv` of the same name) sets the bus, the one rule `validate`, `calibrate` and
+    /// `run` share ([`crate::validate::apply_parv_beside`]).
+    ///
+    /// # Errors
+    /// As [`DiskChoice::build`], and a malformed `.parv`.
+    pub fn build_for(&self, base: &Path, trace: Option<&Path>) -> Result<Arc<Disk>> {
+        let mut spec: DiskSpec = match (&self.name, &self.spec, &self.disksim) {
             (Some(n), None, None) => library::get(n)?,
             (None, Some(p), None) => DiskSpec::from_toml_file(&base.join(p))?,
             (None, None, Some(p)) => freeblock_disk::disksim::import(&base.join(p))?,
@@ -91,6 +101,9 @@ impl DiskChoice {
                 return Err(Error::Config { origin: "disk".into(), message: "give only one of `name`, `spec`, `disksim`".into() })
             }
         };
+        if let Some(trace) = trace {
+            crate::validate::apply_parv_beside(&mut spec, trace)?;
+        }
         let spec = match self.cache {
             Some(false) => spec.without_cache(),
             Some(true) => DiskSpec { cache: freeblock_disk::CacheSpec { enabled: true, ..spec.cache.clone() }, ..spec },
@@ -277,7 +290,11 @@ impl Experiment {
     /// # Errors
     /// Any setup error.
     pub fn build(&self, freeblock: bool) -> Result<Simulation<'static>> {
-        let disk = self.disk.build(&self.base_dir)?;
+        let trace = match &self.workload {
+            WorkloadSpec::Trace(t) => Some(t.path.as_path()),
+            _ => None,
+        };
+        let disk = self.disk.build_for(&self.base_dir, trace)?;
         let layout = self.layout.as_ref().map(|l| l.build(&disk)).transpose()?;
         // The workload sees the logical disk: a policy may hide part of the physical one.
         let capacity = layout.as_ref().and_then(|l| l.logical_sectors()).unwrap_or_else(|| disk.capacity());
@@ -485,5 +502,52 @@ mod tests {
         let e = experiment("[workload]\ntype = \"random\"\ncount = 10\n[layout]\ntype = \"range_writes\"\nspare = 1.5\n");
         let err = e.run(None).unwrap_err().to_string();
         assert!(err.contains("layout.spare"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod trace_bus_tests {
+    use super::*;
+
+    /// The HP C2247A validation trace's own `.parv` (DiskSim's system configuration of its host).
+    fn real_parv() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/disksim-validation/hp_c2247a.parv")
+    }
+
+    /// A small validate-format trace in a folder of its own, the real `.parv` beside it if asked.
+    fn trace_in_dir(name: &str, with_parv: bool) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("freeblock-parv-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let lines: String = (0..200u64).map(|i| format!("R Miss {} 64 0.0 1000.0\n", (i * 7919 * 64) % 2_000_000)).collect();
+        std::fs::write(dir.join("t.trace"), lines).unwrap();
+        if with_parv {
+            std::fs::copy(real_parv(), dir.join("t.parv")).unwrap();
+        }
+        dir
+    }
+
+    const EXPERIMENT: &str = "[disk]\nname = \"hp_c2247a\"\n[workload]\ntype = \"trace\"\npath = \"t.trace\"\nformat = \"validate\"\n";
+
+    #[test]
+    fn a_parv_beside_the_trace_sets_the_bus_in_run_as_in_validate() {
+        if !real_parv().is_file() {
+            eprintln!("skipped: {} is missing", real_parv().display());
+            return;
+        }
+        let (plain, beside) = (trace_in_dir("plain", false), trace_in_dir("beside", true));
+        let run_disk = |dir: &Path| {
+            let e = Experiment::from_toml_str(EXPERIMENT, "test", dir).unwrap();
+            let WorkloadSpec::Trace(t) = &e.workload else { unreachable!() };
+            e.disk.build_for(dir, Some(&t.path)).unwrap()
+        };
+        let validate_disk = crate::validate::disk_for_trace(library::get("hp_c2247a").unwrap(), &beside.join("t.trace")).unwrap();
+        let bus = |d: &Disk| (d.spec().controller.bus_sector_ms, d.spec().controller.bus_write_sector_ms);
+        assert_eq!(bus(&run_disk(&beside)), bus(&validate_disk), "run and validate must apply the same .parv");
+        assert_ne!(bus(&run_disk(&plain)), bus(&validate_disk), "the .parv must change this drive's bus");
+        // And the run itself pays it.
+        let mean = |dir: &Path| Experiment::from_toml_str(EXPERIMENT, "test", dir).unwrap().run(None).unwrap().response.mean_ms;
+        assert!(mean(&beside) > mean(&plain));
+        let _ = std::fs::remove_dir_all(plain);
+        let _ = std::fs::remove_dir_all(beside);
     }
 }

@@ -174,11 +174,23 @@ pub fn rms_demerit(a: &[f64], b: &[f64]) -> f64 {
 /// # Errors
 /// A malformed `.parv` or a spec that makes no disk.
 pub fn disk_for_trace(mut spec: DiskSpec, trace: &Path) -> Result<Arc<Disk>> {
-    let parv = trace.with_extension("parv");
-    if parv.is_file() {
-        disksim::apply_system_config(&mut spec, &parv)?;
-    }
+    apply_parv_beside(&mut spec, trace)?;
     Ok(Arc::new(Disk::new(spec)?))
+}
+
+/// Applies DiskSim's system configuration to `spec` when a `.parv` of the same name sits next to
+/// `trace` (its bus: [`disksim::apply_system_config`]); returns whether one did. The rule for
+/// every replay of a trace: `validate`, `calibrate` and `run`.
+///
+/// # Errors
+/// A malformed `.parv`.
+pub fn apply_parv_beside(spec: &mut DiskSpec, trace: &Path) -> Result<bool> {
+    let parv = trace.with_extension("parv");
+    if !parv.is_file() {
+        return Ok(false);
+    }
+    disksim::apply_system_config(spec, &parv)?;
+    Ok(true)
 }
 
 /// One replayed request: what the trace measured and what the model did, ms.
