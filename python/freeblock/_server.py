@@ -10,6 +10,7 @@ server while clients run against it.
 from __future__ import annotations
 
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import pandas as pd
@@ -47,6 +48,13 @@ def _metrics_url(address: str) -> str:
     url = address if "://" in address else f"http://{address}"
     if not url.startswith("http://"):
         raise _with_field(StatsAddressError(f"address {address!r}: the stats endpoint speaks plain http"), "address")
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018 -- raises ValueError for a port out of range or not a number
+    except ValueError as e:
+        raise _with_field(StatsAddressError(f"address {address!r}: not a usable http address ({e})"), "address") from None
+    if not parts.hostname:
+        raise _with_field(StatsAddressError(f"address {address!r}: names no host"), "address")
     return url if url.rstrip("/").endswith("/metrics") else url.rstrip("/") + "/metrics"
 
 
