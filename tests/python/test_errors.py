@@ -196,3 +196,11 @@ def test_server_stats_failures_are_freeblock_errors_naming_the_argument(address,
         freeblock.server_stats(address, timeout=timeout)
     assert isinstance(info.value, freeblock.FreeblockError)
     assert getattr(info.value, "field", None) == field
+
+
+def test_a_bad_value_in_an_experiment_file_names_its_line_and_key(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text('seed = 1\n\n[workload]\ntype = "random"\ncount = -10\n')
+    with pytest.raises(freeblock.ConfigError, match=r"line 5, `workload.count`") as info:
+        freeblock.run(path, progress=False)
+    assert (info.value.line, info.value.field, info.value.path) == (5, "workload.count", str(path))

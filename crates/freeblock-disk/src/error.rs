@@ -19,8 +19,12 @@ pub enum SpecError {
     Toml {
         /// File name.
         origin: String,
-        /// Parser message, with line and column.
+        /// Parser message, with the line and key of what is wrong.
         message: String,
+        /// 1-based line, when known.
+        line: Option<u64>,
+        /// Dotted key (`controller.bus_sector_ms`), when known.
+        key: Option<String>,
     },
     /// DiskSim parameter file problem.
     #[error("{origin}:{line}: {message}")]

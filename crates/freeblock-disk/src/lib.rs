@@ -38,6 +38,7 @@ pub mod sparing;
 pub mod spec;
 pub mod summary;
 pub mod time;
+pub mod toml_place;
 
 pub use disk::{ArcAccess, Breakdown, Disk, HeadState, MediaAccess, Op, Target, ON_TIME_PS};
 pub use drive::{Drive, Service};

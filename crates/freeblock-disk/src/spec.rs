@@ -559,8 +559,10 @@ impl DiskSpec {
     /// [`SpecError::Toml`] for syntax errors and unknown or missing fields (with line and column),
     /// [`SpecError::Invalid`] for values that parse but make no disk.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Self, SpecError> {
-        let spec: DiskSpec = toml::from_str(text)
-            .map_err(|e| SpecError::Toml { origin: origin.to_string(), message: one_line(&e.to_string()) })?;
+        let spec: DiskSpec = toml::from_str(text).map_err(|e| {
+            let place = crate::toml_place::locate(text, &e);
+            SpecError::Toml { origin: origin.to_string(), message: one_line(&place.describe()), line: place.line, key: place.key }
+        })?;
         spec.validate().map_err(|e| e.with_origin(origin))?;
         Ok(spec)
     }

@@ -106,8 +106,14 @@ fn non_empty(s: &str) -> Option<String> {
 
 fn spec_place(e: &RsSpecError) -> Place {
     match e {
-        RsSpecError::Io { origin, .. } | RsSpecError::Toml { origin, .. } => Place {
+        RsSpecError::Io { origin, .. } => Place {
             path: non_empty(origin),
+            ..Place::default()
+        },
+        RsSpecError::Toml { origin, line, key, .. } => Place {
+            path: non_empty(origin),
+            line: *line,
+            field: key.clone(),
             ..Place::default()
         },
         RsSpecError::DiskSim { origin, line, .. } => Place {
@@ -173,6 +179,14 @@ pub fn from_core(e: &Error) -> PyErr {
             },
         ),
         Error::Config { origin, .. } => raise::<ConfigError>(message, config_place(origin)),
+        Error::ConfigFile { origin, place } => raise::<ConfigError>(
+            message,
+            Place {
+                line: place.line,
+                field: place.key.clone(),
+                ..config_place(origin)
+            },
+        ),
         Error::Io { path, .. } => raise::<FileError>(
             message,
             Place {

@@ -31,6 +31,15 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// An experiment file that does not parse, with the line and key of what is wrong
+    /// ([`freeblock_disk::toml_place`]).
+    #[error("{origin}: {}", .place.describe())]
+    ConfigFile {
+        /// File (or `<experiment text>`).
+        origin: String,
+        /// Line, key and the parser's message.
+        place: freeblock_disk::toml_place::TomlPlace,
+    },
     /// A freeblock registration or setting the subsystem cannot honour.
     #[error("freeblock: {0}")]
     Freeblock(#[from] crate::freeblock::FreeblockError),

@@ -227,12 +227,10 @@ impl Experiment {
     /// Parses an experiment from TOML. `origin` names it in errors; `base_dir` resolves paths.
     ///
     /// # Errors
-    /// [`Error::Config`] with the parser's line and column.
+    /// [`Error::ConfigFile`] with the line and key of what is wrong.
     pub fn from_toml_str(text: &str, origin: &str, base_dir: &Path) -> Result<Self> {
-        let mut e: Experiment = toml::from_str(text).map_err(|err| Error::Config {
-            origin: origin.to_string(),
-            message: err.to_string().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" "),
-        })?;
+        let mut e: Experiment = toml::from_str(text)
+            .map_err(|err| Error::ConfigFile { origin: origin.to_string(), place: freeblock_disk::toml_place::locate(text, &err) })?;
         e.base_dir = base_dir.to_path_buf();
         e.workload.resolve_paths(base_dir);
         Ok(e)
@@ -549,5 +547,26 @@ mod trace_bus_tests {
         assert!(mean(&beside) > mean(&plain));
         let _ = std::fs::remove_dir_all(plain);
         let _ = std::fs::remove_dir_all(beside);
+    }
+}
+
+#[cfg(test)]
+mod parse_place_tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_value_in_the_workload_table_names_its_key_and_line() {
+        let text = "seed = 1\n\n[workload]\ntype = \"random\"\ncount = -10\n\n[sim]\nmpl = 2\n";
+        let e = Experiment::from_toml_str(text, "x.toml", Path::new(".")).unwrap_err();
+        let Error::ConfigFile { place, .. } = &e else { panic!("{e:?}") };
+        assert_eq!((place.line, place.key.as_deref()), (Some(5), Some("workload.count")));
+        assert!(e.to_string().starts_with("x.toml: line 5, `workload.count`: invalid value: integer `-10`"), "{e}");
+    }
+
+    #[test]
+    fn a_scheduler_name_that_is_none_names_the_scheduler_key() {
+        let text = "[workload]\ntype = \"random\"\ncount = 10\n\n[sim]\nscheduler = \"elevator\"\n";
+        let e = Experiment::from_toml_str(text, "x.toml", Path::new(".")).unwrap_err();
+        assert!(e.to_string().contains("line 6") && e.to_string().contains("`sim.scheduler`") && e.to_string().contains("unknown scheduler `elevator`"), "{e}");
     }
 }
