@@ -302,7 +302,7 @@ pub fn repro(a: &ReproArgs) -> CmdResult {
     if a.quick && matches!(a.what.as_str(), "head-usage" | "range-writes" | "fs2") {
         eprintln!("note: {} has no --quick version (the full reproduction takes seconds); running it in full", a.what);
     }
-    match a.what.as_str() {
+    let result = match a.what.as_str() {
         "head-usage" => crate::commands_repro::head_usage(a),
         "range-writes" => crate::commands_repro::range_writes(a),
         "free-mining" => crate::commands_freeblock::free_mining(a),
@@ -311,7 +311,11 @@ pub fn repro(a: &ReproArgs) -> CmdResult {
         "lfs-cleaning" => crate::commands_lfs::lfs_cleaning(a),
         "external" => crate::commands_external::repro_external(a),
         other => Err(format!("unknown reproduction `{other}` (known: head-usage, range-writes, free-mining, rearrangement, fs2, lfs-cleaning, external)").into()),
+    };
+    if result.is_ok() && a.quick && !a.json && matches!(a.what.as_str(), "free-mining" | "rearrangement" | "lfs-cleaning" | "external") {
+        outln!("--quick: a smaller run than the paper's, so every verdict above is indicative only; run without --quick to compare with the paper");
     }
+    result
 }
 
 #[derive(Debug, Args)]

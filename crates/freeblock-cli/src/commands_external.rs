@@ -249,12 +249,31 @@ pub fn repro_external(a: &crate::commands::ReproArgs) -> CmdResult {
     outln!("\nThe paper beside ours");
     let mut t = Table::new(["statement", "paper", "ours", "verdict"]);
     for k in &report.checks {
-        let ours = if k.metric.contains("MB/s") { format!("{:.2} MB/s", k.ours) } else if k.metric.contains('/') && !k.metric.contains("− 1") && !k.metric.contains("share") { format!("{:.2}×", k.ours) } else { format!("{:+.1}%", 100.0 * k.ours) };
+        // A share is a plain percentage, a ratio as the paper writes it, a change signed.
+        let ours = if k.metric.contains("MB/s") {
+            format!("{:.2} MB/s", k.ours)
+        } else if k.metric.contains("share") || k.paper.starts_with('>') && k.paper.ends_with('%') {
+            format!("{:.1}%", 100.0 * k.ours)
+        } else if k.metric.contains('/') && !k.metric.contains("− 1") {
+            format!("{:.2}×", k.ours)
+        } else {
+            format!("{:+.1}%", 100.0 * k.ours)
+        };
         t.row([k.metric.clone(), k.paper.clone(), ours, if k.matches { "matches".into() } else { "MISSES".to_string() }]);
     }
     out!("{}", t.render());
     let ok = report.checks.iter().filter(|k| k.matches).count();
     outln!("{ok} of {} statements of paper 001 matched", report.checks.len());
+    // §5.1 describes its foreground two ways that cannot both hold; say which its numbers favour.
+    let ((think_ok, think_n), (literal_ok, literal_n)) = freeblock::external_repro::readings_tally(&report.checks);
+    let favoured = match think_ok.cmp(&literal_ok) {
+        std::cmp::Ordering::Greater => "the paper's numbers favour the 30 ms think time",
+        std::cmp::Ordering::Less => "the paper's numbers favour ten requests always active (no think time)",
+        std::cmp::Ordering::Equal => "the paper's numbers favour neither reading",
+    };
+    outln!(
+        "§5.1's two readings of the foreground, Fig. 8's scheduler statements: 30 ms think {think_ok} of {think_n}, ten always active {literal_ok} of {literal_n}: {favoured}"
+    );
     outln!("Said plainly: our free bandwidth is that of a scan's first {} s, where nearly every sector is still wanted, so it runs far above the paper's", c.seconds);
     outln!("steady 3.1 MB/s. The in-firmware line of Fig. 9 is the single-track greedy at the same margin (FreeblockConfig::conservatism_ms).");
     outln!("CSV: {}, {}; plots: {}, {}, {}, {}", runs_path.display(), pdf_path.display(), fig7.display(), fig8a.display(), fig8b.display(), fig9.display());
