@@ -286,6 +286,15 @@ pub struct ReproArgs {
     /// external: simulated seconds per run (default 300; 5 with --quick).
     #[arg(long)]
     pub seconds: Option<f64>,
+    /// lfs-cleaning: how §5 is read. `today`: the file system is the whole log and ORIGINAL
+    /// reads segments whole; `paper`: the file system is 0.8 of the log (its cleaning reserve the
+    /// rest) and ORIGINAL reads live blocks one I/O each; `both` (default) runs and prints each.
+    #[arg(long, value_parser = ["today", "paper", "both"], default_value = "both")]
+    pub reading: String,
+    /// lfs-cleaning: the host bus. `parv` (default): DiskSim's Atlas 10K validation host, as §5
+    /// configured DiskSim; `ultra2`: the Ultra2 SCSI bus of paper 001's real Atlas 10K host.
+    #[arg(long, value_parser = ["parv", "ultra2"], default_value = "parv")]
+    pub bus: String,
     /// Folder for plots and CSV.
     #[arg(long, default_value = "out/repro")]
     pub out: PathBuf,

@@ -15,10 +15,10 @@ use crate::table::Table;
 use crate::CmdResult;
 
 #[derive(Serialize)]
-struct Report<'a> {
-    config: &'a LfsCleaningConfig,
+struct Report {
+    config: LfsCleaningConfig,
     disk: String,
-    points: &'a [Point],
+    points: Vec<Point>,
     statements: Vec<lc::Statement>,
     plot: String,
     data: String,
@@ -62,11 +62,53 @@ fn csv(points: &[Point]) -> Result<String, std::fmt::Error> {
     Ok(s)
 }
 
-pub fn lfs_cleaning(a: &ReproArgs) -> CmdResult {
-    let mut cfg = if a.quick { LfsCleaningConfig::quick() } else { LfsCleaningConfig::paper() };
+#[derive(Serialize)]
+struct Readings {
+    readings: Vec<Report>,
+}
+
+/// The readings of §5 asked for, each with the file name its CSV and plot take: today's keeps
+/// the names it always had.
+fn readings(a: &ReproArgs) -> Vec<(&'static str, &'static str, LfsCleaningConfig)> {
+    let mut base = if a.quick { LfsCleaningConfig::quick() } else { LfsCleaningConfig::paper() };
     if let Some(t) = a.threads {
-        cfg.threads = t.max(1);
+        base.threads = t.max(1);
     }
+    if a.bus == "ultra2" {
+        base.bus_sector_ms = Some(freeblock::external_repro::ULTRA2_BUS_SECTOR_MS);
+    }
+    let mut out = Vec::new();
+    if a.reading != "paper" {
+        out.push(("today's reading", "lfs-cleaning", base.clone()));
+    }
+    if a.reading != "today" {
+        out.push(("the paper's reading (issue 33)", "lfs-cleaning-paper-reading", base.paper_reading()));
+    }
+    out
+}
+
+pub fn lfs_cleaning(a: &ReproArgs) -> CmdResult {
+    let mut reports = Vec::new();
+    let runs = readings(a);
+    for (i, (label, stem, cfg)) in runs.iter().enumerate() {
+        if !a.json {
+            if i > 0 {
+                outln!("");
+            }
+            outln!("=== {label}: {}", cfg.reading_settings().join("; "));
+        }
+        if let Some(r) = one_reading(a, cfg, stem)? {
+            reports.push(r);
+        }
+    }
+    if a.json {
+        outln!("{}", serde_json::to_string_pretty(&Readings { readings: reports })?);
+    }
+    Ok(())
+}
+
+/// One reading: its sweep, CSV, plot and tables (or, with `--json`, its report).
+fn one_reading(a: &ReproArgs, cfg: &LfsCleaningConfig, stem: &str) -> Result<Option<Report>, Box<dyn std::error::Error>> {
     let disk = cfg.disk()?;
     let total = cfg.utilisations.len() * if cfg.scan_reference { 5 } else { 4 };
     let pb = Runs::new("lfs-cleaning", total as u64, a.quiet || a.json);
@@ -75,9 +117,9 @@ pub fn lfs_cleaning(a: &ReproArgs) -> CmdResult {
     let statements = lc::statements(&points);
 
     std::fs::create_dir_all(&a.out)?;
-    let data = a.out.join("lfs-cleaning.csv");
+    let data = a.out.join(format!("{stem}.csv"));
     std::fs::write(&data, csv(&points)?).map_err(|e| format!("{}: {e}", data.display()))?;
-    let plot = a.out.join("lfs-cleaning.svg");
+    let plot = a.out.join(format!("{stem}.svg"));
     let series = |label: &str, f: &dyn Fn(&Point) -> f64| Line { label: label.to_string(), points: points.iter().map(|p| (p.utilisation_pct, f(p))).collect() };
     let lines_ = [
         series("ORIGINAL", &|p| p.original.tps),
@@ -89,9 +131,7 @@ pub fn lfs_cleaning(a: &ReproArgs) -> CmdResult {
     lines(&plot, "PostMark on a 400 MB LFS, Atlas 10K one surface (paper 000 Fig. 7)", "file-system utilisation (%)", "transactions/s", &lines_, &[])?;
 
     if a.json {
-        let report = Report { config: &cfg, disk: disk.spec().description.clone(), points: &points, statements, plot: plot.display().to_string(), data: data.display().to_string() };
-        outln!("{}", serde_json::to_string_pretty(&report)?);
-        return Ok(());
+        return Ok(Some(Report { config: cfg.clone(), disk: disk.spec().description.clone(), points, statements, plot: plot.display().to_string(), data: data.display().to_string() }));
     }
     outln!("Paper 000 §5: PostMark ({} transactions, run twice, the second measured) on a {} MB log, {} ({} MB)", cfg.postmark.transactions, cfg.lfs_bytes >> 20, disk.spec().description, (disk.capacity() * 512) >> 20);
     outln!("CPU time {} ms per file operation (ours: the paper measured a 550 MHz Pentium III); buffer cache {} MB.", cfg.postmark.cpu_ns_per_op as f64 / 1e6, (cfg.cache_blocks * 4096) >> 20);
@@ -127,8 +167,8 @@ pub fn lfs_cleaning(a: &ReproArgs) -> CmdResult {
     for f in &failed {
         outln!("failed run (tps 0): {f}");
     }
-    outln!("Free bandwidth (MB/s; potential and scan over the whole run, the cleaners' over the measured phase while they had reads registered):");
-    let mut f = Table::new(["util %", "potential (FREE run)", "scan of the log", "FREEBLOCK", "ours", "ours+IDLE", "blocks wanted (FREE/ours, mean)", "dead on arrival (FREE)", "taken over (ours: segments, blocks read)", "FREE active %"]);
+    outln!("Free bandwidth (MB/s; potential and scan over the whole run, the cleaners' over the measured phase while they had reads registered; \"ours needs\": the live blocks ours cleaned, over the measured phase):");
+    let mut f = Table::new(["util %", "potential (FREE run)", "scan of the log", "FREEBLOCK", "ours", "ours+IDLE", "ours needs", "blocks wanted (FREE/ours, mean)", "dead on arrival (FREE)", "taken over (ours: segments, blocks read)", "FREE active %"]);
     for p in &points {
         let r = &p.freeblock;
         f.row([
@@ -138,6 +178,7 @@ pub fn lfs_cleaning(a: &ReproArgs) -> CmdResult {
             format!("{:.2}", r.free_mb_s_while_asking()),
             format!("{:.2}", p.ours.free_mb_s_while_asking()),
             format!("{:.2}", p.ours_idle.free_mb_s_while_asking()),
+            format!("{:.2}", p.ours.cleaning_read_need_mb_s()),
             format!("{:.0}/{:.0}", r.mean_wanted_blocks(), p.ours.mean_wanted_blocks()),
             format!("{} of {}", r.stats.free_blocks_dead, r.stats.free_blocks_wanted),
             format!("{}, {}", p.ours.stats.finished_segments, p.ours.stats.finished_blocks_read),
@@ -174,5 +215,5 @@ pub fn lfs_cleaning(a: &ReproArgs) -> CmdResult {
     outln!("{}", s.render());
     outln!("plot: {}", plot.display());
     outln!("data: {}", data.display());
-    Ok(())
+    Ok(None)
 }

@@ -2,10 +2,11 @@
 //! measurements behind docs/lfs.md's one-change-at-a-time tables and what-ifs.
 //!
 //! ```text
-//! cargo run --release -p freeblock --example lfs_breakdown -- UTILS VARIANTS [--quick] [--block-reads] [--cpu-ms X] [--bus-ms X] [--inode-bytes N]
+//! cargo run --release -p freeblock --example lfs_breakdown -- UTILS VARIANTS [--quick] [--block-reads] [--cpu-ms X] [--bus-ms X] [--inode-bytes N] [--fs-share X]
 //!   UTILS     utilisations in %, comma-separated (e.g. 60,85,93)
 //!   VARIANTS  comma-separated: orig | free | ours | ours_cb | ours32 | ours512 | ours_fw | ours_fw4 | ours_fw_nohold
 //!   --inode-bytes N  PostMark with an inode table, every file operation rewriting its inode's block
+//!   --fs-share X     the file system as a share of the log (its cleaning reserve the rest); utilisations are the file system's
 //! ```
 //!
 //! | variant | cleaner |
@@ -16,6 +17,7 @@
 //! | `ours_cb` | ours choosing by cost-benefit instead (session 13's ours) |
 //! | `ours32`, `ours512` | ours with 32 or 512 segments at once |
 //! | `ours_fw` | [`FreeCleaning::ours_free_writes`]: ours, the cleaned blocks written free into two destination segments at once |
+//! | `ahead128`, `ahead512`, `ahead2048`, `ahead512_idle` | [`FreeCleaning::ours_read_ahead`]: that many segments read free at all times, moved only when space is needed (`_idle`: with idle-time reads) |
 //! | `ours_fw4` | the same with four destinations at once |
 //! | `ours_fw_nohold` | ours_fw with each block placed as soon as it is read, not held until its segment is in |
 //!
@@ -32,6 +34,11 @@ fn variant(name: &str, paper: FreeCleaning) -> Result<(CleanerKind, FreeCleaning
     Ok(match name {
         "orig" => (CleanerKind::Original, paper),
         "free" => (CleanerKind::Freeblock, paper),
+        "ours_idle" => (CleanerKind::FreeblockIdle, ours),
+        "ahead128" => (CleanerKind::Freeblock, FreeCleaning::ours_read_ahead(128)),
+        "ahead512" => (CleanerKind::Freeblock, FreeCleaning::ours_read_ahead(512)),
+        "ahead2048" => (CleanerKind::Freeblock, FreeCleaning::ours_read_ahead(2048)),
+        "ahead512_idle" => (CleanerKind::FreeblockIdle, FreeCleaning::ours_read_ahead(512)),
         "ours" => (CleanerKind::Freeblock, ours),
         "ours_cb" => (CleanerKind::Freeblock, FreeCleaning { choose: Choice::CostBenefit, ..ours }),
         "ours32" => (CleanerKind::Freeblock, FreeCleaning { parallel: 32, ..ours }),
@@ -39,7 +46,7 @@ fn variant(name: &str, paper: FreeCleaning) -> Result<(CleanerKind, FreeCleaning
         "ours_fw" => (CleanerKind::Freeblock, FreeCleaning::ours_free_writes()),
         "ours_fw4" => (CleanerKind::Freeblock, FreeCleaning { free_write_segments: 4, ..ours }),
         "ours_fw_nohold" => (CleanerKind::Freeblock, FreeCleaning { hold_until_read: false, ..FreeCleaning::ours_free_writes() }),
-        other => return Err(format!("unknown variant `{other}` (orig, free, ours, ours_cb, ours32, ours512, ours_fw, ours_fw4, ours_fw_nohold)")),
+        other => return Err(format!("unknown variant `{other}` (orig, free, ours_idle, ours, ours_cb, ours32, ours512, ours_fw, ours_fw4, ours_fw_nohold)")),
     })
 }
 
@@ -81,7 +88,7 @@ fn main() -> Result<(), String> {
     let (Some(utils), Some(names)) = (args.first(), args.get(1)) else {
         return Err("usage: lfs_breakdown UTILS VARIANTS [--quick] [--block-reads] [--cpu-ms X] [--bus-ms X] [--inode-bytes N]".into());
     };
-    let (mut quick, mut block_reads, mut cpu_ms, mut bus_ms, mut inode_bytes) = (false, false, None, None, 0);
+    let (mut quick, mut block_reads, mut cpu_ms, mut bus_ms, mut inode_bytes, mut fs_share) = (false, false, None, None, 0, 1.0);
     let mut i = 2;
     while i < args.len() {
         match args[i].as_str() {
@@ -95,6 +102,10 @@ fn main() -> Result<(), String> {
                 i += 1;
                 bus_ms = Some(number("--bus-ms", args.get(i))?);
             }
+            "--fs-share" => {
+                i += 1;
+                fs_share = number("--fs-share", args.get(i))?;
+            }
             "--inode-bytes" => {
                 i += 1;
                 inode_bytes = number("--inode-bytes", args.get(i))? as u64;
@@ -107,6 +118,7 @@ fn main() -> Result<(), String> {
     cfg.clean_reads_one_by_one = block_reads;
     cfg.bus_sector_ms = bus_ms;
     cfg.postmark.inode_bytes = inode_bytes;
+    cfg.fs_share = fs_share;
     if let Some(ms) = cpu_ms {
         cfg.postmark.cpu_ns_per_op = (ms * 1e6).round() as u64;
     }

@@ -83,6 +83,15 @@ pub struct FreeCleaning {
     /// and ours).
     #[serde(skip_serializing_if = "super::is_zero")]
     pub free_write_segments: u32,
+    /// Read ahead of need (ours, issue 33): free reads of up to `parallel` segments run at all
+    /// times, not only once free segments are short, and a segment whose reads are all in waits,
+    /// its blocks held, until free segments drop below `below_free`; then the waiting segments
+    /// with the fewest live blocks are moved first, and the foreground cleaner, when it must run,
+    /// takes them before any it would have to read. Reading is decoupled from cleaning: the
+    /// wanted set stays large (free bandwidth as a scan gets it) while what is cleaned is still
+    /// the emptiest at the moment space is needed. Needs `hold_until_read`. Default false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub read_ahead: bool,
 }
 
 /// How the free cleaner chooses the segments it reads.
@@ -101,7 +110,7 @@ pub enum Choice {
 
 impl Default for FreeCleaning {
     fn default() -> Self {
-        Self { below_free: 24, parallel: 8, idle_after_ms: 1.0, hold_until_read: false, finish_in_foreground: false, choose: Choice::CostBenefit, free_write_segments: 0 }
+        Self { below_free: 24, parallel: 8, idle_after_ms: 1.0, hold_until_read: false, finish_in_foreground: false, choose: Choice::CostBenefit, free_write_segments: 0, read_ahead: false }
     }
 }
 
@@ -115,6 +124,13 @@ impl FreeCleaning {
     #[must_use]
     pub fn ours() -> Self {
         Self { parallel: 128, hold_until_read: true, finish_in_foreground: true, choose: Choice::LeastLive, ..Self::default() }
+    }
+
+    /// Ours reading ahead ([`FreeCleaning::read_ahead`]): `parallel` segments, the fewest live
+    /// blocks first, read free at all times and moved only when space is needed.
+    #[must_use]
+    pub fn ours_read_ahead(parallel: u32) -> Self {
+        Self { parallel, read_ahead: true, ..Self::ours() }
     }
 
     /// Ours+FW: ours, with the cleaned blocks written free as well, into two destination

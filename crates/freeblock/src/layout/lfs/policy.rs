@@ -3,7 +3,7 @@
 //! parts of the request that needs them (it waits for them, as a synchronous file system would);
 //! free cleaning reads are the policy's own [`Service::Free`] I/O.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use freeblock_disk::{Op, SimTime};
@@ -94,6 +94,9 @@ pub struct LfsStats {
     pub finished_segments: u64,
     /// Blocks (summaries included) those take-overs read in the foreground.
     pub finished_blocks_read: u64,
+    /// Segments read ahead whose held blocks were let go because emptier segments had appeared
+    /// ([`FreeCleaning::read_ahead`]).
+    pub read_ahead_dropped: u64,
     /// Live blocks registered for free reads (what free cleaning asked freeblock for).
     pub free_blocks_wanted: u64,
     /// Free reads registered (summaries and runs of live blocks).
@@ -190,6 +193,9 @@ pub struct LfsPolicy {
     runs: HashMap<u64, (u32, u64, u64)>,
     /// Blocks read and held until the rest of their segment is in: segment → (logical, lbn).
     held: HashMap<u32, Vec<(u64, u64)>>,
+    /// Segments whose free reads are all in, their blocks held, waiting to be moved when space
+    /// is needed ([`FreeCleaning::read_ahead`]).
+    ready: BTreeSet<u32>,
     /// Cleaning destinations being written free (ours+FW).
     dests: Vec<Dest>,
     /// Free writes to destinations under way: id → (segment, slot).
@@ -260,6 +266,7 @@ impl LfsPolicy {
             in_progress: BTreeMap::new(),
             runs: HashMap::new(),
             held: HashMap::new(),
+            ready: BTreeSet::new(),
             dests: Vec::new(),
             dest_writes: HashMap::new(),
             pending_src: HashMap::new(),
@@ -369,20 +376,28 @@ impl LfsPolicy {
     /// Nothing new starts while fewer than the copies' reserve (`min_free + 2`) segments are
     /// free: the blocks read could not be moved, their segment would be chosen again at once,
     /// and with idle-time reads that churned without end (the foreground cleaner runs there).
-    fn start_free_cleaning(&mut self, ctx: &mut LayoutCtx<'_>) {
+    fn start_free_cleaning(&mut self, ctx: &mut LayoutCtx<'_>) -> std::result::Result<(), LfsError> {
+        if self.free.read_ahead {
+            self.move_ready(ctx)?;
+        }
         let free = self.log.free_segments();
-        if !self.kind.cleans_free() || free >= self.free_target() || free < self.reserve() {
-            return;
+        let short = free < self.free_target() && free >= self.reserve();
+        if !self.kind.cleans_free() || !(short || self.free.read_ahead) {
+            return Ok(());
         }
         // A segment the foreground cleaner emptied meanwhile no longer counts, though its reads
         // are still registered (and it stays excluded until they are in).
-        let active = self.in_progress.keys().filter(|&&s| self.log.live(s) > 0).count();
+        self.ready.retain(|&s| self.log.live(s) > 0);
+        if self.free.read_ahead {
+            self.drop_stale_ready();
+        }
+        let active = self.in_progress.keys().filter(|&&s| self.log.live(s) > 0).count() + self.ready.len();
         let want = (self.free.parallel as usize).saturating_sub(active);
         if want == 0 {
-            return;
+            return Ok(());
         }
-        let (busy, pending) = (&self.in_progress, &self.pending_src);
-        let exclude = |s| busy.contains_key(&s) || pending.contains_key(&s);
+        let (busy, pending, ready) = (&self.in_progress, &self.pending_src, &self.ready);
+        let exclude = |s| busy.contains_key(&s) || pending.contains_key(&s) || ready.contains(&s);
         let victims = match self.free.choose {
             Choice::CostBenefit => self.log.cost_benefit(want, &exclude),
             Choice::LeastLive => self.log.least_live(want, &exclude),
@@ -405,14 +420,56 @@ impl LfsPolicy {
                 self.runs.insert(id, (s, logical, lbn));
             }
         }
+        Ok(())
     }
 
-    /// One of `segment`'s free reads is in; when it was the last, the blocks held for it move.
+    /// Reading ahead: a waiting segment whose live blocks are more than an eighth of a segment
+    /// above the emptiest segment no one is reading is no longer worth cleaning before it: its
+    /// held blocks are let go, so that its place in the wanted set goes to the segments that are
+    /// now the emptiest (it may be chosen, and read, again later).
+    fn drop_stale_ready(&mut self) {
+        let (busy, pending, ready) = (&self.in_progress, &self.pending_src, &self.ready);
+        let exclude = |s| busy.contains_key(&s) || pending.contains_key(&s) || ready.contains(&s);
+        let Some(&frontier) = self.log.least_live(1, &exclude).first() else { return };
+        let limit = self.log.live(frontier) + self.log.config().data_blocks() / 8;
+        let stale: Vec<u32> = self.ready.iter().copied().filter(|&s| self.log.live(s) > limit).collect();
+        for s in stale {
+            self.ready.remove(&s);
+            self.held.remove(&s);
+            self.stats.read_ahead_dropped += 1;
+        }
+    }
+
+    /// Reading ahead: while free segments are short (and the copies' reserve is there), the
+    /// waiting segments with the fewest live blocks move, emptiest first.
+    fn move_ready(&mut self, ctx: &mut LayoutCtx<'_>) -> std::result::Result<(), LfsError> {
+        let data = self.log.config().data_blocks();
+        self.ready.retain(|&s| self.log.live(s) > 0);
+        while self.log.free_segments() < self.free_target() && self.log.free_segments() >= self.reserve() {
+            let log = &self.log;
+            let Some(segment) = self.ready.iter().copied().filter(|&s| log.live(s) < data).min_by_key(|&s| (log.live(s), s)) else { break };
+            self.ready.remove(&segment);
+            if self.measure_start.is_some() {
+                self.stats.measured_segments_cleaned += 1;
+            }
+            for (logical, lbn) in self.held.remove(&segment).unwrap_or_default() {
+                self.place_cleaned(ctx, logical, lbn)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One of `segment`'s free reads is in; when it was the last, the blocks held for it move
+    /// (or, reading ahead, wait for space to be needed).
     fn read_done(&mut self, ctx: &mut LayoutCtx<'_>, segment: u32) -> std::result::Result<(), LfsError> {
         if let Some(n) = self.in_progress.get_mut(&segment) {
             *n -= 1;
             if *n == 0 {
                 self.in_progress.remove(&segment);
+                if self.free.read_ahead && self.free.hold_until_read {
+                    self.ready.insert(segment);
+                    return Ok(());
+                }
                 if self.measure_start.is_some() {
                     self.stats.measured_segments_cleaned += 1;
                 }
@@ -642,7 +699,7 @@ impl LfsPolicy {
             // The segments being read free when the cleaner starts: those it takes over are
             // cleaned by then, the others it keeps off (and off those waiting in a destination).
             let reading: std::collections::BTreeSet<u32> = self.in_progress.keys().chain(self.pending_src.keys()).copied().collect();
-            let mut free_reads = FreeReads { in_progress: &mut self.in_progress, runs: &mut self.runs, held: &mut self.held, stats: &mut self.stats };
+            let mut free_reads = FreeReads { in_progress: &mut self.in_progress, runs: &mut self.runs, held: &mut self.held, ready: &mut self.ready, stats: &mut self.stats };
             let block_by_block = self.block_by_block;
             let mut finish = |log: &Log| {
                 let taken = if take_over { free_reads.take_over(log, ctx)? } else { None };
@@ -709,8 +766,7 @@ impl LfsPolicy {
                 self.next_value += 1;
             }
         }
-        self.start_free_cleaning(ctx);
-        Ok(())
+        self.start_free_cleaning(ctx)
     }
 }
 
@@ -773,6 +829,7 @@ struct FreeReads<'a> {
     in_progress: &'a mut BTreeMap<u32, u32>,
     runs: &'a mut HashMap<u64, (u32, u64, u64)>,
     held: &'a mut HashMap<u32, Vec<(u64, u64)>>,
+    ready: &'a mut BTreeSet<u32>,
     stats: &'a mut LfsStats,
 }
 
@@ -784,6 +841,13 @@ impl FreeReads<'_> {
     fn take_over(&mut self, log: &Log, ctx: &mut LayoutCtx<'_>) -> std::result::Result<Option<Finish>, LfsError> {
         // A segment with nothing dead gains nothing: moving its blocks fills the segment it frees.
         let gains = |s: u32| log.live(s) > 0 && log.live(s) < log.config().data_blocks();
+        // A segment read ahead and waiting needs no read at all: the emptiest goes first.
+        if let Some(segment) = self.ready.iter().copied().filter(|&s| gains(s)).min_by_key(|&s| (log.live(s), s)) {
+            self.ready.remove(&segment);
+            self.held.remove(&segment);
+            self.stats.finished_segments += 1;
+            return Ok(Some((segment, Vec::new())));
+        }
         let Some(segment) = self.in_progress.iter().filter(|(&s, _)| gains(s)).min_by_key(|(&s, &n)| (n, s)).map(|(&s, _)| s) else { return Ok(None) };
         let outstanding = self.in_progress.remove(&segment).unwrap_or(0);
         self.held.remove(&segment);
@@ -841,7 +905,7 @@ impl LayoutPolicy for LfsPolicy {
                 out.push(PhysIo::at(Op::Write, cfg.summary_lbn(f.segment), cfg.block_sectors, tag(TAG_SUMMARY_WRITE, 0)));
             }
         }
-        self.start_free_cleaning(ctx);
+        self.start_free_cleaning(ctx).map_err(LayoutError::from)?;
         Ok(())
     }
 
@@ -894,7 +958,7 @@ impl LayoutPolicy for LfsPolicy {
             TAG_FREE_RUN => self.block_read(ctx, low).map_err(LayoutError::from)?,
             _ => {}
         }
-        self.start_free_cleaning(ctx);
+        self.start_free_cleaning(ctx).map_err(LayoutError::from)?;
         Ok(())
     }
 
