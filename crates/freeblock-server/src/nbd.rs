@@ -522,7 +522,9 @@ async fn flush(export: &Export) -> std::io::Result<()> {
         sums.map_or(Ok(()), |s| s.sync_data())
     })
     .await
-    .map_err(std::io::Error::other)?
+    .map_err(std::io::Error::other)??;
+    // Durable, but in the file the path names? A store deleted while serving is not.
+    export.store.check_identity()
 }
 
 /// FLUSH (and FUA) of a placed export. A layout that acknowledges writes from memory (LFS) is
