@@ -99,3 +99,41 @@ fn a_store_deleted_while_serving_fails_the_flush() {
     c.flush().expect_err("FLUSH into a deleted store must fail");
     assert!(c.write_fua(8192, &[5; 4096]).is_err(), "FUA into a deleted store must fail too");
 }
+
+/// A range-writes store holding one acknowledged FUA write, stopped; returns its configuration.
+fn store_with_a_write(dir: &Scratch) -> ServerConfig {
+    let mut cfg = config(DISK, &dir.path("disk.img"), Pace::None);
+    cfg.layout = Some(toml::from_str::<LayoutSpec>("type = \"range_writes\"").unwrap());
+    let s = start(cfg.clone());
+    let mut c = Client::connect(s.addr, &s.export).unwrap();
+    c.write_fua(1 << 20, &[9; 8192]).unwrap();
+    drop(c);
+    s.stop();
+    cfg
+}
+
+#[test]
+fn a_deleted_snapshot_is_refused_not_served_as_an_empty_map() {
+    let dir = Scratch::new("guard-nosnap");
+    let mut cfg = store_with_a_write(&dir);
+    let journal = std::fs::read(dir.path("disk.img.map.journal")).unwrap();
+    std::fs::remove_file(dir.path("disk.img.map.snapshot")).unwrap();
+    cfg.listen = Some("127.0.0.1:0".parse().unwrap());
+    let err = refused(&cfg);
+    assert!(err.contains("disk.img.map.snapshot") && err.contains("missing"), "{err}");
+    assert_eq!(std::fs::read(dir.path("disk.img.map.journal")).unwrap(), journal, "the journal is left as it was");
+    let report = freeblock_server::check::check_store(&dir.path("disk.img"), false);
+    assert!(!report.clean(), "check calls a store without its snapshot clean: {report:?}");
+}
+
+#[test]
+fn a_deleted_journal_is_refused_and_check_reports_it() {
+    let dir = Scratch::new("guard-nojournal");
+    let mut cfg = store_with_a_write(&dir);
+    std::fs::remove_file(dir.path("disk.img.map.journal")).unwrap();
+    let report = freeblock_server::check::check_store(&dir.path("disk.img"), false);
+    assert!(!report.clean() && report.findings.iter().any(|f| f.what.contains("disk.img.map.journal") && f.what.contains("missing")), "{report:?}");
+    cfg.listen = Some("127.0.0.1:0".parse().unwrap());
+    let err = refused(&cfg);
+    assert!(err.contains("disk.img.map.journal") && err.contains("missing"), "{err}");
+}
