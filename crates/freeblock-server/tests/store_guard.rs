@@ -17,12 +17,18 @@ fn refused(cfg: &ServerConfig) -> String {
     rt.block_on(Server::start(cfg)).err().expect("the second start is refused").to_string()
 }
 
+/// A server of `store` placing every write anew (range writes): a layout with a map.
+fn range_writes(store: &std::path::Path) -> ServerConfig {
+    let mut cfg = config(DISK, store, Pace::None);
+    cfg.layout = Some(toml::from_str::<LayoutSpec>("type = \"range_writes\"").unwrap());
+    cfg
+}
+
 #[test]
 fn a_second_server_on_a_store_in_use_is_refused_naming_the_first() {
     let dir = Scratch::new("guard-lock");
     let store = dir.path("disk.img");
-    let mut cfg = config(DISK, &store, Pace::None);
-    cfg.layout = Some(toml::from_str::<LayoutSpec>("type = \"range_writes\"").unwrap());
+    let mut cfg = range_writes(&store);
     let first = start(cfg.clone());
     let mut c = Client::connect(first.addr, &first.export).unwrap();
     c.write_fua(0, &[7; 4096]).unwrap();
@@ -73,13 +79,8 @@ fn a_unix_socket_name_no_file_names_is_refused() {
 fn a_map_without_its_store_is_refused() {
     let dir = Scratch::new("guard-nomap");
     let store = dir.path("disk.img");
-    let mut cfg = config(DISK, &store, Pace::None);
-    cfg.layout = Some(toml::from_str::<LayoutSpec>("type = \"range_writes\"").unwrap());
-    let s = start(cfg.clone());
-    let mut c = Client::connect(s.addr, &s.export).unwrap();
-    c.write_fua(1 << 20, &[9; 8192]).unwrap();
-    drop(c);
-    s.stop();
+    let mut cfg = store_with_a_write(&dir);
+    cfg.listen = Some("127.0.0.1:0".parse().unwrap());
     std::fs::remove_file(&store).unwrap();
     let err = refused(&cfg);
     assert!(err.contains("disk.img does not exist") && err.contains("map."), "{err}");
@@ -102,8 +103,7 @@ fn a_store_deleted_while_serving_fails_the_flush() {
 
 /// A range-writes store holding one acknowledged FUA write, stopped; returns its configuration.
 fn store_with_a_write(dir: &Scratch) -> ServerConfig {
-    let mut cfg = config(DISK, &dir.path("disk.img"), Pace::None);
-    cfg.layout = Some(toml::from_str::<LayoutSpec>("type = \"range_writes\"").unwrap());
+    let cfg = range_writes(&dir.path("disk.img"));
     let s = start(cfg.clone());
     let mut c = Client::connect(s.addr, &s.export).unwrap();
     c.write_fua(1 << 20, &[9; 8192]).unwrap();
