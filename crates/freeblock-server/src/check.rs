@@ -151,6 +151,10 @@ fn check_map(store: &Path, meta: &StoreMeta, spec: &LayoutSpec, file: &Store, re
         Ok(None) => return r.problem(format!("{}: missing: the layout's map is gone, so where the blocks are is unknown", snapshot.display())),
         Err(e) => return r.problem(e.to_string()),
     }
+    // A snapshot without its journal replays as a clean, empty log: it is not.
+    if let Err(e) = crate::placement::read_journal(&files) {
+        return r.problem(e.to_string());
+    }
     let rule = match spec {
         LayoutSpec::Rearrange(_) => DirtyRule::Uncertain,
         _ => DirtyRule::Logged,

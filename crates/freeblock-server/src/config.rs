@@ -158,6 +158,11 @@ impl ServerConfig {
         if let Some(a) = self.stats.filter(|a| !a.ip().is_loopback()) {
             return Err(ConfigError::Invalid { field: "stats", message: format!("{a} is not a loopback address: the stats endpoint has no authentication") });
         }
+        if let Some(u) = &self.unix {
+            if u.as_os_str().as_encoded_bytes().first().is_none_or(|&b| b == 0) {
+                return Err(ConfigError::Invalid { field: "unix", message: "an empty name, or one starting with NUL, binds an abstract socket no file names: give a file path".into() });
+            }
+        }
         if self.export.as_ref().is_some_and(|e| e.len() > 4096) {
             return Err(ConfigError::Invalid { field: "export", message: "longer than the protocol's 4096 bytes".into() });
         }

@@ -24,6 +24,7 @@
 //! | an unknown option | `NBD_REP_ERR_UNSUP` |
 //! | a request past the export's end | `EINVAL` (read) / `ENOSPC` (write, zeroes, trim) |
 //! | an unknown command, an oversized READ | `EINVAL` / `EOVERFLOW` |
+//! | unknown command flags, a FLUSH with a non-zero offset or length | `EINVAL` |
 //!
 //! A failure on one connection never reaches another: each is its own task.
 
@@ -360,7 +361,8 @@ fn answered_by_engine(conn: &Connection, req: &p::Request, payload: &[u8], recei
         _ => return None,
     };
     let in_range = req.offset.checked_add(u64::from(req.length)).is_some_and(|end| end <= export.size);
-    if export.placed || req.length == 0 || !in_range || req.has(cflag::FUA) {
+    // Unknown flags are refused by `answer`.
+    if export.placed || req.length == 0 || !in_range || req.has(cflag::FUA) || req.flags & !cflag::KNOWN != 0 {
         return None;
     }
     let length = u64::from(req.length);
@@ -463,6 +465,9 @@ async fn answer(export: &Export, req: p::Request, payload: Vec<u8>, received: In
     let past_end = if req.command == Command::Read { errno::EINVAL } else { errno::ENOSPC };
     match req.command {
         Command::Other(n) => return fail(errno::EINVAL, &format!("command {n} is not supported")),
+        _ if req.flags & !cflag::KNOWN != 0 => return fail(errno::EINVAL, &format!("command flags {:#x}: unknown bits", req.flags & !cflag::KNOWN)),
+        // The protocol reserves FLUSH's offset and length as zero.
+        Command::Flush if req.offset != 0 || req.length != 0 => return fail(errno::EINVAL, "FLUSH with a non-zero offset or length"),
         Command::Read if req.length > p::MAX_PAYLOAD_BYTES => return fail(errno::EOVERFLOW, "read longer than the maximum block size"),
         Command::Read | Command::Write | Command::WriteZeroes | Command::Trim if !in_range => return fail(past_end, &format!("{} bytes at {} run past the export's end ({size} bytes)", req.length, req.offset)),
         _ => {}
@@ -522,7 +527,9 @@ async fn flush(export: &Export) -> std::io::Result<()> {
         sums.map_or(Ok(()), |s| s.sync_data())
     })
     .await
-    .map_err(std::io::Error::other)?
+    .map_err(std::io::Error::other)??;
+    // Durable, but in the file the path names? A store deleted while serving is not.
+    export.store.check_identity()
 }
 
 /// FLUSH (and FUA) of a placed export. A layout that acknowledges writes from memory (LFS) is

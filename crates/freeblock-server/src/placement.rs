@@ -563,14 +563,45 @@ impl LayoutPolicy for Placement {
     }
 }
 
-/// The policy's journal as the files beside the store hold it, for recovery.
+/// The policy's journal as the files beside the store hold it, for recovery; `None` for a map
+/// never made (or whose creation a crash interrupted before it held anything).
+///
+/// [`freeblock::layout::journal::Journal::create`] writes an empty journal (base 0) first, then the snapshot, and every
+/// later checkpoint replaces each file by a rename; so the two files exist together from then
+/// on, and one without the other is a deleted file, not a crash:
+///
+/// | snapshot | journal | meaning |
+/// |---|---|---|
+/// | absent | absent | no map yet: start one |
+/// | absent | header only, base 0 | creation interrupted: start one |
+/// | absent | anything else | the snapshot was deleted: refused (an empty map would lose every block) |
+/// | present | absent | the journal was deleted: refused (its commits are gone) |
 ///
 /// # Errors
-/// [`LayoutError::Io`].
+/// [`LayoutError::Io`]; [`LayoutError::Corrupt`] naming the missing file.
 pub fn read_journal(files: &DirStorage) -> Result<Option<MemStorage>, LayoutError> {
     let snapshot = files.read(StoreFile::Snapshot)?;
     let journal = files.read(StoreFile::Journal)?;
-    Ok(snapshot.map(|s| MemStorage { snapshot: Some(s), journal }))
+    let missing = |present: StoreFile, gone: StoreFile| LayoutError::Corrupt {
+        file: files.describe(gone),
+        offset: 0,
+        record: None,
+        message: format!("missing, but {} is there: the map's two files are made together and neither is ever removed, so one was deleted and the map of every acknowledged write with it", files.describe(present)),
+    };
+    match (snapshot, journal) {
+        (None, None) => Ok(None),
+        (None, Some(j)) if creation_interrupted(&j) => Ok(None),
+        (None, Some(_)) => Err(missing(StoreFile::Journal, StoreFile::Snapshot)),
+        (Some(_), None) => Err(missing(StoreFile::Snapshot, StoreFile::Journal)),
+        (Some(s), journal) => Ok(Some(MemStorage { snapshot: Some(s), journal })),
+    }
+}
+
+/// A journal with no record that follows snapshot 0: what `Journal::create` leaves when a
+/// crash stops it before the snapshot is written.
+fn creation_interrupted(journal: &[u8]) -> bool {
+    const BASE: std::ops::Range<usize> = 12..20;
+    journal.len() as u64 == freeblock::layout::journal::JOURNAL_HEADER_BYTES && journal[BASE].iter().all(|&b| b == 0)
 }
 
 /// The layout policy rebuilt from its recovered journal by the policy's own recovery (which

@@ -91,6 +91,8 @@ pub mod cflag {
     pub const NO_HOLE: u16 = 1 << 1;
     pub const DF: u16 = 1 << 2;
     pub const FAST_ZERO: u16 = 1 << 4;
+    /// Every flag this server knows; a request with any other bit is answered `EINVAL`.
+    pub const KNOWN: u16 = FUA | NO_HOLE | DF | FAST_ZERO;
 }
 
 /// Structured reply chunk types and flags.

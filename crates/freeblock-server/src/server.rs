@@ -156,8 +156,12 @@ impl Server {
         };
         let unix = match &config.unix {
             Some(path) => {
-                // A socket file left by a server that was killed would refuse the bind.
+                // A socket file left by a server that was killed would refuse the bind; one a
+                // live server answers on is that server's, and taking it would steal its clients.
                 if std::fs::symlink_metadata(path).is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type())) {
+                    if std::os::unix::net::UnixStream::connect(path).is_ok() {
+                        return Err(ServerError::Listen { address: path.display().to_string(), source: std::io::Error::new(std::io::ErrorKind::AddrInUse, "a live server answers on this socket") });
+                    }
                     let _ = std::fs::remove_file(path);
                 }
                 Some((UnixListener::bind(path).map_err(listen_err(path.display().to_string()))?, path.clone()))

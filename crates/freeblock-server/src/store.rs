@@ -11,7 +11,13 @@
 //!  beside it: STORE.layout.json   which disk and layout the bytes belong to (written at creation)
 //!             STORE.map.snapshot, STORE.map.journal   the layout policy's map (crate::placement)
 //!             STORE.sums          the scrub's checksums (crate::scrub)
+//!             STORE.lock          held (flock) by the one server using the store; says its pid
 //! ```
+//!
+//! One store has one server: two would each append to the map's journal and acknowledge writes
+//! the other's map does not know, so the second is refused, naming the first's pid. A store file
+//! that is missing while its map is there is refused too (the map would place reads in an empty
+//! file), and FLUSH checks that the path still names the file being written ([`Store::sync`]).
 //!
 //! | operation | file |
 //! |---|---|
@@ -22,7 +28,9 @@
 //! | FLUSH | `fdatasync` |
 
 use std::fs::{File, OpenOptions};
-use std::os::unix::fs::FileExt;
+use std::io::Read;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use freeblock::experiment::LayoutSpec;
@@ -122,6 +130,30 @@ pub enum StoreError {
         /// The backing file.
         path: PathBuf,
     },
+    /// Another process (or another server in this one) holds the store.
+    #[error("store {path} is in use by {holder} (it holds {lock}): one store has one server; stop that one or use another store")]
+    InUse {
+        /// The backing file.
+        path: PathBuf,
+        /// The lock file.
+        lock: PathBuf,
+        /// What the lock file says of its holder.
+        holder: String,
+    },
+    /// The map's files are there but the store file is not: its bytes were deleted.
+    #[error("store {path} does not exist, but its layout's map {map} does: the map places blocks in a file that is gone, and an empty store would serve them as zeroes (restore the store, or delete the map's files to start anew)")]
+    MapWithoutStore {
+        /// The backing file.
+        path: PathBuf,
+        /// The map file found.
+        map: PathBuf,
+    },
+    /// The path no longer names the file being served (deleted or replaced while serving).
+    #[error("store {path} was deleted or replaced while serving: writes went to a file nobody can open again")]
+    Gone {
+        /// The backing file.
+        path: PathBuf,
+    },
     /// The file exists with another size than the export's.
     #[error("store {path}: {found} bytes, but the disk exports {want}: a store belongs to one disk (use another path, or the disk it was made for)")]
     Size {
@@ -139,6 +171,32 @@ pub struct Store {
     file: File,
     size: u64,
     created: bool,
+    path: PathBuf,
+    /// Held for the store's life: the advisory lock that keeps a second server out.
+    _lock: File,
+}
+
+/// Takes the store's advisory lock (`STORE.lock`, `flock` exclusive, not waiting) and writes
+/// the holder's pid into it. The kernel drops the lock when the process ends, however it ends,
+/// so a lock file left by a killed server is taken over.
+fn lock(store: &Path) -> Result<File, StoreError> {
+    let path = beside(store, "lock");
+    let io = |source| StoreError::Io { path: path.clone(), source };
+    let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).map_err(io)?;
+    // SAFETY: flock on a descriptor this function owns; no memory is passed.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let err = std::io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
+            return Err(io(err));
+        }
+        let mut said = String::new();
+        let _ = file.take(256).read_to_string(&mut said);
+        let holder = if said.trim().is_empty() { "another server (its pid not yet written)".to_string() } else { said.trim().to_string() };
+        return Err(StoreError::InUse { path: store.to_path_buf(), lock: path, holder });
+    }
+    file.set_len(0).map_err(io)?;
+    file.write_all_at(format!("pid {}\n", std::process::id()).as_bytes(), 0).map_err(io)?;
+    Ok(file)
 }
 
 impl Store {
@@ -152,7 +210,13 @@ impl Store {
     pub fn open(path: &Path, meta: &StoreMeta) -> Result<(Self, StoreMeta), StoreError> {
         let io = |source| StoreError::Io { path: path.to_path_buf(), source };
         let size = meta.store_bytes();
+        let lock = lock(path)?;
         let existing = StoreMeta::read(path)?;
+        if meta.layout.is_some() && !path.exists() {
+            if let Some(map) = ["map.snapshot", "map.journal"].iter().map(|s| beside(path, s)).find(|m| m.exists()) {
+                return Err(StoreError::MapWithoutStore { path: path.to_path_buf(), map });
+            }
+        }
         let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(io)?;
         let found = file.metadata().map_err(io)?.len();
         let describe = |m: &StoreMeta| format!("disk {} ({} sectors of {} bytes), layout {}", m.disk, m.disk_sectors, m.sector_bytes, m.layout.as_ref().map_or("none".into(), |l| serde_json::to_string(l).unwrap_or_default()));
@@ -175,7 +239,7 @@ impl Store {
         } else if found != size {
             return Err(StoreError::Size { path: path.to_path_buf(), found, want: size });
         }
-        Ok((Self { file, size, created: found == 0 }, held))
+        Ok((Self { file, size, created: found == 0, path: path.to_path_buf(), _lock: lock }, held))
     }
 
     /// Whether this open created the store (so it holds only zeroes).
@@ -222,12 +286,29 @@ impl Store {
         Ok(())
     }
 
-    /// Makes every completed write durable.
+    /// Makes every completed write durable, and checks that they went to the store: a file
+    /// deleted or replaced while serving takes writes nobody can read after a restart, so its
+    /// FLUSH fails (the open file's device and inode against the path's).
     ///
     /// # Errors
-    /// The file's I/O error.
+    /// The file's I/O error; [`std::io::ErrorKind::NotFound`] for a store deleted or replaced.
     pub fn sync(&self) -> std::io::Result<()> {
-        self.file.sync_data()
+        self.file.sync_data()?;
+        self.check_identity()
+    }
+
+    /// Fails when the store's path no longer names the open file.
+    ///
+    /// # Errors
+    /// [`std::io::ErrorKind::NotFound`] naming the store.
+    pub fn check_identity(&self) -> std::io::Result<()> {
+        let open = self.file.metadata()?;
+        let same = std::fs::metadata(&self.path).is_ok_and(|m| (m.dev(), m.ino()) == (open.dev(), open.ino()));
+        if same {
+            Ok(())
+        } else {
+            Err(std::io::Error::new(std::io::ErrorKind::NotFound, StoreError::Gone { path: self.path.clone() }.to_string()))
+        }
     }
 
     /// A second handle on the backing file, for a sync made off the calling thread.

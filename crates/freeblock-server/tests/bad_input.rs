@@ -67,8 +67,12 @@ fn go(addr: SocketAddr, name: &str) -> (TcpStream, u64) {
 }
 
 fn request(s: &mut TcpStream, command: u16, cookie: u64, offset: u64, length: u32) {
+    request_flagged(s, 0, command, cookie, offset, length);
+}
+
+fn request_flagged(s: &mut TcpStream, flags: u16, command: u16, cookie: u64, offset: u64, length: u32) {
     let mut b = p::REQUEST_MAGIC.to_be_bytes().to_vec();
-    b.extend_from_slice(&0u16.to_be_bytes());
+    b.extend_from_slice(&flags.to_be_bytes());
     b.extend_from_slice(&command.to_be_bytes());
     b.extend_from_slice(&cookie.to_be_bytes());
     b.extend_from_slice(&offset.to_be_bytes());
@@ -163,6 +167,24 @@ fn bad_requests_get_the_protocols_errors_and_others_are_served() {
     still_serves(addr, &name);
     let f = server.stop();
     assert!(f.summary.requests >= 6);
+}
+
+#[test]
+fn unknown_command_flags_and_a_flush_with_an_offset_or_length_get_einval() {
+    let dir = Scratch::new("bad-flags");
+    let server = start(config("atlas10k", &dir.path("store"), Pace::None));
+    let (mut s, _) = go(server.addr, &server.export);
+    // A READ with bit 7 set (no flag of the protocol), then a FLUSH with an offset, then one
+    // with a length: EINVAL each, and the connection goes on.
+    request_flagged(&mut s, 1 << 7, 0, 1, 0, 512);
+    assert_eq!(simple_reply(&mut s), (errno::EINVAL, 1));
+    request(&mut s, 3, 2, 4096, 0);
+    assert_eq!(simple_reply(&mut s), (errno::EINVAL, 2));
+    request(&mut s, 3, 3, 0, 512);
+    assert_eq!(simple_reply(&mut s), (errno::EINVAL, 3));
+    request(&mut s, 3, 4, 0, 0);
+    assert_eq!(simple_reply(&mut s), (0, 4), "a well-formed FLUSH is served");
+    still_serves(server.addr, &server.export);
 }
 
 /// Inputs per property run: 2000 in `make test`; `FREEBLOCK_PARSER_CASES=1000000` for the long
