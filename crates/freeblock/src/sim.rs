@@ -1442,7 +1442,16 @@ fn pump_layout(layout: &mut dyn LayoutPolicy, now: SimTime, p: &mut Pump<'_>) ->
                 }
                 Service::Free => {
                     let disk = p.disk;
-                    let fb = p.freeblock.get_or_insert_with(|| Freeblock::new(Arc::clone(disk), FreeblockConfig { stop_when_done: false, ..FreeblockConfig::default() }).expect("the default freeblock configuration is valid"));
+                    // Free service runs on the freeblock engine, which plans the bare media: a
+                    // disk it cannot model (cache on, zero latency) is refused, not a panic.
+                    let engine = match p.freeblock.take() {
+                        Some(engine) => engine,
+                        None => Freeblock::new(Arc::clone(disk), FreeblockConfig { stop_when_done: false, ..FreeblockConfig::default() }).map_err(|e| Error::Config {
+                            origin: "layout service = \"free\"".into(),
+                            message: format!("{e}; or serve the layout's I/O as \"foreground\" or \"idle\""),
+                        })?,
+                    };
+                    let fb = p.freeblock.insert(engine);
                     let tasks = match p.tasks {
                         Some(t) => t,
                         None => p.tasks.insert(LayoutTasks::new(fb, disk, now)?),
