@@ -321,7 +321,9 @@ pub fn touched_blocks(disk: &Disk, spec: &WorkloadSpec, seed: u64, block_sectors
 pub fn run_one(disk: &Arc<Disk>, cfg: &Fs2ReproConfig, workload: &Fs2Workload, variant: Variant) -> Result<Fs2Row> {
     // A closed workload's think time (the scattered-files presets') applies as in experiment files.
     let think_ms = workload.spec.think_time_ns().map_or(0.0, |t| t as f64 / 1e6);
-    let sim = SimConfig { scheduler: cfg.scheduler, keep_records: true, think_ms, ..SimConfig::default() };
+    // Think times spread ±50% (issue 32): a fixed one that is a whole number of revolutions
+    // decides rotational delay on the cache-off drive.
+    let sim = SimConfig { scheduler: cfg.scheduler, keep_records: true, think_ms, think_spread: THINK_SPREAD, ..SimConfig::default() };
     let policy: Option<Box<dyn LayoutPolicy>> = match variant {
         Variant::None => None,
         Variant::Fs2Paper => Some(Box::new(Fs2::new(disk, Fs2Config { nearest: Nearest::Lbn, service: Service::Foreground, mode: Mode::Dynamic, ..cfg.fs2.clone() })?)),
@@ -385,6 +387,9 @@ pub struct ThinkSensitivity {
     /// Mean access time improvement of fs2_paper over none, %.
     pub access_cut_pct: f64,
 }
+
+/// Spread of every closed workload's think time: uniform over ±this share of its mean.
+pub const THINK_SPREAD: f64 = 0.5;
 
 /// Think-time factors of the sensitivity check (issue 32: ±5% must move the cut by < 5 points).
 pub const THINK_FACTORS: [f64; 2] = [0.95, 1.05];
