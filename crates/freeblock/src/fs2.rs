@@ -424,7 +424,7 @@ pub fn run(cfg: &Fs2ReproConfig, tick: &(dyn Fn(usize) + Sync)) -> Result<Fs2Res
         .flatten()
         .collect();
     let pairs: Vec<(usize, Variant)> = (0..moved.len()).flat_map(|w| [(w, Variant::None), (w, Variant::Fs2Paper)]).collect();
-    let moved_rows = crate::parallel::map_in_order(&pairs, cfg.threads, |&(w, v)| run_one(&disk, cfg, &moved[w], v), &|_| {}).into_iter().collect::<Result<Vec<_>>>()?;
+    let moved_rows = crate::parallel::map_in_order(&pairs, cfg.threads, |&(w, v)| run_one(&disk, cfg, &moved[w], v), |_| {}).into_iter().collect::<Result<Vec<_>>>()?;
     let think_sensitivity = moved
         .iter()
         .zip(moved_rows.chunks(2))
