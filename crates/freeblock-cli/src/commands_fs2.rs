@@ -197,6 +197,20 @@ fn text(cfg: &Fs2ReproConfig, r: &Fs2Results, note: Option<&str>) -> Result<Stri
     }
     s.push_str(&t.render());
     writeln!(s)?;
+    if !r.think_sensitivity.is_empty() {
+        writeln!(s, "Think time moved ±5% (fs2_paper's access cut; the bar: under 5 points either way, so no result rests on a think time being a whole number of revolutions):")?;
+        for w in &r.workloads {
+            let Some(at) = r.row(&w.name, Variant::None).zip(r.row(&w.name, Variant::Fs2Paper)).map(|(b, p)| Fs2Row::improvement(b.access_ms, p.access_ms)) else { continue };
+            let moved: Vec<_> = r.think_sensitivity.iter().filter(|t| t.workload == w.name).collect();
+            if moved.is_empty() {
+                continue;
+            }
+            let worst = moved.iter().map(|t| (t.access_cut_pct - at).abs()).fold(0.0, f64::max);
+            let cells: Vec<String> = moved.iter().map(|t| format!("{:.1} ms: {:.0}%", t.think_ms, t.access_cut_pct)).collect();
+            writeln!(s, "  {:<13} as run {:.0}%; {}; moves {:.0} points: {}", w.name, at, cells.join(", "), worst, if worst < 5.0 { "holds" } else { "MISSES the bar (depends on the think time)" })?;
+        }
+        writeln!(s)?;
+    }
     writeln!(s, "The paper's rows (improvement %, busy % with FS2 / on Ext2):")?;
     for p in PAPER_ROWS {
         writeln!(s, "  {:<28} access {:>5.1}  seek {:>5.1}  rot {:>5.1}  energy {:>5.1}  busy {:>4.1}/{:>4.1}", p.label, p.access, p.seek, p.rotation, p.energy, p.busy, p.busy_base)?;

@@ -176,7 +176,16 @@ impl LayoutSpec {
         Ok(match self {
             LayoutSpec::Rearrange(c) => Box::new(crate::layout::rearrange::policy::Rearrange::new(disk, *c)?),
             LayoutSpec::RangeWrites(c) => Box::new(crate::layout::request_rangewrite::RequestRangeWrites::new(disk, *c)?),
-            LayoutSpec::Fs2(c) => Box::new(crate::layout::fs2::Fs2::new(disk, c.clone())?),
+            LayoutSpec::Fs2(c) => {
+                // Refused here, before a run, rather than at its first free I/O.
+                if c.service == crate::layout::Service::Free && disk.spec().cache.enabled {
+                    return Err(Error::Config {
+                        origin: "layout.service = \"free\"".into(),
+                        message: "free service runs on the freeblock engine, which models the media directly: turn the disk's cache off ([disk] cache = false) or use service = \"foreground\" or \"idle\"".into(),
+                    });
+                }
+                Box::new(crate::layout::fs2::Fs2::new(disk, c.clone())?)
+            }
             LayoutSpec::Lfs(c) => Box::new(crate::layout::lfs::LfsPolicy::from_spec(c, disk).map_err(crate::layout::LayoutError::from)?),
         })
     }

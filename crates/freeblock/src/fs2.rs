@@ -321,7 +321,9 @@ pub fn touched_blocks(disk: &Disk, spec: &WorkloadSpec, seed: u64, block_sectors
 pub fn run_one(disk: &Arc<Disk>, cfg: &Fs2ReproConfig, workload: &Fs2Workload, variant: Variant) -> Result<Fs2Row> {
     // A closed workload's think time (the scattered-files presets') applies as in experiment files.
     let think_ms = workload.spec.think_time_ns().map_or(0.0, |t| t as f64 / 1e6);
-    let sim = SimConfig { scheduler: cfg.scheduler, keep_records: true, think_ms, ..SimConfig::default() };
+    // Think times spread ±50% (issue 32): a fixed one that is a whole number of revolutions
+    // decides rotational delay on the cache-off drive.
+    let sim = SimConfig { scheduler: cfg.scheduler, keep_records: true, think_ms, think_spread: THINK_SPREAD, ..SimConfig::default() };
     let policy: Option<Box<dyn LayoutPolicy>> = match variant {
         Variant::None => None,
         Variant::Fs2Paper => Some(Box::new(Fs2::new(disk, Fs2Config { nearest: Nearest::Lbn, service: Service::Foreground, mode: Mode::Dynamic, ..cfg.fs2.clone() })?)),
@@ -370,7 +372,27 @@ pub struct Fs2Results {
     pub workloads: Vec<Fs2Workload>,
     /// Per workload, [`MAIN_VARIANTS`] then [`Variant::Rearrange`].
     pub rows: Vec<Fs2Row>,
+    /// fs2_paper's access cut with each closed workload's think time moved by ±5%: a result
+    /// that holds only because a think time is a whole number of revolutions moves a lot.
+    pub think_sensitivity: Vec<ThinkSensitivity>,
 }
+
+/// fs2_paper's mean-access cut over `none` at one think time of a closed workload.
+#[derive(Debug, Clone, Serialize)]
+pub struct ThinkSensitivity {
+    /// Workload name.
+    pub workload: String,
+    /// Think time of the run, ms.
+    pub think_ms: f64,
+    /// Mean access time improvement of fs2_paper over none, %.
+    pub access_cut_pct: f64,
+}
+
+/// Spread of every closed workload's think time: uniform over ±this share of its mean.
+pub const THINK_SPREAD: f64 = 0.5;
+
+/// Think-time factors of the sensitivity check (issue 32: ±5% must move the cut by < 5 points).
+pub const THINK_FACTORS: [f64; 2] = [0.95, 1.05];
 
 impl Fs2Results {
     /// The row of `variant` on `workload`.
@@ -389,5 +411,28 @@ pub fn run(cfg: &Fs2ReproConfig, tick: &(dyn Fn(usize) + Sync)) -> Result<Fs2Res
     let workloads = workloads(cfg);
     let jobs: Vec<(usize, Variant)> = (0..workloads.len()).flat_map(|w| MAIN_VARIANTS.iter().copied().chain([Variant::Rearrange]).map(move |v| (w, v))).collect();
     let rows = crate::parallel::map_in_order(&jobs, cfg.threads, |&(w, v)| run_one(&disk, cfg, &workloads[w], v), tick);
-    Ok(Fs2Results { rows: rows.into_iter().collect::<Result<_>>()?, workloads })
+    // The closed workloads again at ±5% think time, plain and with fs2_paper.
+    let moved: Vec<Fs2Workload> = workloads
+        .iter()
+        .filter_map(|w| match &w.spec {
+            WorkloadSpec::ScatteredFiles(spec) if spec.think_time_ms > 0.0 => Some(THINK_FACTORS.map(|f| Fs2Workload {
+                spec: WorkloadSpec::ScatteredFiles(ScatteredFilesSpec { think_time_ms: spec.think_time_ms * f, ..spec.clone() }),
+                ..w.clone()
+            })),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let pairs: Vec<(usize, Variant)> = (0..moved.len()).flat_map(|w| [(w, Variant::None), (w, Variant::Fs2Paper)]).collect();
+    let moved_rows = crate::parallel::map_in_order(&pairs, cfg.threads, |&(w, v)| run_one(&disk, cfg, &moved[w], v), |_| {}).into_iter().collect::<Result<Vec<_>>>()?;
+    let think_sensitivity = moved
+        .iter()
+        .zip(moved_rows.chunks(2))
+        .map(|(w, pair)| ThinkSensitivity {
+            workload: w.name.clone(),
+            think_ms: w.spec.think_time_ns().map_or(0.0, |t| t as f64 / 1e6),
+            access_cut_pct: Fs2Row::improvement(pair[0].access_ms, pair[1].access_ms),
+        })
+        .collect();
+    Ok(Fs2Results { rows: rows.into_iter().collect::<Result<_>>()?, workloads, think_sensitivity })
 }

@@ -81,6 +81,10 @@ pub struct SimConfig {
     /// Closed workloads: think time between a stream's completion and its next request, ms.
     /// Default 0.
     pub think_ms: f64,
+    /// Closed workloads: each think time is drawn uniformly from `think_ms` × [1 − spread,
+    /// 1 + spread] (deterministic: a hash of the completion count), so no result rests on a
+    /// think time being a whole number of revolutions. 0 (the default): every think is `think_ms`.
+    pub think_spread: f64,
     /// Requests the disk may hold for its scheduler to choose among; the rest wait in FIFO order in
     /// the driver. 0 means unlimited. Default 0.
     pub queue_depth: u32,
@@ -117,6 +121,7 @@ impl Default for SimConfig {
             scheduler: SchedulerSpec::Fcfs,
             mpl: 1,
             think_ms: 0.0,
+            think_spread: 0.0,
             queue_depth: 0,
             warmup: 0,
             max_requests: 0,
@@ -171,6 +176,9 @@ impl SimConfig {
         let limit_ms = MAX_SIMULATED_NS as f64 / 1e6;
         if !(self.think_ms.is_finite() && (0.0..=limit_ms).contains(&self.think_ms)) {
             return bad("think_ms", format!("must be a time from 0 to {} ms (100 years), not {}", number(limit_ms), number(self.think_ms)));
+        }
+        if !(self.think_spread.is_finite() && (0.0..=1.0).contains(&self.think_spread)) {
+            return bad("think_spread", format!("must lie in [0, 1], not {}", number(self.think_spread)));
         }
         let limit_s = MAX_SIMULATED_NS as f64 / 1e9;
         if !(self.max_time_s.is_finite() && (0.0..=limit_s).contains(&self.max_time_s)) {
@@ -585,6 +593,18 @@ impl<'w> Simulation<'w> {
             }
         }
         let think = freeblock_disk::time::ms_to_ns(self.config.think_ms);
+        let think_spread = self.config.think_spread;
+        // One think time, drawn from its spread by the completion count `salt` (splitmix64).
+        let think_after = move |salt: u64| -> SimTime {
+            if think_spread == 0.0 {
+                return think;
+            }
+            let mut z = salt.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            let unit = (z ^ (z >> 31)) as f64 / u64::MAX as f64;
+            (think as f64 * (1.0 + think_spread * (2.0 * unit - 1.0))).round() as SimTime
+        };
         let depth = if self.config.queue_depth == 0 { usize::MAX } else { self.config.queue_depth as usize };
         let limit = if self.config.max_requests == 0 { u64::MAX } else { self.config.max_requests };
         let max_time_s = self.config.max_time_s;
@@ -967,7 +987,7 @@ impl<'w> Simulation<'w> {
                             ArrivalKind::Open => {}
                             ArrivalKind::ClosedDelay => fetch(stream, now, now, &mut events, &mut staged, &mut self.source, &mut self.layout, &self.drive, next_id)?,
                             ArrivalKind::Closed if think == 0 => fetch(stream, now, now, &mut events, &mut staged, &mut self.source, &mut self.layout, &self.drive, next_id)?,
-                            ArrivalKind::Closed => events.push(now + think, Event::StreamReady { stream }),
+                            ArrivalKind::Closed => events.push(now + think_after(completed), Event::StreamReady { stream }),
                         }
                     }
                     // Online: a request arriving at this same instant joins it before the
@@ -1090,7 +1110,7 @@ impl<'w> Simulation<'w> {
                                         if think == 0 {
                                             fetch(stream, now, now, &mut events, &mut staged, &mut self.source, &mut self.layout, &self.drive, next_id)?;
                                         } else {
-                                            events.push(now + think, Event::StreamReady { stream });
+                                            events.push(now + think_after(completed), Event::StreamReady { stream });
                                         }
                                     }
                                 }
@@ -1442,7 +1462,16 @@ fn pump_layout(layout: &mut dyn LayoutPolicy, now: SimTime, p: &mut Pump<'_>) ->
                 }
                 Service::Free => {
                     let disk = p.disk;
-                    let fb = p.freeblock.get_or_insert_with(|| Freeblock::new(Arc::clone(disk), FreeblockConfig { stop_when_done: false, ..FreeblockConfig::default() }).expect("the default freeblock configuration is valid"));
+                    // Free service runs on the freeblock engine, which plans the bare media: a
+                    // disk it cannot model (cache on, zero latency) is refused, not a panic.
+                    let engine = match p.freeblock.take() {
+                        Some(engine) => engine,
+                        None => Freeblock::new(Arc::clone(disk), FreeblockConfig { stop_when_done: false, ..FreeblockConfig::default() }).map_err(|e| Error::Config {
+                            origin: "layout service = \"free\"".into(),
+                            message: format!("{e}; or serve the layout's I/O as \"foreground\" or \"idle\""),
+                        })?,
+                    };
+                    let fb = p.freeblock.insert(engine);
                     let tasks = match p.tasks {
                         Some(t) => t,
                         None => p.tasks.insert(LayoutTasks::new(fb, disk, now)?),

@@ -60,3 +60,23 @@ fn a_saved_table_is_checked_against_its_map_and_repaired() {
     assert_eq!(fixed.len(), policy.table().len());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 32: think times spread over a range are checked, and a spread run is as repeatable as
+/// a fixed one but not the same run.
+#[test]
+fn think_spread_is_checked_and_deterministic() {
+    use freeblock::workload::scattered_files::{Paper003Run, ScatteredFilesSpec};
+    let bad = SimConfig { think_ms: 10.0, think_spread: 1.5, ..SimConfig::default() };
+    let e = bad.validate().unwrap_err().to_string();
+    assert!(e.contains("sim.think_spread") && e.contains("1.5"), "{e}");
+    let disk = library::media("wd800").unwrap();
+    let run = |spread: f64| {
+        let spec = ScatteredFilesSpec { passes: 2, ..ScatteredFilesSpec::paper003(Paper003Run::Surge) };
+        let w = WorkloadSpec::ScatteredFiles(spec).build(disk.capacity(), 5).unwrap();
+        let cfg = SimConfig { think_ms: 50.0, think_spread: spread, ..SimConfig::default() };
+        let r = Simulation::new(Arc::clone(&disk), w, cfg).run(None).unwrap();
+        (r.duration_ns, r.requests)
+    };
+    assert_eq!(run(0.5), run(0.5));
+    assert_ne!(run(0.5), run(0.0));
+}

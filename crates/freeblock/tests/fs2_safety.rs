@@ -442,3 +442,35 @@ fn recovery_refuses_a_map_that_breaks_the_replica_limit() {
     let e = Fs2::recover(&h.disk, config(Nearest::Positioning, 1), storage).unwrap_err().to_string();
     assert!(e.contains("replica table does not match") && e.contains("max_replicas = 1"), "{e}");
 }
+
+/// Issue 32 item 7: free service on a disk with its cache on is refused with an error naming the
+/// setting, both when an experiment builds the policy and when a policy built directly submits
+/// its first free I/O mid-run (that path used to panic).
+#[test]
+fn free_service_on_a_cached_disk_is_refused_not_a_panic() {
+    use freeblock::sim::{SimConfig, Simulation};
+    use freeblock::workload::{DaysSpec, WorkloadSpec};
+    use freeblock_disk::{CacheSpec, DiskSpec};
+    use std::sync::Arc;
+    let spec = library::get("wd800").unwrap();
+    let cached = DiskSpec { cache: CacheSpec { enabled: true, ..spec.cache.clone() }, ..spec };
+    let disk = Arc::new(Disk::new(cached).unwrap());
+    let free = Fs2Config { service: Service::Free, ..Fs2Config::default() };
+    // Built directly, the policy runs until its first free I/O, then the run stops with an error.
+    let days = DaysSpec { days: 1, requests_per_day: 3000, day_s: 3600.0, rate_per_s: Some(2.0), block_sectors: 8, ..DaysSpec::default() };
+    let w = WorkloadSpec::Days(days).build(disk.capacity(), 3).unwrap();
+    let fs2 = Fs2::new(&disk, free).unwrap();
+    let e = Simulation::new(Arc::clone(&disk), w, SimConfig::default()).with_layout(Box::new(fs2)).run(None).unwrap_err().to_string();
+    assert!(e.contains("service = \"free\"") && e.contains("cache = false"), "{e}");
+    // The same policy with foreground service runs on the cached disk.
+    let days = DaysSpec { days: 1, requests_per_day: 3000, day_s: 3600.0, rate_per_s: Some(2.0), block_sectors: 8, ..DaysSpec::default() };
+    let w = WorkloadSpec::Days(days).build(disk.capacity(), 3).unwrap();
+    let fs2 = Fs2::new(&disk, Fs2Config { service: Service::Foreground, ..Fs2Config::default() }).unwrap();
+    Simulation::new(Arc::clone(&disk), w, SimConfig::default()).with_layout(Box::new(fs2)).run(None).unwrap();
+    // Through an experiment file, refused before the run starts.
+    let text = "[disk]\nname = \"wd800\"\ncache = true\n[workload]\ntype = \"random\"\n[layout]\ntype = \"fs2\"\nservice = \"free\"\n";
+    let exp = Experiment::from_toml_str(text, "exp.toml", std::path::Path::new(".")).unwrap();
+    let Err(e) = exp.layout.as_ref().unwrap().build(&disk) else { panic!("free service on a cached disk was accepted") };
+    let e = e.to_string();
+    assert!(e.contains("layout.service = \"free\"") && e.contains("cache = false"), "{e}");
+}
