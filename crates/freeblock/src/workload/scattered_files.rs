@@ -34,6 +34,9 @@
 //! | repetition | `passes` passes, all with the same LBNs in the same order | `passes` (10) |
 //! | writes | each request of each pass is a write of the same blocks with probability `write_fraction` (drawn per pass) | `write_fraction` (0.05) |
 //! | arrivals | closed: the simulator's tasks issue the next request when the last is done, after `think_time_ms` | `think_time_ms` (0) |
+//! | Ext2 shape | `placement = "ext2"`: a region is a directory; its files lie one after another in its groups' data blocks (after 260 blocks of group metadata), in pieces of at most `extent_blocks` with holes of 1..=`gap_blocks` between pieces and between files (an aged disk) | `placement` (`scattered`), `gap_blocks` (0) |
+//! | inodes | `inode_reads`: the file's inode-table block (its group's, 32 inodes a block) is read before the file unless it was the last inode block read | `inode_reads` (false) |
+//! | skew, order, writes | `dominant_share` of the files go to the first region (one dominant directory); `shuffle_files` reads the files in a new random order each pass; only a `written_files` share of the files are ever written | `dominant_share` (0), `shuffle_files` (false), `written_files` (1) |
 //!
 //! Everything is drawn from one [`ChaCha8Rng`] seeded from the seed given to `build`, in a fixed
 //! order (the span, the regions, then per file its size and per extent its region and slot, then per pass per
@@ -42,6 +45,7 @@
 //! a reproduction to use.
 
 use rand::seq::index::sample;
+use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -178,7 +182,54 @@ pub struct ScatteredFilesSpec {
     /// Think time between a task's completion and its next request, ms (≥ 0). Default 0.
     #[serde(default)]
     pub think_time_ms: f64,
+    /// Where files go: `scattered` (the default: every extent at a random slot of a random
+    /// region) or `ext2` (a region is a directory: its files one after another in its groups).
+    #[serde(default)]
+    pub placement: Placement,
+    /// `ext2` only: most free blocks left between two files of a directory (an aged file
+    /// system's holes; each gap uniform in 0..=this). Default 0.
+    #[serde(default)]
+    pub gap_blocks: u32,
+    /// Read the block of the group's inode table that holds a file's inode before the file
+    /// (when it is not the inode block read last). Default false.
+    #[serde(default)]
+    pub inode_reads: bool,
+    /// Share of the files in the first region drawn (a dominant directory), in [0, 1); 0 (the
+    /// default) spreads files uniformly over the regions.
+    #[serde(default)]
+    pub dominant_share: f64,
+    /// Each pass reads the files in a new random order (file-level random order, as a web or
+    /// database server serves them). Default false: the same order every pass.
+    #[serde(default)]
+    pub shuffle_files: bool,
+    /// Share of the files that are ever written, in (0, 1]: `write_fraction` applies to their
+    /// requests only. Default 1 (every file).
+    #[serde(default = "default_written_files")]
+    pub written_files: f64,
 }
+
+fn default_written_files() -> f64 {
+    1.0
+}
+
+/// How a [`ScatteredFilesSpec`] places files in their regions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// Every extent of `extent_blocks` at a random free slot of a random region.
+    #[default]
+    Scattered,
+    /// Ext2's allocator on an aged disk: a region is a directory; its files are laid one after
+    /// another (each contiguous, `gap_blocks` holes between them) from a random place in the
+    /// region's first group, running on into its next groups.
+    Ext2,
+}
+
+/// Blocks at the start of every group before its data (ext2: superblock copy, descriptors,
+/// bitmaps and the inode table: 8192 inodes of 128 bytes per 128 MB group is 256 blocks).
+pub const GROUP_METADATA_BLOCKS: u64 = 260;
+/// Inodes per 4 KB inode-table block (128-byte inodes).
+pub const INODES_PER_BLOCK: u64 = 32;
 
 impl Default for ScatteredFilesSpec {
     fn default() -> Self {
@@ -197,6 +248,12 @@ impl Default for ScatteredFilesSpec {
             passes: default_passes(),
             write_fraction: default_write_fraction(),
             think_time_ms: 0.0,
+            placement: Placement::Scattered,
+            gap_blocks: 0,
+            inode_reads: false,
+            dominant_share: 0.0,
+            shuffle_files: false,
+            written_files: 1.0,
         }
     }
 }
@@ -227,8 +284,14 @@ pub struct FilePlan {
     pub regions: Vec<Extent>,
     /// Free space: the tail of every block group past its occupied share, in disk order.
     pub free: Vec<Extent>,
-    /// One pass: the requests' (first sector, sectors), in order.
+    /// One pass in file order: the requests' (first sector, sectors), in order.
     pub pass: Vec<Extent>,
+    /// Each file's requests, in file order.
+    pub file_requests: Vec<Vec<Extent>>,
+    /// Each file's inode-table block (read before the file with `inode_reads`).
+    pub inodes: Vec<Extent>,
+    /// Whether each file is ever written.
+    pub writable: Vec<bool>,
 }
 
 impl FilePlan {
@@ -293,7 +356,7 @@ impl ScatteredFilesSpec {
     /// regions; SURGE many small static files in three, read-only. On `wd800` the TPC-W preset
     /// gives Ext2's access breakdown: about 8.2 ms, 3.5 ms of seek, 4.1 of rotation.
     #[must_use]
-    pub fn paper003(run: Paper003Run) -> Self {
+    pub fn paper003_scattered(run: Paper003Run) -> Self {
         let base = Self { passes: 7, spread: 0.1, ..Self::default() };
         match run {
             Paper003Run::Tpcw => Self { regions: 5, files: 300, mean_file_blocks: 16.0, extent_blocks: 8, write_fraction: 0.1, think_time_ms: 18.0, ..base },
@@ -301,6 +364,19 @@ impl ScatteredFilesSpec {
             Paper003Run::Startx => Self { regions: 4, files: 150, mean_file_blocks: 24.0, extent_blocks: 8, write_fraction: 0.0, think_time_ms: 14.0, ..base },
             Paper003Run::Surge => Self { regions: 3, files: 500, mean_file_blocks: 4.0, extent_blocks: 4, write_fraction: 0.0, think_time_ms: 50.0, ..base },
         }
+    }
+
+    /// The preset of [`paper003_scattered`](Self::paper003_scattered) shaped like Ext2 on an
+    /// aged disk (issue 32): each region a directory with its files one after another
+    /// (`placement = "ext2"`, holes of up to 8 blocks between them), the inode-table block read
+    /// before a file, one directory holding 40% of the files (the paper's TPC-W had one
+    /// dominant region, §4.3.3), TPC-W and SURGE serving files in a new random order each pass
+    /// (requests from many clients), and writes on a fifth of the files only.
+    #[must_use]
+    pub fn paper003(run: Paper003Run) -> Self {
+        let scattered = Self::paper003_scattered(run);
+        let shuffle_files = matches!(run, Paper003Run::Tpcw | Paper003Run::Surge);
+        Self { placement: Placement::Ext2, gap_blocks: 8, inode_reads: true, dominant_share: 0.4, shuffle_files, written_files: 0.2, ..scattered }
     }
 
     /// Think time, ns.
@@ -342,6 +418,15 @@ impl ScatteredFilesSpec {
         }
         if !(self.think_time_ms.is_finite() && (0.0..=freeblock_disk::time::MAX_DURATION_MS).contains(&self.think_time_ms)) {
             return Err(invalid("think_time_ms", format!("must be a time of 0 to {} ms, got {}", freeblock_disk::time::MAX_DURATION_MS, self.think_time_ms)));
+        }
+        if !(self.dominant_share.is_finite() && (0.0..1.0).contains(&self.dominant_share)) {
+            return Err(invalid("dominant_share", format!("must be a fraction in [0, 1), got {}", self.dominant_share)));
+        }
+        if !(self.written_files.is_finite() && self.written_files > 0.0 && self.written_files <= 1.0) {
+            return Err(invalid("written_files", format!("must be a fraction in (0, 1], got {}", self.written_files)));
+        }
+        if self.placement == Placement::Ext2 && self.group_blocks <= GROUP_METADATA_BLOCKS {
+            return Err(invalid("group_blocks", format!("an ext2 group of {} blocks has no room after its {GROUP_METADATA_BLOCKS} blocks of metadata", self.group_blocks)));
         }
         if self.group_blocks < u64::from(self.extent_blocks) {
             return Err(invalid("group_blocks", format!("a group of {} blocks cannot hold an extent of extent_blocks = {}", self.group_blocks, self.extent_blocks)));
@@ -389,6 +474,65 @@ impl ScatteredFilesSpec {
             .map(|i| Extent { lbn: (span_start + i as u64) * region_groups * group_sectors, sectors: region_groups * group_sectors })
             .collect();
 
+        let files = match self.placement {
+            Placement::Scattered => self.place_scattered(&mut rng, &regions, group_sectors, slots_per_group)?,
+            Placement::Ext2 => self.place_ext2(&mut rng, &regions, group_sectors, used_blocks)?,
+        };
+        // The inode-table block of each file: its group's, numbered by the files whose first
+        // block lies in that group, in file order.
+        let mut inodes_in_group: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+        let inodes: Vec<Extent> = files
+            .iter()
+            .map(|extents| {
+                let group = extents[0].lbn / group_sectors;
+                let number = inodes_in_group.entry(group).or_insert(0);
+                let inode_block = 4 + *number / INODES_PER_BLOCK;
+                *number += 1;
+                Extent { lbn: group * group_sectors + inode_block.min(self.group_blocks - 1) * block, sectors: block }
+            })
+            .collect();
+        // Which files are ever written (drawn only when not all are, so that the default draws
+        // stay as they were).
+        let writable: Vec<bool> = if self.written_files >= 1.0 { vec![true; files.len()] } else { (0..files.len()).map(|_| rng.gen_bool(self.written_files)).collect() };
+
+        let request_sectors = u64::from(self.request_blocks) * block;
+        let file_requests: Vec<Vec<Extent>> = files
+            .iter()
+            .map(|extents| {
+                let mut requests = Vec::new();
+                for e in extents {
+                    let mut at = e.lbn;
+                    while at < e.end() {
+                        let sectors = request_sectors.min(e.end() - at);
+                        requests.push(Extent { lbn: at, sectors });
+                        at += sectors;
+                    }
+                }
+                requests
+            })
+            .collect();
+        let mut pass = Vec::new();
+        let mut last_inode = None;
+        for (f, requests) in file_requests.iter().enumerate() {
+            if self.inode_reads && last_inode != Some(inodes[f].lbn) {
+                last_inode = Some(inodes[f].lbn);
+                pass.push(inodes[f]);
+            }
+            pass.extend_from_slice(requests);
+        }
+        let free = (0..groups)
+            .map(|g| Extent { lbn: g * group_sectors + used_blocks * block, sectors: (self.group_blocks - used_blocks) * block })
+            .filter(|e| e.sectors > 0)
+            .chain((groups * group_sectors < capacity_sectors).then(|| Extent { lbn: groups * group_sectors, sectors: capacity_sectors - groups * group_sectors }))
+            .collect();
+        Ok(FilePlan { files, regions, free, pass, file_requests, inodes, writable })
+    }
+
+    /// Every extent of `extent_blocks` at a random free slot of a random region.
+    fn place_scattered(&self, rng: &mut ChaCha8Rng, regions: &[Extent], group_sectors: u64, slots_per_group: u64) -> Result<Vec<Vec<Extent>>, WorkloadError> {
+        let block = u64::from(self.block_sectors);
+        let extent_blocks = u64::from(self.extent_blocks);
+        let region_groups = u64::from(self.region_groups);
         // File sizes, then per extent a region and a slot; slots taken are remembered so that
         // no two extents overlap.
         let slots_per_region = slots_per_group * region_groups;
@@ -423,23 +567,55 @@ impl ScatteredFilesSpec {
             }
             files.push(extents);
         }
+        Ok(files)
+    }
 
-        let request_sectors = u64::from(self.request_blocks) * block;
-        let mut pass = Vec::new();
-        for e in files.iter().flatten() {
-            let mut at = e.lbn;
-            while at < e.end() {
-                let sectors = request_sectors.min(e.end() - at);
-                pass.push(Extent { lbn: at, sectors });
-                at += sectors;
-            }
+    /// Ext2's allocator on an aged disk: each region a directory whose files lie one after
+    /// another, `gap_blocks` holes between them, from a random place in its first group.
+    fn place_ext2(&self, rng: &mut ChaCha8Rng, regions: &[Extent], group_sectors: u64, used_blocks: u64) -> Result<Vec<Vec<Extent>>, WorkloadError> {
+        let block = u64::from(self.block_sectors);
+        if used_blocks <= GROUP_METADATA_BLOCKS {
+            return Err(invalid("fill_fraction", format!("{} of a {}-block group leaves no data blocks after its {GROUP_METADATA_BLOCKS} blocks of metadata", self.fill_fraction, self.group_blocks)));
         }
-        let free = (0..groups)
-            .map(|g| Extent { lbn: g * group_sectors + used_blocks * block, sectors: (self.group_blocks - used_blocks) * block })
-            .filter(|e| e.sectors > 0)
-            .chain((groups * group_sectors < capacity_sectors).then(|| Extent { lbn: groups * group_sectors, sectors: capacity_sectors - groups * group_sectors }))
-            .collect();
-        Ok(FilePlan { files, regions, free, pass })
+        let data_blocks = used_blocks - GROUP_METADATA_BLOCKS;
+        let extent_blocks = u64::from(self.extent_blocks);
+        // Each directory's next free block: (group within the region, block within the group).
+        let mut cursor: Vec<(u64, u64)> = regions.iter().map(|_| (0, GROUP_METADATA_BLOCKS + rng.gen_range(0..data_blocks.div_ceil(2)))).collect();
+        let mut files = Vec::with_capacity(self.files as usize);
+        for f in 0..self.files {
+            let u: f64 = rng.gen::<f64>();
+            let size = (-(1.0 - u).ln() * self.mean_file_blocks).ceil().clamp(1.0, f64::from(self.max_file_blocks)) as u64;
+            let r = if self.dominant_share > 0.0 && rng.gen_bool(self.dominant_share) { 0 } else { rng.gen_range(0..regions.len()) };
+            let mut extents: Vec<Extent> = Vec::new();
+            let mut left = size;
+            while left > 0 {
+                let (group, at) = &mut cursor[r];
+                if *at >= used_blocks {
+                    *group += 1;
+                    *at = GROUP_METADATA_BLOCKS;
+                }
+                if *group >= u64::from(self.region_groups) {
+                    return Err(invalid("files", format!("file {f} does not fit: directory (region) {r} is full (fewer or smaller files, more regions or region_groups, a smaller gap_blocks or a higher fill_fraction)")));
+                }
+                let len = left.min(used_blocks - *at).min(extent_blocks);
+                let lbn = regions[r].lbn + *group * group_sectors + *at * block;
+                match extents.last_mut() {
+                    Some(e) if e.end() == lbn => e.sectors += len * block,
+                    _ => extents.push(Extent { lbn, sectors: len * block }),
+                }
+                *at += len;
+                left -= len;
+                // An aged disk: the file's next piece lies past blocks other files hold.
+                if left > 0 && self.gap_blocks > 0 {
+                    *at += rng.gen_range(1..=u64::from(self.gap_blocks));
+                }
+            }
+            if self.gap_blocks > 0 {
+                cursor[r].1 += rng.gen_range(0..=u64::from(self.gap_blocks));
+            }
+            files.push(extents);
+        }
+        Ok(files)
     }
 
     /// Makes the workload for a disk of `capacity_sectors`, seeded with `seed`.
@@ -451,36 +627,88 @@ impl ScatteredFilesSpec {
         // Reads and writes come from a stream of their own, after the layout's draws.
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         rng.set_stream(1);
-        Ok(ScatteredFilesWorkload { pass: plan.pass, passes: self.passes, write_fraction: self.write_fraction, rng, next: 0 })
+        let mut order: Vec<usize> = (0..plan.file_requests.len()).collect();
+        if self.shuffle_files {
+            order.shuffle(&mut rng);
+        }
+        Ok(ScatteredFilesWorkload {
+            inodes: self.inode_reads.then_some(plan.inodes),
+            files: plan.file_requests,
+            writable: plan.writable,
+            order,
+            shuffle: self.shuffle_files,
+            passes: self.passes,
+            write_fraction: self.write_fraction,
+            rng,
+            at: Cursor::default(),
+        })
     }
 }
 
-/// The requests of a [`ScatteredFilesSpec`]: its pass, `passes` times.
+/// Where a [`ScatteredFilesWorkload`] is: pass, file (index into the pass's order), request.
+#[derive(Debug, Clone, Copy, Default)]
+struct Cursor {
+    pass: u32,
+    file: usize,
+    request: usize,
+    inode_done: bool,
+    last_inode: Option<u64>,
+}
+
+/// The requests of a [`ScatteredFilesSpec`]: every file's requests, in file order (or a new
+/// random order each pass with `shuffle_files`), `passes` times.
 #[derive(Debug, Clone)]
 pub struct ScatteredFilesWorkload {
-    pass: Vec<Extent>,
+    files: Vec<Vec<Extent>>,
+    inodes: Option<Vec<Extent>>,
+    writable: Vec<bool>,
+    order: Vec<usize>,
+    shuffle: bool,
     passes: u32,
     write_fraction: f64,
     rng: ChaCha8Rng,
-    next: u64,
+    at: Cursor,
 }
 
 impl Workload for ScatteredFilesWorkload {
     fn next_request(&mut self) -> Result<Option<Request>, WorkloadError> {
-        let per_pass = self.pass.len() as u64;
-        if self.next >= per_pass * u64::from(self.passes) {
-            return Ok(None);
+        loop {
+            if self.at.pass >= self.passes {
+                return Ok(None);
+            }
+            let Some(&f) = self.order.get(self.at.file) else {
+                self.at = Cursor { pass: self.at.pass + 1, last_inode: self.at.last_inode, ..Cursor::default() };
+                if self.shuffle && self.at.pass < self.passes {
+                    self.order.shuffle(&mut self.rng);
+                }
+                continue;
+            };
+            if !self.at.inode_done {
+                self.at.inode_done = true;
+                if let Some(inode) = self.inodes.as_ref().map(|i| i[f]) {
+                    if self.at.last_inode != Some(inode.lbn) {
+                        self.at.last_inode = Some(inode.lbn);
+                        return Ok(Some(Request { time: 0, lbn: inode.lbn, sectors: sectors_of(inode), op: Op::Read, measured: None }));
+                    }
+                }
+            }
+            let Some(&e) = self.files[f].get(self.at.request) else {
+                self.at = Cursor { pass: self.at.pass, file: self.at.file + 1, last_inode: self.at.last_inode, ..Cursor::default() };
+                continue;
+            };
+            self.at.request += 1;
+            let op = if self.writable[f] && self.write_fraction > 0.0 && self.rng.gen_bool(self.write_fraction) { Op::Write } else { Op::Read };
+            return Ok(Some(Request { time: 0, lbn: e.lbn, sectors: sectors_of(e), op, measured: None }));
         }
-        let e = self.pass[(self.next % per_pass) as usize];
-        self.next += 1;
-        let op = if self.write_fraction > 0.0 && self.rng.gen_bool(self.write_fraction) { Op::Write } else { Op::Read };
-        let sectors = u32::try_from(e.sectors).expect("at most request_blocks × block_sectors, both u32 and checked");
-        Ok(Some(Request { time: 0, lbn: e.lbn, sectors, op, measured: None }))
     }
 
     fn arrival(&self) -> ArrivalKind {
         ArrivalKind::Closed
     }
+}
+
+fn sectors_of(e: Extent) -> u32 {
+    u32::try_from(e.sectors).expect("at most request_blocks × block_sectors, both u32 and checked")
 }
 
 #[cfg(test)]
@@ -546,6 +774,89 @@ mod tests {
     }
 
     #[test]
+    fn ext2_placement_lays_a_directory_out_file_after_file() {
+        let spec = ScatteredFilesSpec { placement: Placement::Ext2, files: 200, passes: 1, extent_blocks: 8, gap_blocks: 4, dominant_share: 0.5, ..ScatteredFilesSpec::default() };
+        let plan = spec.plan(WD800, 9).unwrap();
+        let block = u64::from(spec.block_sectors);
+        let group = spec.group_blocks * block;
+        let used = (spec.group_blocks as f64 * spec.fill_fraction) as u64 * block;
+        let region_of = |lbn: u64| plan.regions.iter().position(|r| r.lbn <= lbn && lbn < r.end()).expect("inside a region");
+        let mut last_end: Vec<Option<u64>> = vec![None; plan.regions.len()];
+        for extents in &plan.files {
+            let r = region_of(extents[0].lbn);
+            for (i, e) in extents.iter().enumerate() {
+                assert_eq!(region_of(e.lbn), r, "a file stays in its directory");
+                assert!(e.sectors <= u64::from(spec.extent_blocks) * block, "{e:?} longer than a piece");
+                let within = e.lbn % group;
+                assert!(within >= GROUP_METADATA_BLOCKS * block && within + e.sectors <= used, "{e:?} outside a group's data blocks");
+                // Each piece starts after the last one of its directory, at most a gap (or a
+                // group's free tail and metadata) later.
+                if let Some(end) = last_end[r] {
+                    let hop = e.lbn - end;
+                    let next_group = e.lbn / group != end.saturating_sub(1) / group;
+                    assert!(e.lbn >= end && (hop <= u64::from(spec.gap_blocks) * block || next_group), "piece {i} {e:?}: {hop} sectors after the last piece");
+                }
+                last_end[r] = Some(e.end());
+            }
+        }
+        // One directory holds about half the files (the dominant one, plus its uniform share).
+        let in_first = plan.files.iter().filter(|f| region_of(f[0].lbn) == 0).count() as f64 / plan.files.len() as f64;
+        let expected = 0.5 + 0.5 / plan.regions.len() as f64;
+        assert!((in_first - expected).abs() < 0.08, "{in_first} of the files in the dominant directory, expected about {expected}");
+    }
+
+    #[test]
+    fn inode_reads_shuffled_passes_and_written_files_do_what_they_say() {
+        let spec = ScatteredFilesSpec {
+            placement: Placement::Ext2,
+            files: 120,
+            passes: 3,
+            inode_reads: true,
+            shuffle_files: true,
+            written_files: 0.25,
+            write_fraction: 0.5,
+            ..ScatteredFilesSpec::default()
+        };
+        let plan = spec.plan(WD800, 4).unwrap();
+        let requests = drain(&spec, 4);
+        assert_eq!(requests, drain(&spec, 4), "deterministic");
+        // Every request is an inode block read or lies in a file.
+        let owner = |lbn: u64| plan.file_requests.iter().position(|rs| rs.iter().any(|e| e.lbn == lbn));
+        let mut passes: Vec<Vec<usize>> = vec![Vec::new()];
+        let mut seen_in_pass = std::collections::HashSet::new();
+        for r in &requests {
+            match owner(r.lbn) {
+                Some(f) => {
+                    if !r.op.is_read() {
+                        assert!(plan.writable[f], "a write to file {f}, which is never written");
+                    }
+                    if plan.file_requests[f][0].lbn == r.lbn {
+                        if !seen_in_pass.insert(f) {
+                            passes.push(Vec::new());
+                            seen_in_pass = std::collections::HashSet::from([f]);
+                        }
+                        passes.last_mut().unwrap().push(f);
+                    }
+                }
+                None => {
+                    assert!(plan.inodes.iter().any(|i| i.lbn == r.lbn), "{r:?} neither a file's nor an inode block");
+                    assert!(r.op.is_read(), "inode blocks are read");
+                }
+            }
+        }
+        assert_eq!(passes.len(), 3);
+        for p in &passes {
+            let mut sorted = p.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..120).collect::<Vec<_>>(), "each pass reads every file once");
+        }
+        assert_ne!(passes[0], passes[1], "shuffle_files: a new order each pass");
+        let written = plan.writable.iter().filter(|&&w| w).count() as f64 / 120.0;
+        assert!((written - 0.25).abs() < 0.1, "{written}");
+        assert!(requests.iter().any(|r| !r.op.is_read()));
+    }
+
+    #[test]
     fn bad_values_name_their_field() {
         let field = |spec: ScatteredFilesSpec| match spec.build(WD800, 1).unwrap_err() {
             WorkloadError::Invalid { field, .. } => field,
@@ -563,6 +874,10 @@ mod tests {
         assert_eq!(field(ScatteredFilesSpec { extent_blocks: 0, ..d() }), "extent_blocks");
         assert_eq!(field(ScatteredFilesSpec { regions: 10_000, ..d() }), "regions");
         assert_eq!(field(ScatteredFilesSpec { group_blocks: 2, ..d() }), "group_blocks");
+        assert_eq!(field(ScatteredFilesSpec { placement: Placement::Ext2, group_blocks: 200, ..d() }), "group_blocks");
+        assert_eq!(field(ScatteredFilesSpec { dominant_share: 1.0, ..d() }), "dominant_share");
+        assert_eq!(field(ScatteredFilesSpec { written_files: 0.0, ..d() }), "written_files");
+        assert_eq!(field(ScatteredFilesSpec { written_files: f64::NAN, ..d() }), "written_files");
         // More file blocks than the regions' occupied space holds.
         assert_eq!(field(ScatteredFilesSpec { files: 100_000, mean_file_blocks: 64.0, regions: 1, region_groups: 1, ..d() }), "files");
         let e = ScatteredFilesSpec { fill_fraction: 2.0, ..d() }.build(WD800, 1).unwrap_err().to_string();

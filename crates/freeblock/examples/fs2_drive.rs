@@ -1,0 +1,87 @@
+//! FS2 (paper 003) on the paper's drive with and without its read cache: pass-7 access cut of
+//! fs2_paper over none on the four scattered-files presets, and the first pass's response-time
+//! overhead. `cargo run --release -p freeblock --example fs2_drive [-- --no-cache] [--ext2] [--window N] [--threshold N]`
+
+use freeblock::fs2::{self, Drives, Fs2ReproConfig, Fs2Row, Variant};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut cfg = Fs2ReproConfig { trace: None, ..Fs2ReproConfig::default() };
+    let mut i = 0;
+    let mut prefix = "files_";
+    let (mut gap, mut extent, mut segments, mut dominant, mut think): (Option<u32>, Option<u32>, Option<u32>, Option<f64>, Option<f64>) = (None, None, None, None, None);
+    while i < args.len() {
+        match args[i].as_str() {
+            "--no-cache" => cfg.read_cache = false,
+            "--ext2" => prefix = "ext2_",
+            "--window" => {
+                i += 1;
+                cfg.fs2.window = args[i].parse()?;
+            }
+            "--threshold" => {
+                i += 1;
+                cfg.fs2.threshold = args[i].parse()?;
+            }
+            "--fill" => {
+                i += 1;
+                cfg.fs2.fill = args[i].parse()?;
+            }
+            "--gap" => {
+                i += 1;
+                gap = Some(args[i].parse()?);
+            }
+            "--extent" => {
+                i += 1;
+                extent = Some(args[i].parse()?);
+            }
+            "--segments" => {
+                i += 1;
+                segments = Some(args[i].parse()?);
+            }
+            "--dominant" => {
+                i += 1;
+                dominant = Some(args[i].parse()?);
+            }
+            "--think" => {
+                i += 1;
+                think = Some(args[i].parse::<f64>()?);
+            }
+            a => return Err(format!("unknown argument {a}").into()),
+        }
+        i += 1;
+    }
+    let mut drives = Drives::new(&cfg)?;
+    if let (Some(n), true) = (segments, cfg.read_cache) {
+        let mut spec = drives.paper.spec().clone();
+        spec.cache.segments = n;
+        drives.paper = std::sync::Arc::new(freeblock_disk::Disk::new(spec)?);
+    }
+    println!("cache {} window {} threshold {} fill {}", cfg.read_cache, cfg.fs2.window, cfg.fs2.threshold, cfg.fs2.fill);
+    println!("{:<14} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>9} {:>8} {:>6}", "workload", "none ms", "fs2 ms", "access", "seek", "rot", "energy", "1st pass", "copies%", "busy%");
+    for mut w in fs2::workloads(&cfg).into_iter().filter(|w| w.name.starts_with(prefix)) {
+        if let freeblock::workload::WorkloadSpec::ScatteredFiles(spec) = &mut w.spec {
+            spec.gap_blocks = gap.unwrap_or(spec.gap_blocks);
+            spec.extent_blocks = extent.unwrap_or(spec.extent_blocks);
+            spec.dominant_share = dominant.unwrap_or(spec.dominant_share);
+            spec.think_time_ms *= think.unwrap_or(1.0);
+        }
+        let base = fs2::run_one(&drives, &cfg, &w, Variant::None)?;
+        let ours = fs2::run_one(&drives, &cfg, &w, Variant::Fs2Paper)?;
+        let cut = |b: f64, o: f64| Fs2Row::improvement(b, o);
+        println!(
+            "{:<14} {:>8.2} {:>8.2} {:>6.0}% {:>6.0}% {:>6.0}% {:>6.0}% {:>+8.1}% {:>7.0}% {:>3.0}/{:<3.0}",
+            w.name,
+            base.access_ms,
+            ours.access_ms,
+            cut(base.access_ms, ours.access_ms),
+            cut(base.seek_ms, ours.seek_ms),
+            cut(base.rotational_ms, ours.rotational_ms),
+            cut(base.energy_per_access_mj, ours.energy_per_access_mj),
+            -cut(base.first_pass_response_ms, ours.first_pass_response_ms),
+            ours.reads_from_copies_pct,
+            base.busy_pct,
+            ours.busy_pct
+        );
+    }
+    Ok(())
+}
