@@ -268,3 +268,23 @@ fn ours_with_free_writes_never_delays_the_foreground_and_loses_nothing() {
     let report = serde_json::to_string(&ours.stats).unwrap();
     assert!(!report.contains("free_writes") && !report.contains("destination"), "{report}");
 }
+
+/// Issue 33: the paper's reading keeps a cleaning reserve (the file system 0.8 of the log), so
+/// at the same file-system utilisation the log is emptier and ORIGINAL cleans less per new
+/// segment; an out-of-range share is refused naming its field.
+#[test]
+fn the_papers_reading_keeps_a_reserve_and_a_bad_share_is_refused() {
+    let today = small();
+    let paper = small().paper_reading();
+    assert!(paper.fs_share < 1.0 && paper.clean_reads_one_by_one && !today.clean_reads_one_by_one);
+    assert!(paper.reading_settings().iter().any(|s| s.contains("cleaning reserve 20%")), "{:?}", paper.reading_settings());
+    let disk = today.disk().unwrap();
+    let (_, t) = run_one(&today, &disk, 0.8, CleanerKind::Original).unwrap();
+    let (_, p) = run_one(&paper, &disk, 0.8, CleanerKind::Original).unwrap();
+    assert!(p.end_utilisation_pct < t.end_utilisation_pct, "log utilisation: paper reading {:.1}%, today's {:.1}%", p.end_utilisation_pct, t.end_utilisation_pct);
+    for share in [0.0, 1.5, f64::NAN] {
+        let bad = LfsCleaningConfig { fs_share: share, ..small() };
+        let e = run_one(&bad, &disk, 0.5, CleanerKind::Original).unwrap_err().to_string();
+        assert!(e.contains("fs_share"), "{e}");
+    }
+}
