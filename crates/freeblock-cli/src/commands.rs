@@ -308,7 +308,7 @@ pub struct ReproArgs {
 
 pub fn repro(a: &ReproArgs) -> CmdResult {
     // Said, not silently ignored: these run in full in seconds, so they have no smaller version.
-    if a.quick && matches!(a.what.as_str(), "head-usage" | "range-writes" | "fs2") {
+    if a.quick && matches!(a.what.as_str(), "head-usage" | "range-writes") {
         eprintln!("note: {} has no --quick version (the full reproduction takes seconds); running it in full", a.what);
     }
     let result = match a.what.as_str() {
@@ -321,7 +321,7 @@ pub fn repro(a: &ReproArgs) -> CmdResult {
         "external" => crate::commands_external::repro_external(a),
         other => Err(format!("unknown reproduction `{other}` (known: head-usage, range-writes, free-mining, rearrangement, fs2, lfs-cleaning, external)").into()),
     };
-    if result.is_ok() && a.quick && !a.json && matches!(a.what.as_str(), "free-mining" | "rearrangement" | "lfs-cleaning" | "external") {
+    if result.is_ok() && a.quick && !a.json && matches!(a.what.as_str(), "free-mining" | "rearrangement" | "fs2" | "lfs-cleaning" | "external") {
         outln!("--quick: a smaller run than the paper's, so every verdict above is indicative only; run without --quick to compare with the paper");
     }
     result

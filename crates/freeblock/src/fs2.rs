@@ -115,6 +115,14 @@ pub fn paper_drive(name: &str, read_cache: bool) -> Result<Arc<Disk>> {
     Ok(Arc::new(Disk::new(spec)?))
 }
 
+/// The real file-system trace shipped with the repository (`grep -r` over Python's standard
+/// library copied into an aged 74.5 GiB ext2 image; 7 runs). Found from the crate's source
+/// folder, so a build in a clone finds it from any working folder.
+pub const SHIPPED_FS_TRACE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/traces/ext2-grep.trace");
+
+/// Runs of the program the shipped trace repeats.
+pub const FS_TRACE_PASSES: u32 = 7;
+
 /// How one run is laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -132,11 +140,14 @@ pub enum Variant {
     /// No replication on the bare media: `fs2_ours`' baseline when the others run with the
     /// read cache on.
     NoneMedia,
+    /// A bound: every block of the first run replicated before the run, contiguously in the
+    /// order the run first reads them (what FS2 would reach had it learnt the whole run at once).
+    Oracle,
 }
 
 impl Variant {
     /// Every variant.
-    pub const ALL: [Variant; 6] = [Variant::None, Variant::Fs2Paper, Variant::Fs2Static, Variant::Fs2Ours, Variant::Rearrange, Variant::NoneMedia];
+    pub const ALL: [Variant; 7] = [Variant::None, Variant::Fs2Paper, Variant::Fs2Static, Variant::Fs2Ours, Variant::Rearrange, Variant::NoneMedia, Variant::Oracle];
 
     /// The row label.
     #[must_use]
@@ -148,6 +159,7 @@ impl Variant {
             Variant::Fs2Ours => "fs2_ours",
             Variant::Rearrange => "rearrange",
             Variant::NoneMedia => "none_media",
+            Variant::Oracle => "oracle",
         }
     }
 }
@@ -168,6 +180,9 @@ pub struct Fs2Workload {
     pub stands_for: String,
     /// Period of the rearrangement comparison, s.
     pub period_s: f64,
+    /// Times the workload repeats one run of its program (the last is measured); 1 for a
+    /// workload that does not repeat (its second half is measured).
+    pub passes: u32,
 }
 
 /// What the reproduction runs.
@@ -200,6 +215,9 @@ pub struct Fs2ReproConfig {
     /// `fs2_ours` serves replicas with free bandwidth, which the freeblock engine plans on the bare
     /// media, so it runs with the cache off either way.
     pub read_cache: bool,
+    /// The real file-system trace (`tools/fs2-trace/make_ext2_trace.py`), run when the file
+    /// exists; default the one shipped in the repository.
+    pub fs_trace: Option<PathBuf>,
 }
 
 impl Default for Fs2ReproConfig {
@@ -218,6 +236,7 @@ impl Default for Fs2ReproConfig {
             threads: 2,
             table_dir: None,
             read_cache: true,
+            fs_trace: Some(PathBuf::from(SHIPPED_FS_TRACE)),
         }
     }
 }
@@ -235,12 +254,17 @@ impl Fs2ReproConfig {
 /// The workloads, in one place (a new one is one more entry).
 #[must_use]
 pub fn workloads(cfg: &Fs2ReproConfig) -> Vec<Fs2Workload> {
-    let mut out = vec![Fs2Workload { name: "days".into(), spec: WorkloadSpec::Days(cfg.days.clone()), stands_for: "TPC-W (Table 2), SURGE (Table 5)".into(), period_s: cfg.days.day_s }];
+    let mut out = vec![Fs2Workload { name: "days".into(), spec: WorkloadSpec::Days(cfg.days.clone()), stands_for: "TPC-W (Table 2), SURGE (Table 5)".into(), period_s: cfg.days.day_s, passes: 1 }];
     if let Some(path) = &cfg.trace {
         let mut spec = TraceSpec::new(path, TraceFormat::Vscsi);
         spec.limit = cfg.trace_limit;
         // The trace is two hours: four periods for rearrangement.
-        out.push(Fs2Workload { name: "cloudphysics".into(), spec: WorkloadSpec::Trace(spec), stands_for: "TPC-W (Table 2): a real server's disk".into(), period_s: 1800.0 });
+        out.push(Fs2Workload { name: "cloudphysics".into(), spec: WorkloadSpec::Trace(spec), stands_for: "TPC-W (Table 2): a real server's disk".into(), period_s: 1800.0, passes: 1 });
+    }
+    if let Some(path) = cfg.fs_trace.as_ref().filter(|p| p.is_file()) {
+        // A real program's reads over an aged ext2 image, its run repeated (tools/fs2-trace).
+        let spec = TraceSpec::new(path, TraceFormat::Validate);
+        out.push(Fs2Workload { name: "real_ext2_grep".into(), spec: WorkloadSpec::Trace(spec), stands_for: "a real file system: grep -r over a source tree".into(), period_s: 60.0, passes: FS_TRACE_PASSES });
     }
     // Files read again and again in the same order (the paper's own workloads' shape), each
     // preset as busy on the plain disk as the paper's was on Ext2.
@@ -261,7 +285,8 @@ pub fn workloads(cfg: &Fs2ReproConfig) -> Vec<Fs2Workload> {
                 spec.passes = cfg.scattered_passes;
                 spec.fill_fraction = cfg.fs2.fill;
                 let name = format!("{prefix}_{}", run.name());
-                out.push(Fs2Workload { name, spec: WorkloadSpec::ScatteredFiles(spec), stands_for: stands_for.into(), period_s: 60.0 });
+                let passes = spec.passes;
+                out.push(Fs2Workload { name, spec: WorkloadSpec::ScatteredFiles(spec), stands_for: stands_for.into(), period_s: 60.0, passes });
             }
         }
     }
@@ -417,6 +442,44 @@ impl Drives {
     }
 }
 
+/// The blocks the first of a workload's `passes` runs reads, each once, in the order it first
+/// reads them (runs of consecutive blocks as one extent), and their median sector: the oracle's
+/// replicas.
+///
+/// # Errors
+/// The workload cannot be built or read.
+pub fn first_run_blocks_in_order(disk: &Disk, spec: &WorkloadSpec, seed: u64, block_sectors: u64, passes: u32) -> Result<(Vec<StaticExtent>, u64)> {
+    let mut w = spec.build(disk.capacity(), seed)?;
+    let mut requests = Vec::new();
+    while let Some(r) = w.next_request().map_err(Error::Workload)? {
+        requests.push(r);
+        if requests.len() > 50_000_000 {
+            break;
+        }
+    }
+    let first_run = requests.len() / passes.max(1) as usize;
+    let mut seen = std::collections::HashSet::new();
+    let mut order: Vec<u64> = Vec::new();
+    for r in requests.iter().take(first_run).filter(|r| r.op.is_read()) {
+        for b in r.lbn / block_sectors..(r.lbn + u64::from(r.sectors)).div_ceil(block_sectors) {
+            if seen.insert(b) {
+                order.push(b);
+            }
+        }
+    }
+    let mut sorted = order.clone();
+    sorted.sort_unstable();
+    let median = sorted.get(sorted.len() / 2).copied().unwrap_or(0) * block_sectors;
+    let mut extents: Vec<StaticExtent> = Vec::new();
+    for b in order {
+        match extents.last_mut() {
+            Some(e) if e.first + e.blocks == b => e.blocks += 1,
+            _ => extents.push(StaticExtent { first: b, blocks: 1 }),
+        }
+    }
+    Ok((extents, median))
+}
+
 /// One run of `variant` on `workload`.
 ///
 /// # Errors
@@ -433,6 +496,10 @@ pub fn run_one(drives: &Drives, cfg: &Fs2ReproConfig, workload: &Fs2Workload, va
         Variant::Fs2Paper => Some(Box::new(Fs2::new(disk, Fs2Config { nearest: Nearest::Lbn, service: Service::Foreground, mode: Mode::Dynamic, ..cfg.fs2.clone() })?)),
         Variant::Fs2Static => {
             let (extents, median) = touched_blocks(disk, &workload.spec, cfg.seed, cfg.fs2.block_sectors)?;
+            Some(Box::new(Fs2::new(disk, Fs2Config { nearest: Nearest::Lbn, mode: Mode::Static, static_blocks: extents, static_center: Some(median), ..cfg.fs2.clone() })?))
+        }
+        Variant::Oracle => {
+            let (extents, median) = first_run_blocks_in_order(disk, &workload.spec, cfg.seed, cfg.fs2.block_sectors, workload.passes)?;
             Some(Box::new(Fs2::new(disk, Fs2Config { nearest: Nearest::Lbn, mode: Mode::Static, static_blocks: extents, static_center: Some(median), ..cfg.fs2.clone() })?))
         }
         Variant::Fs2Ours => {
@@ -460,11 +527,7 @@ pub fn run_one(drives: &Drives, cfg: &Fs2ReproConfig, workload: &Fs2Workload, va
         }
     }
     let fs2 = policy.map(Fs2::fs2_report);
-    let passes = match &workload.spec {
-        WorkloadSpec::ScatteredFiles(spec) => spec.passes,
-        _ => 1,
-    };
-    let mut row = measure(&workload.name, variant, &outcome.report, passes, fs2);
+    let mut row = measure(&workload.name, variant, &outcome.report, workload.passes, fs2);
     if variant == Variant::Rearrange {
         // Rearrangement hides its area from the logical disk: every block past it is served at
         // another sector, so "from copies" is not phys != logical there; leave it out.
@@ -542,7 +605,15 @@ pub fn variants_run(cfg: &Fs2ReproConfig) -> Vec<Variant> {
     if cfg.read_cache {
         v.push(Variant::NoneMedia);
     }
+    v.push(Variant::Oracle);
     v
+}
+
+/// Every (workload index, variant) run, in order; the oracle only for workloads that repeat a
+/// run (it replicates the first).
+#[must_use]
+pub fn jobs(cfg: &Fs2ReproConfig, workloads: &[Fs2Workload]) -> Vec<(usize, Variant)> {
+    (0..workloads.len()).flat_map(|w| variants_run(cfg).into_iter().map(move |v| (w, v))).filter(|&(w, v)| v != Variant::Oracle || workloads[w].passes > 1).collect()
 }
 
 /// Runs every workload under every variant.
@@ -552,7 +623,7 @@ pub fn variants_run(cfg: &Fs2ReproConfig) -> Vec<Variant> {
 pub fn run(cfg: &Fs2ReproConfig, tick: &(dyn Fn(usize) + Sync)) -> Result<Fs2Results> {
     let drives = Drives::new(cfg)?;
     let workloads = workloads(cfg);
-    let jobs: Vec<(usize, Variant)> = (0..workloads.len()).flat_map(|w| variants_run(cfg).into_iter().map(move |v| (w, v))).collect();
+    let jobs = jobs(cfg, &workloads);
     let rows = crate::parallel::map_in_order(&jobs, cfg.threads, |&(w, v)| run_one(&drives, cfg, &workloads[w], v), tick);
     // The closed workloads again at ±5% think time, plain and with fs2_paper.
     let moved: Vec<Fs2Workload> = workloads
