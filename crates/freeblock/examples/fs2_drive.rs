@@ -14,6 +14,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         match args[i].as_str() {
             "--no-cache" => cfg.read_cache = false,
             "--ext2" => prefix = "ext2_",
+            "--real" => prefix = "real_",
+            "--inside" => {
+                i += 1;
+                cfg.fs2.inside_jump_blocks = args[i].parse()?;
+            }
             "--window" => {
                 i += 1;
                 cfg.fs2.window = args[i].parse()?;
@@ -68,6 +73,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let base = fs2::run_one(&drives, &cfg, &w, Variant::None)?;
         let ours = fs2::run_one(&drives, &cfg, &w, Variant::Fs2Paper)?;
         let cut = |b: f64, o: f64| Fs2Row::improvement(b, o);
+        if let Some(f) = &ours.fs2 {
+            println!("  replicas made {}, hot region changes {}", f.replicas_made, f.hot_region_changes);
+        }
         println!(
             "{:<14} {:>8.2} {:>8.2} {:>6.0}% {:>6.0}% {:>6.0}% {:>6.0}% {:>+8.1}% {:>7.0}% {:>3.0}/{:<3.0}",
             w.name,
@@ -85,3 +93,4 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     Ok(())
 }
+

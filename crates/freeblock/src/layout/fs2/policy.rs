@@ -89,6 +89,10 @@ pub struct Fs2Config {
     /// the whole run, as the paper learns across runs (§4.3.3). Set it longer than one pass of
     /// the workload, or a block's count decays before the pattern repeats.
     pub coaccess_decay_accesses: u64,
+    /// Ours, beside the paper's rule: hot-region requests that start more than this many blocks
+    /// from where the last request ended are candidates too (§1.2: "accessed together but lack
+    /// spatial locality"). Default 0: off, the paper's rule.
+    pub inside_jump_blocks: u64,
     /// Candidates per replication job (written contiguously). Default 32.
     pub batch_blocks: usize,
     /// Replicas per block at most. Default 1 (the paper's evaluation).
@@ -121,6 +125,7 @@ impl Default for Fs2Config {
             threshold: 2,
             epoch_accesses: 4096,
             coaccess_decay_accesses: 0,
+            inside_jump_blocks: 0,
             batch_blocks: 32,
             max_replicas: 1,
             nearest: Nearest::Lbn,
@@ -224,6 +229,8 @@ pub struct Fs2Report {
     pub peak_replicas: u64,
     /// Journal commits.
     pub commits: u64,
+    /// Times the hot region moved (each clears the co-access counts).
+    pub hot_region_changes: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -329,7 +336,7 @@ impl Fs2 {
             }
         }
         let journal = Journal::create(MemStorage::new(), &map)?;
-        let monitor = AccessMonitor::new(config.region_blocks, config.window, config.threshold, config.epoch_accesses, config.coaccess_decay_accesses);
+        let monitor = AccessMonitor::new(config.region_blocks, config.window, config.threshold, config.epoch_accesses, config.coaccess_decay_accesses).with_inside_candidates(config.inside_jump_blocks);
         let report = Fs2Report { table_entry_bytes: REPLICA_ENTRY_BYTES, paper_entry_bytes: PAPER_ENTRY_BYTES, min_free_share: 1.0, ..Fs2Report::default() };
         let mut p = Self {
             bs,
@@ -431,7 +438,7 @@ impl Fs2 {
     /// The report so far.
     #[must_use]
     pub fn fs2_report(&self) -> Fs2Report {
-        Fs2Report { replicas_alive: self.table.len() as u64, table_bytes: self.table.memory_bytes(), ..self.report.clone() }
+        Fs2Report { replicas_alive: self.table.len() as u64, table_bytes: self.table.memory_bytes(), hot_region_changes: self.monitor.hot_changes(), ..self.report.clone() }
     }
 
     /// Share of the disk's blocks that are free (claimed destinations count as used).

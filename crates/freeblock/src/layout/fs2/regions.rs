@@ -23,8 +23,12 @@
 //! epoch holds. Halved with the region counts, a count of 1 fell to 0 before its second sighting
 //! and threshold 2 was never reached (issue 32).
 //!
-//! A block that is itself in the hot region is never a candidate: copying it nearer itself gains
-//! nothing (the paper replicates only "outside disk blocks").
+//! A block that is itself in the hot region is not a candidate under the paper's rule: copying it
+//! nearer itself gains no seek (the paper replicates only "outside disk blocks"). Ours, beside it
+//! (`inside_jump_blocks` > 0): a hot-region request that starts more than that many blocks from
+//! where the last request ended "lacks spatial locality" (§1.2) and its blocks are credited too,
+//! so files read one after another from far apart inside the hot region are laid out again in
+//! the order read, which saves rotation (and, with read-ahead, the whole access).
 
 use std::collections::{HashMap, VecDeque};
 
@@ -45,6 +49,14 @@ pub struct AccessMonitor {
     /// whether they touched the hot region.
     recent: VecDeque<(Vec<u64>, bool)>,
     together: HashMap<u64, u32>,
+    /// Ours (0: the paper's rule, off): a request in the hot region that starts more than this
+    /// many blocks from where the last one ended lacks spatial locality, and its blocks are
+    /// credited as read with the hot region too.
+    inside_jump_blocks: u64,
+    /// One past the last block of the last request.
+    last_end: Option<u64>,
+    /// Times the hot region moved (each clears the co-access counts).
+    hot_changes: u64,
 }
 
 impl AccessMonitor {
@@ -63,7 +75,23 @@ impl AccessMonitor {
             seen_in_epoch: 0,
             recent: VecDeque::new(),
             together: HashMap::new(),
+            inside_jump_blocks: 0,
+            last_end: None,
+            hot_changes: 0,
         }
+    }
+
+    /// The same monitor crediting hot-region requests that jump more than `blocks` (0: off).
+    #[must_use]
+    pub fn with_inside_candidates(mut self, blocks: u64) -> Self {
+        self.inside_jump_blocks = blocks;
+        self
+    }
+
+    /// Times the hot region moved.
+    #[must_use]
+    pub fn hot_changes(&self) -> u64 {
+        self.hot_changes
     }
 
     /// The region a block lies in.
@@ -103,9 +131,19 @@ impl AccessMonitor {
         if self.seen_in_epoch >= self.epoch_accesses || first_epoch {
             self.new_epoch();
         }
+        let jumped = match (self.last_end, blocks.first()) {
+            (Some(end), Some(&first)) => first.abs_diff(end) > self.inside_jump_blocks,
+            _ => false,
+        };
+        self.last_end = blocks.last().map(|b| b + 1).or(self.last_end);
         let Some(hot) = self.hot else { return };
         let rb = self.region_blocks;
         let touches_hot = blocks.iter().any(|&b| b / rb == hot);
+        if self.inside_jump_blocks > 0 && jumped {
+            for &b in blocks.iter().filter(|&&b| b / rb == hot) {
+                self.credit(b, candidates);
+            }
+        }
         let mut outside: Vec<u64> = blocks.iter().copied().filter(|&b| b / rb != hot).collect();
         if touches_hot {
             // Outside blocks of the requests just before this one were read together with it.
@@ -142,6 +180,7 @@ impl AccessMonitor {
     fn new_epoch(&mut self) {
         let hot = self.counts.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(&r, _)| r);
         if hot != self.hot {
+            self.hot_changes += u64::from(self.hot.is_some());
             // Co-access counts and the window speak of the old hot region.
             self.together.clear();
             self.recent.clear();
@@ -164,6 +203,32 @@ impl AccessMonitor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hot_blocks_that_lack_spatial_locality_are_candidates_only_with_the_inside_rule() {
+        // Region 0 is hot; its requests hop 1 → 40 → 80 → 2 (far apart inside it), round after round.
+        let rounds = |m: &mut AccessMonitor| {
+            let mut c = Vec::new();
+            for _ in 0..8 {
+                for r in [&[1u64][..], &[40], &[80], &[2]] {
+                    m.record(r, &mut c);
+                }
+            }
+            c
+        };
+        assert!(rounds(&mut AccessMonitor::new(100, 2, 2, 16, 0)).is_empty(), "the paper's rule: hot blocks are never candidates");
+        let c = rounds(&mut AccessMonitor::new(100, 2, 2, 16, 0).with_inside_candidates(10));
+        assert!([40, 80].iter().all(|b| c.contains(b)), "{c:?}");
+        // A request that follows on from the last one (2 after 1 is not a jump of more than 10).
+        let mut m = AccessMonitor::new(100, 2, 2, 16, 0).with_inside_candidates(10);
+        let mut c = Vec::new();
+        for _ in 0..8 {
+            for r in [&[1u64][..], &[2], &[3]] {
+                m.record(r, &mut c);
+            }
+        }
+        assert!(c.is_empty(), "sequential reads have spatial locality: {c:?}");
+    }
 
     #[test]
     fn blocks_read_with_the_hot_region_become_candidates_in_access_order() {
