@@ -163,7 +163,9 @@ pub struct ValidateArgs {
 /// mean ms, DiskSim RMS demerit ms).
 pub(crate) const DISKSIM_RESULTS: [(&str, f64, f64, f64); 2] = [("atlas10k", 3.893, 3.971, 0.268), ("hp_c2247a", 15.298, 15.315, 0.090)];
 
-fn shared_dir(arg: Option<&PathBuf>) -> PathBuf {
+/// The shared data folder: `arg`, else `../shared` (or further up) from the current folder, else
+/// the one beside this build's project.
+pub(crate) fn shared_dir(arg: Option<&PathBuf>) -> PathBuf {
     if let Some(p) = arg {
         return p.clone();
     }

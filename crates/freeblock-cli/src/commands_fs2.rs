@@ -10,13 +10,13 @@ use freeblock::layout::fs2::policy::TABLE_FILE;
 use freeblock::layout::{DirStorage, DirtyRule, Journal};
 
 use crate::commands::ReproArgs;
-use crate::plot::{self, Line, Reference};
+use crate::plot::{self, BarSeries, CategoryMark};
 use crate::progress::Runs;
 use crate::table::Table;
 use crate::CmdResult;
 
-/// Where the CloudPhysics trace is looked for when `--trace` is not given.
-const DEFAULT_TRACE: &str = "../shared/traces/cloudPhysicsIO.vscsi";
+/// The CloudPhysics trace inside the shared data folder (found as `validate` finds it).
+const SHARED_TRACE: &str = "traces/cloudPhysicsIO.vscsi";
 
 fn trace_choice(a: &ReproArgs) -> Result<(Option<PathBuf>, Option<String>), String> {
     if let Some(p) = &a.trace {
@@ -25,11 +25,11 @@ fn trace_choice(a: &ReproArgs) -> Result<(Option<PathBuf>, Option<String>), Stri
         }
         return Ok((Some(p.clone()), None));
     }
-    let p = PathBuf::from(DEFAULT_TRACE);
+    let p = crate::commands::shared_dir(None).join(SHARED_TRACE);
     if p.is_file() {
         Ok((Some(p), None))
     } else {
-        Ok((None, Some(format!("CloudPhysics part skipped: no trace at {DEFAULT_TRACE} (relative to the current directory); --trace PATH names one."))))
+        Ok((None, Some(format!("CloudPhysics part skipped: no trace at {}; --trace PATH names one.", p.display()))))
     }
 }
 
@@ -329,23 +329,36 @@ fn csv_text(r: &Fs2Results) -> Result<String, std::fmt::Error> {
     Ok(s)
 }
 
-/// One plot per workload: improvement in access, seek and rotational time per variant, with
-/// the paper's Table 2 (TPC-W) points.
+/// One plot per workload: improvement in access, seek, rotational time and energy per variant
+/// (grouped bars), with the paper's row for the workload it stands in for (its Table 2–5 figures).
 fn plots(out: &Path, r: &Fs2Results) -> Result<Vec<String>, Box<dyn std::error::Error>> {
     let mut written = Vec::new();
     for w in &r.workloads {
-        let series: Vec<Line> = [Variant::Fs2Paper, Variant::Fs2Static, Variant::Fs2Ours, Variant::Rearrange]
+        let series: Vec<BarSeries> = [Variant::Fs2Paper, Variant::Fs2Static, Variant::Fs2Ours, Variant::Rearrange, Variant::Oracle]
             .iter()
             .filter_map(|&v| r.row(&w.name, v).zip(r.base_of(&w.name, v)))
-            .map(|(row, base)| Line { label: row.variant.clone(), points: vec![(1.0, Fs2Row::improvement(base.access_ms, row.access_ms)), (2.0, Fs2Row::improvement(base.seek_ms, row.seek_ms)), (3.0, Fs2Row::improvement(base.rotational_ms, row.rotational_ms))] })
+            .map(|(row, base)| BarSeries {
+                label: format!("{} (against {})", row.variant, base.variant),
+                values: vec![
+                    Fs2Row::improvement(base.access_ms, row.access_ms),
+                    Fs2Row::improvement(base.seek_ms, row.seek_ms),
+                    Fs2Row::improvement(base.rotational_ms, row.rotational_ms),
+                    Fs2Row::improvement(base.energy_per_access_mj, row.energy_per_access_mj),
+                ],
+            })
             .collect();
-        let refs = vec![
-            Reference::Point { label: "paper TPC-W dynamic: access".into(), x: 1.0, y: 50.0 },
-            Reference::Point { label: "paper TPC-W dynamic: seek".into(), x: 2.0, y: 72.0 },
-            Reference::Point { label: "paper TPC-W dynamic: rotational".into(), x: 3.0, y: 31.0 },
-        ];
+        // The paper's row for the workload this one stands in for; the range over its workloads
+        // where it stands in for none in particular.
+        let first_word = w.stands_for.split_whitespace().next().unwrap_or("");
+        let (marks, mark_label) = match PAPER_ROWS.iter().find(|p| p.label.starts_with(first_word) && !p.label.contains("static")) {
+            Some(p) => ([p.access, p.seek, p.rotation, p.energy].iter().enumerate().map(|(c, &v)| CategoryMark { category: c, low: v, high: v }).collect::<Vec<_>>(), format!("paper, {}", p.label)),
+            None => (
+                [PAPER_ACCESS_RANGE, PAPER_SEEK_RANGE, PAPER_ROTATION_RANGE, PAPER_ENERGY_RANGE].iter().enumerate().map(|(c, &(low, high))| CategoryMark { category: c, low, high }).collect(),
+                "paper: range over its workloads".to_string(),
+            ),
+        };
         let path = out.join(format!("fs2-{}.svg", w.name));
-        plot::lines(&path, &format!("FS2 on {}: improvement over no replication", w.name), "1 = access, 2 = seek, 3 = rotational", "improvement, %", &series, &refs)?;
+        plot::grouped_bars(&path, &format!("FS2 on {}: improvement over no replication", w.name), "improvement, %", &["access", "seek", "rotational", "energy"], &series, &marks, &mark_label)?;
         written.push(path.display().to_string());
     }
     Ok(written)

@@ -112,7 +112,7 @@ fn one_reading(a: &ReproArgs, cfg: &LfsCleaningConfig, stem: &str) -> Result<Opt
     let disk = cfg.disk()?;
     let total = cfg.utilisations.len() * if cfg.scan_reference { 5 } else { 4 };
     let pb = Runs::new("lfs-cleaning", total as u64, a.quiet || a.json);
-    let points = lc::sweep(&cfg, &|_| pb.inc())?;
+    let points = lc::sweep(cfg, &|_| pb.inc())?;
     pb.finish();
     let statements = lc::statements(&points);
 

@@ -110,7 +110,7 @@ pub fn serve(args: &ServeArgs) -> CmdResult {
         if let Some(a) = server.stats_addr() {
             listening.push(format!("stats http://{a}/metrics"));
         }
-        eprintln!("freeblock serve: {} on {} (pace {:?}); {}", server.export_name(), config.disk, config.pace, listening.join(", "));
+        eprintln!("freeblock serve: {} on {} (pace {}); {}", server.export_name(), config.disk, config.pace, listening.join(", "));
         let stop = async {
             if let Err(e) = freeblock_server::server::signals().await {
                 eprintln!("freeblock serve: cannot watch SIGINT/SIGTERM ({e}); stop with kill -9 only");

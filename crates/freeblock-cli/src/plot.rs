@@ -273,3 +273,69 @@ pub fn lines(path: &Path, title: &str, x_desc: &str, y_desc: &str, series: &[Lin
     root.present()?;
     Ok(())
 }
+
+/// One series of a grouped bar chart: a value per category (NaN: no bar).
+pub struct BarSeries {
+    pub label: String,
+    pub values: Vec<f64>,
+}
+
+/// The paper's value for one category of a grouped bar chart, drawn as a black dot over the
+/// group (a range as a whisker).
+pub struct CategoryMark {
+    pub category: usize,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// Draws grouped bars (one group per category, one bar per series; values may be negative) and
+/// the paper's marks to an SVG file.
+pub fn grouped_bars(path: &Path, title: &str, y_desc: &str, categories: &[&str], series: &[BarSeries], marks: &[CategoryMark], mark_label: &str) -> PlotResult {
+    let labels = series.iter().map(|s| s.label.as_str()).chain((!marks.is_empty()).then_some(mark_label));
+    let (root, chart_area, legend_area) = split_for_legend(path, 720, labels)?;
+    let ys = series.iter().flat_map(|s| s.values.iter().copied()).chain(marks.iter().flat_map(|m| [m.low, m.high])).chain([0.0]);
+    let (y0, y1) = extent(ys).unwrap_or((0.0, 1.0));
+    let pad = ((y1 - y0) * 0.05).max(1e-9);
+    let n = categories.len().max(1);
+    let names: Vec<String> = categories.iter().map(|c| (*c).to_string()).collect();
+    let mut chart = ChartBuilder::on(&chart_area)
+        .caption(title, ("sans-serif", CAPTION_FONT))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(64)
+        .build_cartesian_2d(-0.5..(n as f64 - 0.5), (y0 - pad)..(y1 + pad))?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n)
+        .x_label_formatter(&|x: &f64| {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 { names.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
+        })
+        .y_desc(y_desc)
+        .draw()?;
+    let width = 0.8 / series.len().max(1) as f64;
+    let mut entries = Vec::new();
+    for (k, s) in series.iter().enumerate() {
+        let colour = COLOURS[k % COLOURS.len()];
+        let bars = s.values.iter().enumerate().filter(|(_, v)| v.is_finite()).map(|(c, &v)| {
+            let left = c as f64 - 0.4 + k as f64 * width;
+            Rectangle::new([(left, 0.0), (left + width * 0.9, v)], colour.filled())
+        });
+        chart.draw_series(bars)?;
+        entries.push((s.label.clone(), Swatch::Box(colour)));
+    }
+    for m in marks {
+        let x = m.category as f64;
+        if m.high > m.low {
+            chart.draw_series([PathElement::new(vec![(x, m.low), (x, m.high)], PAPER.stroke_width(2))])?;
+        }
+        chart.draw_series([Circle::new((x, (m.low + m.high) / 2.0), 5, PAPER.filled())])?;
+    }
+    if !marks.is_empty() {
+        entries.push((mark_label.to_string(), if marks.iter().any(|m| m.high > m.low) { Swatch::Whisker } else { Swatch::Dot }));
+    }
+    draw_legend(&legend_area, &entries)?;
+    root.present()?;
+    Ok(())
+}

@@ -65,6 +65,15 @@ pub enum Pace {
     None,
 }
 
+impl std::fmt::Display for Pace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Real => "real",
+            Self::None => "none",
+        })
+    }
+}
+
 impl std::str::FromStr for Pace {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {

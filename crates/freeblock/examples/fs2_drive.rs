@@ -9,7 +9,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut cfg = Fs2ReproConfig { trace: None, ..Fs2ReproConfig::default() };
     let mut i = 0;
     let mut prefix = "files_";
-    let (mut gap, mut extent, mut segments, mut dominant, mut think): (Option<u32>, Option<u32>, Option<u32>, Option<f64>, Option<f64>) = (None, None, None, None, None);
+    let (mut gap, mut extent, mut segments): (Option<u32>, Option<u32>, Option<u32>) = (None, None, None);
+    let (mut dominant, mut think): (Option<f64>, Option<f64>) = (None, None);
     while i < args.len() {
         match args[i].as_str() {
             "--no-cache" => cfg.read_cache = false,
