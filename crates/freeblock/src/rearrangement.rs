@@ -355,6 +355,9 @@ fn run_policy(disk: &Arc<Disk>, w: Box<dyn Workload>, scheduler: SchedulerSpec, 
     Ok((rows, policy.changes().to_vec(), outcome.report))
 }
 
+/// The policy of the reproduction's runs: the configured area, one period a day, days
+/// alternating off and on, organ-pipe, moves as foreground I/O.
+#[must_use]
 pub fn base_policy(cfg: &RearrangementConfig) -> RearrangeConfig {
     RearrangeConfig { area: cfg.area, period_s: cfg.workload.day_s, schedule: Schedule::Alternate, ..RearrangeConfig::default() }
 }
