@@ -871,6 +871,41 @@ mod tests {
     }
 
     #[test]
+    fn bad_files_and_write_handfuls_are_named() {
+        let err = |spec: DaysSpec| spec.validate(CAPACITY).unwrap_err().to_string();
+        for bad in [1.0, -0.1, f64::NAN] {
+            let e = err(DaysSpec { read_sequential: bad, ..DaysSpec::default() });
+            assert!(e.contains("read_sequential"), "{e}");
+        }
+        for bad in [0, 1800, 5000] {
+            let e = err(DaysSpec { write_top_blocks: Some(bad), ..DaysSpec::default() });
+            assert!(e.contains("write_top_blocks") && e.contains(&bad.to_string()), "{e}");
+        }
+        // A share at or below the uniform share of its own handful is refused, naming the handful.
+        let e = err(DaysSpec { write_top_blocks: Some(900), write_top_share: 0.4, ..DaysSpec::default() });
+        assert!(e.contains("write_top_share") && e.contains("write_top_blocks"), "{e}");
+    }
+
+    #[test]
+    fn files_are_read_whole_at_one_instant() {
+        let spec = DaysSpec { days: 1, requests_per_day: 5000, read_fraction: 1.0, read_sequential: 0.5, ..DaysSpec::default() };
+        let mut w = spec.build(CAPACITY, 9).unwrap();
+        let starts: HashSet<u64> = w.hot_set().iter().map(|b| b * 16).collect();
+        let (mut reads, mut continuing) = (0u64, 0u64);
+        let mut prev: Option<Request> = None;
+        while let Some(r) = w.next_request().unwrap() {
+            reads += 1;
+            let follows = prev.as_ref().is_some_and(|p| p.time == r.time && p.lbn + 16 == r.lbn);
+            // A read either starts a file (a hot block) or follows its file's previous block.
+            assert!(follows || starts.contains(&r.lbn), "read at {} neither starts nor continues a file", r.lbn);
+            continuing += u64::from(follows);
+            prev = Some(r);
+        }
+        let share = continuing as f64 / reads as f64;
+        assert!((share - 0.5).abs() < 0.1, "{share}");
+    }
+
+    #[test]
     fn deterministic_per_seed() {
         let spec = DaysSpec {
             requests_per_day: 500,
