@@ -162,6 +162,14 @@ pub struct PaperMix {
 /// updates: a handful of inode blocks. The paper does not say; the tables imply the numbers.)
 #[must_use]
 pub fn paper_mix(base: &DaysSpec) -> PaperMix {
+    paper_mix_at(base, None)
+}
+
+/// [`paper_mix`] with the read share set rather than taken at the tables' bound (the tables bound
+/// it from above only): the other parameters derived at that share. A share above the bound
+/// would give writes more than 100% zero-length seeks; it is taken as given.
+#[must_use]
+pub fn paper_mix_at(base: &DaysSpec, read_share: Option<f64>) -> PaperMix {
     // The on days are the paper's days 2 and 4 (index 1 and 3); columns 2 and 4 are zero-length
     // seeks (%) and seek time (ms).
     let (zero, seek) = (2, SEEK_COLUMN);
@@ -173,7 +181,7 @@ pub fn paper_mix(base: &DaysSpec) -> PaperMix {
             (d as u64 + 1, (100.0 - all[zero]) / (100.0 - reads[zero]), all[seek] / reads[seek])
         })
         .collect();
-    let r = read_share_bounds.iter().flat_map(|&(_, a, b)| [a, b]).fold(1.0, f64::min);
+    let r = read_share.unwrap_or_else(|| read_share_bounds.iter().flat_map(|&(_, a, b)| [a, b]).fold(1.0, f64::min));
     let writes_zero_seeks_pct: Vec<(u64, f64)> = on_days.iter().map(|&d| (d as u64 + 1, (PAPER_TABLE_2[d][zero] - r * PAPER_TABLE_3[d][zero]) / (1.0 - r))).collect();
     let write_top_share = writes_zero_seeks_pct.iter().map(|w| w.1).fold(100.0, f64::min) / 100.0;
     // Off days 1 and 3 (index 0 and 2).
