@@ -251,6 +251,9 @@ fn repro_rearrangement_quick_prints_the_tables_and_writes_its_files() {
         "paper: 18.21 → 1.55 ms",
         "more than half:",
         "CloudPhysics part skipped",
+        "The paper's mix",
+        "Tables 2–3 with both mixes",
+        "meets the bar:",
     ] {
         assert!(text.contains(needle), "missing `{needle}` in:\n{text}");
     }
@@ -262,6 +265,10 @@ fn repro_rearrangement_quick_prints_the_tables_and_writes_its_files() {
     let t23: Vec<&str> = days.lines().filter(|l| l.starts_with("tables_2_3,")).collect();
     assert_eq!(t23.len(), 4, "{days}");
     assert!(t23[0].contains(",220.000000,"), "paper's Table 2 day 1 FCFS distance: {}", t23[0]);
+    // The same for the paper's mix.
+    let mix: Vec<&str> = days.lines().filter(|l| l.starts_with("tables_2_3_paper_mix,")).collect();
+    assert_eq!(mix.len(), 4, "{days}");
+    assert!(mix[0].contains(",220.000000,"), "{}", mix[0]);
     let moves = std::fs::read_to_string(dir.join("rearrangement-moves.csv")).unwrap();
     assert_eq!(moves.lines().count(), 1 + 5, "{moves}");
     assert!(std::fs::read_to_string(dir.join("rearrangement-fig4.csv")).unwrap().lines().count() > 2);
@@ -270,6 +277,10 @@ fn repro_rearrangement_quick_prints_the_tables_and_writes_its_files() {
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["tables_2_3"]["days"].as_array().unwrap().len(), 2);
+    assert_eq!(v["tables_2_3_paper_mix"]["days"].as_array().unwrap().len(), 2);
+    let reads = v["paper_mix"]["spec"]["read_fraction"].as_f64().unwrap();
+    assert!((reads - 0.98 / 3.54).abs() < 1e-9, "the paper's mix's read share: {reads}");
+    assert!(v["paper_mix_meets_bar"].is_boolean());
     assert_eq!(v["placements"].as_array().unwrap().len(), 3);
     assert_eq!(v["moves"].as_array().unwrap().len(), 5);
     assert!(v["cloudphysics"].is_null());

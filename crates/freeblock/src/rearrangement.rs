@@ -11,6 +11,7 @@
 //! | paper | what | ours |
 //! |---|---|---|
 //! | Tables 2–3 | four days, off/on/off/on: FCFS and actual seek distance, zero-length seeks, FCFS and actual seek time, service and waiting time; all requests and reads | [`tables_2_3`] |
+//! | Tables 1–3, Fig. 5 | the request mix they imply (reads ≤ 28%, writes on a handful of blocks in bursts of ~4, sequential reads), for Tables 2–3 beside today's mix | [`paper_mix`] |
 //! | Fig. 4 | seek distance and time against the number of rearranged blocks | [`figure_4`] |
 //! | Tables 4–5 | organ-pipe, interleaved and serial placement | [`placements`] |
 //! | Table 6 | rotational latency + transfer of reads per placement | from [`placements`] |
@@ -124,6 +125,85 @@ pub const PAPER_FIG4_KNEE_BLOCKS: usize = 200;
 /// §4.2.2 / §5: "Most of the benefits of block rearrangement are obtained by rearranging around
 /// 1% of all the blocks on a disk."
 pub const PAPER_KNEE_SHARE: f64 = 0.01;
+
+/// Table 1: the MK156F's 8 KB blocks per cylinder (10 tracks × 34 sectors = 340 sectors, 21 whole
+/// blocks of 16 sectors): organ-pipe puts the 21 hottest blocks on the centre cylinder.
+pub const PAPER_BLOCKS_PER_CYLINDER: u32 = 21;
+/// Fig. 5 (§4.2.2): "The 100 hottest blocks absorb around 90% of all the requests."
+pub const PAPER_FIG5_TOP100_SHARE: f64 = 0.90;
+
+/// The paper's request mix, each parameter derived from its tables (see [`paper_mix`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct PaperMix {
+    /// The `days` workload with the paper's mix (the other settings from the base given).
+    pub spec: DaysSpec,
+    /// Per on day (1-based, as the paper numbers them): the largest read share its Tables 2–3
+    /// figures allow, from zero-length seeks and from seek times.
+    pub read_share_bounds: Vec<(u64, f64, f64)>,
+    /// Per on day: the writes' zero-length seeks (%) the tables imply at `spec.read_fraction`.
+    pub writes_zero_seeks_pct: Vec<(u64, f64)>,
+    /// Per day: the mean write burst the writes' waiting and service times imply.
+    pub write_bursts: Vec<(u64, f64)>,
+}
+
+/// The paper's request mix, derived from its own tables, on top of `base` (days, requests, rate,
+/// bursts, drift and hot set size are kept):
+///
+/// | parameter | value | from |
+/// |---|---|---|
+/// | `read_fraction` | 0.277 | Tables 2–3, on days 2 and 4. Every "all requests" figure is `r · reads + (1 − r) · writes`. Writes cannot seek zero more than 100% of the time nor seek less than 0 ms, so `r ≤ (100 − all%) / (100 − reads%)` (day 2: 12/33 = 0.364, day 4: 8/28 = 0.286) and `r ≤ all ms / reads ms` (1.55/4.49 = 0.345, 0.98/3.54 = 0.277). The tightest, 0.277: the most read-heavy mix the tables allow (writes ≥ 72%) |
+/// | `write_top_blocks`, `write_top_share` | 21, 0.96 | At that `r`, the writes' zero-length seeks are `(all% − r · reads%) / (1 − r)`: 96.0% on day 2, 99.7% on day 4. A write seeks zero only after a request on its own cylinder, and organ-pipe puts the 21 hottest blocks (one MK156F cylinder, Table 1) on the centre one; we read the smaller figure as the 21 hottest blocks taking 96% of the writes |
+/// | `read_top_share` | ≈ 0.66 | Fig. 5: the 100 hottest blocks take ~90% of all requests; the reads' share of them is what is left beside the writes' share (`(0.90 − (1 − r) · w₁₀₀) / r`, `w₁₀₀` from the writes' Zipf law) |
+/// | `read_sequential` | 0.375 | Table 3, off days 1 and 3: 44% and 31% of reads seek zero with the blocks at home, where hot blocks are scattered; a read seeks zero there mostly by following its file's previous block, so we take the mean, 37.5%, as the share of reads that continue a file |
+/// | `hot_blocks` | 1125 files | Fig. 5: "fewer than 2000 blocks absorb all of the requests". The base's 1800 blocks stay 1800 blocks: with files of mean `1 / (1 − 0.375)` = 1.6 blocks, `1800 · (1 − 0.375)` files |
+/// | `write_burst` | ≈ 4 | Tables 2–3, all four days: writes' waiting and service times, `(all − r · reads) / (1 − r)`. A write of a geometric burst of mean `m` finds on average `m − 1` writes of its burst ahead of it (the disk is otherwise nearly idle), so `m = 1 + wait / service`: 3.9, 4.0, 4.1, 3.9; the mean |
+///
+/// (`/usr` was exported read-only, so so many writes are probably the server's inode access-time
+/// updates: a handful of inode blocks. The paper does not say; the tables imply the numbers.)
+#[must_use]
+pub fn paper_mix(base: &DaysSpec) -> PaperMix {
+    paper_mix_at(base, None)
+}
+
+/// [`paper_mix`] with the read share set rather than taken at the tables' bound (the tables bound
+/// it from above only): the other parameters derived at that share. A share above the bound
+/// would give writes more than 100% zero-length seeks; it is taken as given.
+#[must_use]
+pub fn paper_mix_at(base: &DaysSpec, read_share: Option<f64>) -> PaperMix {
+    // The on days are the paper's days 2 and 4 (index 1 and 3); columns 2 and 4 are zero-length
+    // seeks (%) and seek time (ms).
+    let (zero, seek) = (2, SEEK_COLUMN);
+    let on_days = [1usize, 3];
+    let read_share_bounds: Vec<(u64, f64, f64)> = on_days
+        .iter()
+        .map(|&d| {
+            let (all, reads) = (PAPER_TABLE_2[d], PAPER_TABLE_3[d]);
+            (d as u64 + 1, (100.0 - all[zero]) / (100.0 - reads[zero]), all[seek] / reads[seek])
+        })
+        .collect();
+    let r = read_share.unwrap_or_else(|| read_share_bounds.iter().flat_map(|&(_, a, b)| [a, b]).fold(1.0, f64::min));
+    let writes_zero_seeks_pct: Vec<(u64, f64)> = on_days.iter().map(|&d| (d as u64 + 1, (PAPER_TABLE_2[d][zero] - r * PAPER_TABLE_3[d][zero]) / (1.0 - r))).collect();
+    let write_top_share = writes_zero_seeks_pct.iter().map(|w| w.1).fold(100.0, f64::min) / 100.0;
+    // Off days 1 and 3 (index 0 and 2).
+    let read_sequential = (PAPER_TABLE_3[0][zero] + PAPER_TABLE_3[2][zero]) / 2.0 / 100.0;
+    let hot_blocks = (f64::from(base.hot_blocks) * (1.0 - read_sequential)).round() as u32;
+    let (service, waiting) = (5, 6);
+    let writes_only = |all: f64, reads: f64| (all - r * reads) / (1.0 - r);
+    let write_bursts: Vec<(u64, f64)> = (0..4)
+        .map(|d| {
+            let (all, reads) = (PAPER_TABLE_2[d], PAPER_TABLE_3[d]);
+            (d as u64 + 1, 1.0 + writes_only(all[waiting], reads[waiting]) / writes_only(all[service], reads[service]))
+        })
+        .collect();
+    let write_burst = write_bursts.iter().map(|b| b.1).sum::<f64>() / write_bursts.len() as f64;
+    let writes = DaysSpec { read_fraction: r, write_top_blocks: Some(PAPER_BLOCKS_PER_CYLINDER), write_top_share, read_sequential, hot_blocks, write_burst, ..base.clone() };
+    let w100 = writes.writes_share_of_top_blocks();
+    let read_top_share = (PAPER_FIG5_TOP100_SHARE - (1.0 - r) * w100) / r;
+    PaperMix { spec: DaysSpec { read_top_share, ..writes }, read_share_bounds, writes_zero_seeks_pct, write_bursts }
+}
+
+/// Index of the seek time (ms) in the paper's table rows.
+const SEEK_COLUMN: usize = 4;
 
 /// What the reproduction runs.
 #[derive(Debug, Clone, Serialize)]
@@ -284,7 +364,10 @@ fn run_policy(disk: &Arc<Disk>, w: Box<dyn Workload>, scheduler: SchedulerSpec, 
     Ok((rows, policy.changes().to_vec(), outcome.report))
 }
 
-fn base_policy(cfg: &RearrangementConfig) -> RearrangeConfig {
+/// The policy of the reproduction's runs: the configured area, one period a day, days
+/// alternating off and on, organ-pipe, moves as foreground I/O.
+#[must_use]
+pub fn base_policy(cfg: &RearrangementConfig) -> RearrangeConfig {
     RearrangeConfig { area: cfg.area, period_s: cfg.workload.day_s, schedule: Schedule::Alternate, ..RearrangeConfig::default() }
 }
 

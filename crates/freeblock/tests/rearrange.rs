@@ -66,3 +66,74 @@ fn bad_settings_are_named() {
     assert!(e.contains("block_sectors"), "{e}");
 }
 
+
+/// The paper's mix as generated: per day, the write share, the writes' concentration on the 21
+/// hottest blocks, the sequential reads, the write bursts and Fig. 5's skew are those its
+/// parameters ask for.
+#[test]
+fn paper_mix_generator_has_its_parameters() {
+    use std::collections::HashMap;
+    use freeblock::rearrangement::{paper_mix, PAPER_TABLE_2, PAPER_TABLE_3};
+    use freeblock::workload::Workload;
+    let mix = paper_mix(&RearrangementConfig::default().workload);
+    let spec = mix.spec.clone();
+    // The read share is the tightest bound of Tables 2–3's on days: day 4's seek times.
+    assert!((spec.read_fraction - PAPER_TABLE_2[3][4] / PAPER_TABLE_3[3][4]).abs() < 1e-12, "{}", spec.read_fraction);
+    assert_eq!(spec.write_top(), 21);
+    assert!((spec.write_top_share - 0.9604).abs() < 1e-3 && (spec.read_sequential - 0.375).abs() < 1e-12);
+    assert!((3.5..4.5).contains(&spec.write_burst), "{}", spec.write_burst);
+    let capacity = 16_297 * 16; // the MK156F's logical disk beside the paper's area
+    let mut w = spec.build(capacity, 11).unwrap();
+    // Per day: writes per block, all references per block, reads, reads continuing their file,
+    // write instants.
+    #[derive(Default)]
+    struct Day {
+        writes: HashMap<u64, u64>,
+        all: HashMap<u64, u64>,
+        reads: u64,
+        continuing: u64,
+        write_instants: u64,
+    }
+    let mut days: Vec<Day> = Vec::new();
+    let mut prev: Option<freeblock::request::Request> = None;
+    while let Some(r) = w.next_request().unwrap() {
+        let d = spec.day_of(r.time) as usize;
+        if days.len() <= d {
+            days.push(Day::default());
+        }
+        let day = &mut days[d];
+        let block = r.lbn / u64::from(spec.block_sectors);
+        *day.all.entry(block).or_default() += 1;
+        let same_instant = prev.as_ref().is_some_and(|p| p.time == r.time && p.op == r.op);
+        if r.op.is_read() {
+            day.reads += 1;
+            day.continuing += u64::from(same_instant && prev.as_ref().is_some_and(|p| p.lbn + u64::from(spec.block_sectors) == r.lbn));
+        } else {
+            *day.writes.entry(block).or_default() += 1;
+            day.write_instants += u64::from(!same_instant);
+        }
+        prev = Some(r);
+    }
+    assert_eq!(days.len(), spec.days as usize);
+    let top = |counts: &HashMap<u64, u64>, n: usize| {
+        let mut c: Vec<u64> = counts.values().copied().collect();
+        c.sort_unstable_by(|a, b| b.cmp(a));
+        c.iter().take(n).sum::<u64>() as f64 / c.iter().sum::<u64>() as f64
+    };
+    for (i, day) in days.iter().enumerate() {
+        let n = spec.requests_per_day as f64;
+        let writes: u64 = day.writes.values().sum();
+        let write_share = writes as f64 / n;
+        let writes_top = top(&day.writes, spec.write_top() as usize);
+        let all_top100 = top(&day.all, 100);
+        let continuing = day.continuing as f64 / day.reads as f64;
+        let burst = writes as f64 / day.write_instants as f64;
+        eprintln!("day {}: writes {write_share:.3}, the 21 hottest take {writes_top:.3} of writes, the 100 hottest {all_top100:.3} of all, {continuing:.3} of reads continue a file, bursts {burst:.2}, {} blocks", i + 1, day.all.len());
+        assert!((write_share - (1.0 - spec.read_fraction)).abs() < 0.02, "day {i}: write share {write_share}");
+        assert!((writes_top - spec.write_top_share).abs() < 0.02, "day {i}: writes' top-21 share {writes_top}");
+        assert!((all_top100 - 0.90).abs() < 0.05, "day {i}: Fig. 5's top-100 share {all_top100}");
+        assert!((continuing - spec.read_sequential).abs() < 0.08, "day {i}: sequential reads {continuing}");
+        assert!((burst - spec.write_burst).abs() < 0.5, "day {i}: mean burst {burst}");
+        assert!(day.all.len() < 2000, "Fig. 5: fewer than 2000 blocks take all ({})", day.all.len());
+    }
+}

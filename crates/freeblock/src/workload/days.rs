@@ -24,13 +24,22 @@
 //! | days | `days` days of `day_s` seconds; day `d` is `[d · day_ns, (d + 1) · day_ns)` | `days` (4), `day_s` (86 400) |
 //! | arrivals | each day exactly `requests_per_day` requests, a Poisson stream of rate `rate_per_s` from the day's start (conditioned on the count: the order statistics of uniform times over the first `requests_per_day / rate_per_s` seconds); the rest of the day is idle | `requests_per_day` (20 000), `rate_per_s` (`requests_per_day` over 15 hours: the paper's statistics cover 7 am to 10 pm) |
 //! | drift | at the start of each day after the first, `round(drift · hot_blocks)` ranks, chosen uniformly, get a block that is not in the hot set; the others keep theirs | `drift` (0.1) |
+//! | write bursts | a write starts a burst of writes at one instant, geometric with mean `write_burst` | `write_burst` (1) |
+//! | files and sequential reads | each rank is a file of consecutive blocks starting at its hot block, its length drawn when it enters the hot set (at least `k + 1` blocks with probability `read_sequential` given at least `k`, at most 64); a read of the rank reads the whole file, block after block, at one instant (FFS reads a file's next block ahead); a write writes its first block | `read_sequential` (0: one-block files) |
+//! | write concentration | `write_top_share` may speak of its own number of hottest blocks, `write_top_blocks` (a handful: writes of metadata blocks) | `write_top_blocks` (`top_blocks`) |
+//!
+//! Two named mixes are used by `freeblock repro rearrangement`: the defaults above with bursts
+//! (Fig. 5's skew, 60% reads, no sequential reads), and the paper's mix derived from its Tables
+//! 1–3 and Fig. 5 (about 28% reads, writes on a handful of blocks, sequential reads), which
+//! [`crate::rearrangement::paper_mix`] builds and explains number by number.
 //!
 //! Since every rank keeps the same probability, the blocks that stay keep their popularity, and
 //! the expected share of requests going to blocks that were hot the day before is `1 − drift`.
 //!
 //! Random draws come from one [`ChaCha8Rng`] seeded from the seed given to `build`, in a fixed
-//! order (per request: arrival, read/write, rank; per night: the replaced ranks, their new
-//! blocks), so the same spec, capacity and seed give the same requests.
+//! order (per request: whether it continues a burst or run, arrival, read/write, rank; per night:
+//! the replaced ranks, their new blocks), so the same spec, capacity and seed give the same
+//! requests. A spec with `read_sequential = 0` draws exactly as before runs existed.
 
 use std::collections::HashSet;
 
@@ -49,6 +58,9 @@ use super::{ArrivalKind, Workload, WorkloadError};
 /// blocks (about 40 bytes each) and solves for the Zipf exponents over all of them, so the size
 /// is bounded (the paper's hot set is under 2000 blocks).
 pub const MAX_HOT_BLOCKS: u32 = 10_000_000;
+
+/// The longest file (blocks) when `read_sequential > 0`.
+pub const MAX_FILE_BLOCKS: u32 = 64;
 
 /// Hours of activity per day that the default rate assumes (the paper's 7 am to 10 pm).
 pub const DEFAULT_ACTIVE_HOURS: f64 = 15.0;
@@ -108,6 +120,9 @@ fn default_drift() -> f64 {
 /// # read_top_share = 0.85     # share of reads that go to the top_blocks hottest blocks
 /// # write_top_share = 0.97    # the same for writes (more skewed)
 /// # drift = 0.1               # fraction of the hot set replaced each night
+/// # write_burst = 1           # mean writes arriving together
+/// # read_sequential = 0       # chance a read is followed by its file's next block
+/// # write_top_blocks = 100    # the hottest blocks write_top_share speaks of (default top_blocks)
 /// ```
 ///
 /// ```
@@ -170,6 +185,25 @@ pub struct DaysSpec {
     /// The share of reads stays `read_fraction`. Default 1 (no bursts).
     #[serde(default = "default_write_burst")]
     pub write_burst: f64,
+    /// Sequential reads, in [0, 1): each rank of the hot set is a file of consecutive blocks
+    /// starting at its hot block, whose length is drawn when it enters the hot set (at least
+    /// `k + 1` blocks with this probability given at least `k`; mean `1 / (1 − read_sequential)`,
+    /// at most [`MAX_FILE_BLOCKS`]). A read of the rank reads the whole file, block after block,
+    /// at one instant (a file read with its next block read ahead); a write writes its first
+    /// block. So this is the expected share of reads that follow their file's previous block;
+    /// `read_top_share` is the share of file reads (run starts), and a file's later blocks may
+    /// lie outside the hot set. The share of reads stays `read_fraction`. Default 0 (one-block
+    /// files: every read one block, as before files existed).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub read_sequential: f64,
+    /// How many of the hottest blocks `write_top_share` speaks of (1 ≤ n < `hot_blocks`), when
+    /// it is not `top_blocks`: writes concentrated on a handful of blocks. Default `top_blocks`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_top_blocks: Option<u32>,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 fn default_write_burst() -> f64 {
@@ -191,6 +225,8 @@ impl Default for DaysSpec {
             write_top_share: default_write_top_share(),
             drift: default_drift(),
             write_burst: default_write_burst(),
+            read_sequential: 0.0,
+            write_top_blocks: None,
         }
     }
 }
@@ -271,6 +307,30 @@ fn zipf_cdf(s: f64, hot: u32) -> Vec<f64> {
     cdf
 }
 
+/// A file's length, blocks: at least `k + 1` with probability `p` given at least `k`, at most
+/// [`MAX_FILE_BLOCKS`].
+fn file_length(rng: &mut ChaCha8Rng, p: f64) -> u32 {
+    let mut n = 1;
+    while n < MAX_FILE_BLOCKS && rng.gen_bool(p) {
+        n += 1;
+    }
+    n
+}
+
+/// The mean blocks a read reads: file lengths weighted by the rank law `cdf` (1 with no files).
+fn mean_read_run(cdf: &[f64], file_blocks: &[u32]) -> f64 {
+    if file_blocks.is_empty() {
+        return 1.0;
+    }
+    let mut prev = 0.0;
+    let mut mean = 0.0;
+    for (c, &n) in cdf.iter().zip(file_blocks) {
+        mean += (c - prev) * f64::from(n);
+        prev = *c;
+    }
+    mean
+}
+
 impl DaysSpec {
     /// Length of a day, ns. Day `d` is `[d · day_ns, (d + 1) · day_ns)`: a request's day is
     /// `time / day_ns()`.
@@ -310,12 +370,32 @@ impl DaysSpec {
         (self.drift * f64::from(self.hot_blocks)).round() as u32
     }
 
+    /// How many of the hottest blocks `write_top_share` speaks of: `write_top_blocks`, or
+    /// `top_blocks`.
+    #[must_use]
+    pub fn write_top(&self) -> u32 {
+        self.write_top_blocks.unwrap_or(self.top_blocks)
+    }
+
     /// The expected share of all requests that go to the `top_blocks` hottest blocks:
-    /// `read_fraction · read_top_share + (1 − read_fraction) · write_top_share` (reads and writes
-    /// rank the hot set alike, so their hottest blocks are the same).
+    /// `read_fraction · read_top_share + (1 − read_fraction) · w`, where `w` is the writes' share
+    /// of those blocks (`write_top_share` when `write_top_blocks` is `top_blocks`, else what the
+    /// writes' Zipf law gives them). Reads and writes rank the hot set alike, so their hottest
+    /// blocks are the same. With `read_sequential > 0` the reads' term counts run starts.
     #[must_use]
     pub fn expected_top_share(&self) -> f64 {
-        self.read_fraction * self.read_top_share + (1.0 - self.read_fraction) * self.write_top_share
+        self.read_fraction * self.read_top_share + (1.0 - self.read_fraction) * self.writes_share_of_top_blocks()
+    }
+
+    /// The writes' share of the `top_blocks` hottest blocks: `write_top_share` when
+    /// `write_top_blocks` is `top_blocks`, else what the writes' Zipf law gives those blocks.
+    #[must_use]
+    pub fn writes_share_of_top_blocks(&self) -> f64 {
+        if self.write_top() == self.top_blocks {
+            self.write_top_share
+        } else {
+            zipf_top_share(solve_exponent(self.write_top_share, self.write_top(), self.hot_blocks), self.top_blocks, self.hot_blocks)
+        }
     }
 
     /// The Zipf exponents `(reads, writes)` that give the set top shares.
@@ -326,7 +406,7 @@ impl DaysSpec {
         self.validate_popularity()?;
         Ok((
             solve_exponent(self.read_top_share, self.top_blocks, self.hot_blocks),
-            solve_exponent(self.write_top_share, self.top_blocks, self.hot_blocks),
+            solve_exponent(self.write_top_share, self.write_top(), self.hot_blocks),
         ))
     }
 
@@ -349,16 +429,21 @@ impl DaysSpec {
                 ),
             ));
         }
-        let uniform = f64::from(self.top_blocks) / f64::from(self.hot_blocks);
-        for (field, share) in [
-            ("read_top_share", self.read_top_share),
-            ("write_top_share", self.write_top_share),
+        if let Some(n) = self.write_top_blocks {
+            if n == 0 || n >= self.hot_blocks {
+                return Err(invalid("write_top_blocks", format!("must be at least 1 and below hot_blocks ({}), got {n}", self.hot_blocks)));
+            }
+        }
+        for (field, share, top, top_field) in [
+            ("read_top_share", self.read_top_share, self.top_blocks, "top_blocks"),
+            ("write_top_share", self.write_top_share, self.write_top(), if self.write_top_blocks.is_some() { "write_top_blocks" } else { "top_blocks" }),
         ] {
+            let uniform = f64::from(top) / f64::from(self.hot_blocks);
             if !(share.is_finite() && share > uniform && share < 1.0) {
                 return Err(invalid(
                     field,
                     format!(
-                        "must be above the uniform share top_blocks / hot_blocks = {uniform} \
+                        "must be above the uniform share {top_field} / hot_blocks = {uniform} \
                          and below 1, got {share}"
                     ),
                 ));
@@ -421,6 +506,9 @@ impl DaysSpec {
         }
         fraction("read_fraction", self.read_fraction)?;
         fraction("drift", self.drift)?;
+        if !(0.0..1.0).contains(&self.read_sequential) {
+            return Err(invalid("read_sequential", format!("must be within [0, 1), got {}", self.read_sequential)));
+        }
         if !(self.write_burst.is_finite() && self.write_burst >= 1.0) {
             return Err(invalid("write_burst", format!("must be a mean burst size ≥ 1, not {}", self.write_burst)));
         }
@@ -464,13 +552,19 @@ impl DaysSpec {
                 hot.push(b);
             }
         }
+        // File lengths only when files are on, so that other specs draw as before.
+        let file_blocks: Vec<u32> = if self.read_sequential > 0.0 { (0..hot.len()).map(|_| file_length(&mut rng, self.read_sequential)).collect() } else { Vec::new() };
+        let read_cdf = zipf_cdf(read_s, self.hot_blocks);
+        let mean_read_run = mean_read_run(&read_cdf, &file_blocks);
         Ok(DaysWorkload {
             spec: self.clone(),
             rng,
             blocks,
             hot,
             members,
-            read_cdf: zipf_cdf(read_s, self.hot_blocks),
+            read_cdf,
+            file_blocks,
+            mean_read_run,
             write_cdf: zipf_cdf(write_s, self.hot_blocks),
             day_ns: self.day_ns(),
             active_ns: self.active_ns() as f64,
@@ -478,6 +572,7 @@ impl DaysSpec {
             in_day: 0,
             position: 0.0,
             burst_at: None,
+            read_run: None,
             done: false,
         })
     }
@@ -496,6 +591,10 @@ pub struct DaysWorkload {
     members: HashSet<u64>,
     read_cdf: Vec<f64>,
     write_cdf: Vec<f64>,
+    /// Each rank's file length, blocks (empty: one-block files).
+    file_blocks: Vec<u32>,
+    /// The mean blocks of a read instant: the file lengths weighted by the reads' rank law.
+    mean_read_run: f64,
     day_ns: SimTime,
     active_ns: f64,
     /// The current day (0-based).
@@ -506,6 +605,8 @@ pub struct DaysWorkload {
     position: f64,
     /// The time of the write burst under way, if the next request may join it.
     burst_at: Option<SimTime>,
+    /// The time and block of the last read, and the blocks of its file still to read.
+    read_run: Option<(SimTime, u64, u32)>,
     /// All days are done.
     done: bool,
 }
@@ -547,10 +648,14 @@ impl DaysWorkload {
                 }
             };
             old.push(std::mem::replace(&mut self.hot[rank], fresh));
+            if !self.file_blocks.is_empty() {
+                self.file_blocks[rank] = file_length(&mut self.rng, self.spec.read_sequential);
+            }
         }
         for b in old {
             self.members.remove(&b);
         }
+        self.mean_read_run = mean_read_run(&self.read_cdf, &self.file_blocks);
     }
 }
 
@@ -568,42 +673,49 @@ impl Workload for DaysWorkload {
             self.in_day = 0;
             self.position = 0.0;
             self.burst_at = None;
+            self.read_run = None;
             self.drift();
         }
         let burst = self.spec.write_burst;
         let rf = self.spec.read_fraction;
-        // A further write of the burst under way, at its time.
-        let joined = match self.burst_at {
-            Some(t) if self.rng.gen_bool(1.0 - 1.0 / burst) => Some(t),
+        // A further write of the burst under way, at its time; or the next block of the file
+        // the last read read, with it (no draw: the file's length is set).
+        let joined = match (self.burst_at, self.read_run) {
+            (Some(t), _) if self.rng.gen_bool(1.0 - 1.0 / burst) => Some((t, Op::Write, None)),
+            (_, Some((t, b, left))) if left > 0 && b + 1 < self.blocks => Some((t, Op::Read, Some((b + 1, left - 1)))),
             _ => None,
         };
         // The next of the remaining n uniform order statistics on [position, 1):
         // position + (1 − position) · (1 − U^(1/n)), U uniform on (0, 1].
-        let (time, op) = match joined {
-            Some(t) => (t, Op::Write),
+        let (time, op, next_block) = match joined {
+            Some(j) => j,
             None => {
-                // Arrival instants: a read, or the first write of a burst of mean `burst`.
-                // Reads take the share `r` of instants that keeps `read_fraction` of requests.
-                let r = if burst > 1.0 { rf * burst / (1.0 - rf + rf * burst) } else { rf };
-                let per_instant = r + (1.0 - r) * burst;
+                // Arrival instants: a file read of mean `read_run` blocks, or a write burst of
+                // mean `burst`. Reads take the share `r` of instants that keeps `read_fraction`
+                // of requests: r · read_run / (r · read_run + (1 − r) · burst) = read_fraction.
+                let read_run = self.mean_read_run;
+                let r = if burst > 1.0 || read_run > 1.0 { rf * burst / ((1.0 - rf) * read_run + rf * burst) } else { rf };
+                let per_instant = r * read_run + (1.0 - r) * burst;
                 let left = ((self.spec.requests_per_day - self.in_day) as f64 / per_instant).max(1.0);
                 let u: f64 = 1.0 - self.rng.gen::<f64>();
                 let step = -(u.ln() / left).exp_m1();
                 self.position = (self.position + (1.0 - self.position) * step).clamp(0.0, 1.0);
                 let time = u64::from(self.day) * self.day_ns + (self.position * self.active_ns) as SimTime;
                 let op = if self.rng.gen_bool(r) { Op::Read } else { Op::Write };
-                (time, op)
+                (time, op, None)
             }
         };
         self.burst_at = (op == Op::Write).then_some(time);
-        let cdf = if op == Op::Read {
-            &self.read_cdf
-        } else {
-            &self.write_cdf
+        let (block, left) = match next_block {
+            Some(b) => b,
+            None => {
+                let cdf = if op == Op::Read { &self.read_cdf } else { &self.write_cdf };
+                let x: f64 = self.rng.gen();
+                let rank = cdf.partition_point(|&c| c <= x).min(cdf.len() - 1);
+                (self.hot[rank], self.file_blocks.get(rank).map_or(0, |n| n - 1))
+            }
         };
-        let x: f64 = self.rng.gen();
-        let rank = cdf.partition_point(|&c| c <= x).min(cdf.len() - 1);
-        let block = self.hot[rank];
+        self.read_run = (op == Op::Read).then_some((time, block, left));
         self.in_day += 1;
         let sectors = self.spec.block_sectors;
         Ok(Some(Request::new(
@@ -756,6 +868,41 @@ mod tests {
         assert!(w > r && r > 0.0);
         assert!((zipf_top_share(r, 100, 1800) - 0.85).abs() < 1e-9);
         assert!((zipf_top_share(w, 100, 1800) - 0.97).abs() < 1e-9);
+    }
+
+    #[test]
+    fn bad_files_and_write_handfuls_are_named() {
+        let err = |spec: DaysSpec| spec.validate(CAPACITY).unwrap_err().to_string();
+        for bad in [1.0, -0.1, f64::NAN] {
+            let e = err(DaysSpec { read_sequential: bad, ..DaysSpec::default() });
+            assert!(e.contains("read_sequential"), "{e}");
+        }
+        for bad in [0, 1800, 5000] {
+            let e = err(DaysSpec { write_top_blocks: Some(bad), ..DaysSpec::default() });
+            assert!(e.contains("write_top_blocks") && e.contains(&bad.to_string()), "{e}");
+        }
+        // A share at or below the uniform share of its own handful is refused, naming the handful.
+        let e = err(DaysSpec { write_top_blocks: Some(900), write_top_share: 0.4, ..DaysSpec::default() });
+        assert!(e.contains("write_top_share") && e.contains("write_top_blocks"), "{e}");
+    }
+
+    #[test]
+    fn files_are_read_whole_at_one_instant() {
+        let spec = DaysSpec { days: 1, requests_per_day: 5000, read_fraction: 1.0, read_sequential: 0.5, ..DaysSpec::default() };
+        let mut w = spec.build(CAPACITY, 9).unwrap();
+        let starts: HashSet<u64> = w.hot_set().iter().map(|b| b * 16).collect();
+        let (mut reads, mut continuing) = (0u64, 0u64);
+        let mut prev: Option<Request> = None;
+        while let Some(r) = w.next_request().unwrap() {
+            reads += 1;
+            let follows = prev.as_ref().is_some_and(|p| p.time == r.time && p.lbn + 16 == r.lbn);
+            // A read either starts a file (a hot block) or follows its file's previous block.
+            assert!(follows || starts.contains(&r.lbn), "read at {} neither starts nor continues a file", r.lbn);
+            continuing += u64::from(follows);
+            prev = Some(r);
+        }
+        let share = continuing as f64 / reads as f64;
+        assert!((share - 0.5).abs() < 0.1, "{share}");
     }
 
     #[test]
