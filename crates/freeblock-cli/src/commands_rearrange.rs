@@ -23,7 +23,8 @@ use crate::CmdResult;
 
 /// Where the CloudPhysics trace is looked for when `--trace` is not given (relative to the
 /// current directory).
-const DEFAULT_TRACE: &str = "../shared/traces/cloudPhysicsIO.vscsi";
+/// The CloudPhysics trace inside the shared data folder (found as `validate` finds it).
+const SHARED_TRACE: &str = "traces/cloudPhysicsIO.vscsi";
 /// `--quick`: days, requests per day.
 const QUICK_DAYS: u32 = 2;
 const QUICK_REQUESTS_PER_DAY: u64 = 4_000;
@@ -307,11 +308,11 @@ fn trace_choice(a: &ReproArgs) -> Result<(Option<PathBuf>, Option<String>), Stri
     if a.quick {
         return Ok((None, Some("CloudPhysics part skipped (--quick; --trace PATH runs it anyway).".into())));
     }
-    let p = PathBuf::from(DEFAULT_TRACE);
+    let p = crate::commands::shared_dir(None).join(SHARED_TRACE);
     if p.is_file() {
         Ok((Some(p), None))
     } else {
-        Ok((None, Some(format!("CloudPhysics part skipped: no trace at {DEFAULT_TRACE} (relative to the current directory); --trace PATH names one."))))
+        Ok((None, Some(format!("CloudPhysics part skipped: no trace at {}; --trace PATH names one.", p.display()))))
     }
 }
 
