@@ -522,7 +522,8 @@ def main(argv: Sequence[str]) -> int:
         elif "out" in spec:
             out = a.file.parent / spec["out"]
         else:
-            out = Path("out/sweep") / f"{a.file.stem}.csv"
+            # Beside the sweep file, as relative `out` paths are (not under the current folder).
+            out = a.file.parent / "out" / "sweep" / f"{a.file.stem}.csv"
         _check_out(out)
         table = sweep(
             spec["experiment"],

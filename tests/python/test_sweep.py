@@ -123,6 +123,20 @@ def test_the_sweep_command_writes_the_sweeps_table(tmp_path: Path, client, capsy
     pd.testing.assert_frame_equal(written, expected)
 
 
+def test_the_default_table_lands_beside_the_sweep_file_not_in_the_current_folder(tmp_path: Path, client, monkeypatch):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "base.toml").write_text(freeblock.to_toml(BASE))
+    sweep_file = project / "grid.toml"
+    sweep_file.write_text('experiment = "base.toml"\n[grid]\n"sim.mpl" = [1]\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert main(["sweep", str(sweep_file), "--scheduler-address", client.scheduler.address, "--quiet"]) == 0
+    assert (project / "out" / "sweep" / "grid.csv").is_file()
+    assert not (elsewhere / "out").exists()
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

@@ -39,7 +39,7 @@ pub struct SweepArgs {
     /// `out`. See docs/python.md.
     pub file: PathBuf,
     /// Where to write the table: `.csv` or `.parquet` (default: the file's `out`, else
-    /// `out/sweep/<file name>.csv`).
+    /// `out/sweep/<file name>.csv`, both beside the sweep file).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Local Dask worker processes (default: the file's `workers`, else one per core).
