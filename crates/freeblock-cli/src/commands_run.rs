@@ -72,6 +72,18 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Run with the experiment's `[freeblock]` tasks (`on`, the default), without them (`off`), or
+    /// `both`: the run without them first, then with, and what freeblock cost the foreground.
+    #[arg(long, value_enum, default_value_t = FreeblockSwitch::On)]
+    pub freeblock: FreeblockSwitch,
+}
+
+/// `--freeblock`: the experiment's background tasks on, off, or both compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FreeblockSwitch {
+    On,
+    Off,
+    Both,
 }
 
 /// The experiment file with the command line's overrides applied.
@@ -102,6 +114,14 @@ pub fn run(a: &RunArgs) -> CmdResult {
     let mut e = experiment(a)?;
     // Records go straight to their files (below); the report keeps none, whatever the file says.
     e.sim.keep_records = false;
+    if a.freeblock != FreeblockSwitch::On && e.freeblock.is_none() {
+        return Err(format!("--freeblock {}: {} has no [freeblock] table to switch", if a.freeblock == FreeblockSwitch::Off { "off" } else { "both" }, a.experiment.display()).into());
+    }
+    if a.freeblock == FreeblockSwitch::Off {
+        e.freeblock = None;
+    }
+    // `both`: the same experiment without its tasks first, for the comparison.
+    let without = if a.freeblock == FreeblockSwitch::Both { Some(Experiment { freeblock: None, ..e.clone() }.build(false)?.run(None)?) } else { None };
     let files = RecordFiles::create(a.csv.as_deref(), a.out.as_deref())?;
     // The bar's length: the fewer of the workload's count and `max_requests`, whichever are known.
     let total = [e.workload.count(), (e.sim.max_requests > 0).then_some(e.sim.max_requests)].into_iter().flatten().min().unwrap_or(0);
@@ -131,14 +151,40 @@ pub fn run(a: &RunArgs) -> CmdResult {
         outputs.extend(write_report_files(&report, dir)?);
     }
     if a.json {
-        outln!("{}", serde_json::to_string_pretty(&report)?);
+        match &without {
+            Some(w) => outln!("{}", serde_json::to_string_pretty(&serde_json::json!({ "without_freeblock": w, "with_freeblock": report }))?),
+            None => outln!("{}", serde_json::to_string_pretty(&report)?),
+        }
         return Ok(());
     }
+    if let Some(w) = &without {
+        outln!("== without [freeblock]");
+        out!("{}", report_text(w));
+        outln!("== with [freeblock]");
+    }
     out!("{}", report_text(&report));
+    if let Some(w) = &without {
+        out!("{}", cost_text(w, &report));
+    }
     for path in outputs {
         outln!("wrote {}", path.display());
     }
     Ok(())
+}
+
+/// What the background tasks cost the foreground: its response and throughput without and with.
+fn cost_text(without: &RunReport, with: &RunReport) -> String {
+    let change = |a: f64, b: f64| if a > 0.0 { format!("{:+.2}%", 100.0 * (b - a) / a) } else { "-".into() };
+    let mut t = Table::new(["foreground", "without", "with", "change"]);
+    for (name, a, b) in [
+        ("response mean, ms", without.response.mean_ms, with.response.mean_ms),
+        ("response p99, ms", without.response.p99_ms, with.response.p99_ms),
+        ("throughput, requests/s", without.throughput_per_s, with.throughput_per_s),
+    ] {
+        t.row([name.to_string(), format!("{a:.3}"), format!("{b:.3}"), change(a, b)]);
+    }
+    let free = with.freeblock.as_ref().map_or(0.0, |f| f.free_mb_s);
+    format!("What [freeblock] cost the foreground ({free:.2} MB/s of background work):\n{}", t.render())
 }
 
 /// The run's text summary: what ran, head usage, times, throughput, and the freeblock and layout

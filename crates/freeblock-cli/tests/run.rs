@@ -204,3 +204,24 @@ fn seek_profile_prints_the_fit_beside_the_model_and_writes_its_files() {
     assert_ne!(code, 0);
     assert!(err.contains("no-such-disk"), "{err}");
 }
+
+/// Issue 37 §4: `--freeblock both` runs the experiment without its tasks and with them and says
+/// what they cost the foreground (nothing: free means free); `off` on a file without tasks is
+/// refused naming the file.
+#[test]
+fn run_switches_freeblock_off_and_compares_both() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/free-scan.toml");
+    let (code, out, err) = freeblock(&["run", example.to_str().unwrap(), "--freeblock", "both", "--count", "2000", "--quiet"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("== without [freeblock]") && out.contains("== with [freeblock]"), "{out}");
+    let cost = out.split("What [freeblock] cost the foreground").nth(1).expect("a cost table");
+    let mean = cost.lines().find(|l| l.starts_with("response mean")).expect("a mean row");
+    assert!(mean.trim_end().ends_with("+0.00%"), "free scans must not slow the foreground: {mean}");
+    let (code, off, _) = freeblock(&["run", example.to_str().unwrap(), "--freeblock", "off", "--count", "2000", "--quiet"]);
+    assert_eq!(code, 0);
+    assert!(!off.contains("freeblock (") && out.contains("freeblock ("), "off runs no tasks:\n{off}");
+    let plain = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/random-sptf.toml");
+    let (code, _, err) = freeblock(&["run", plain.to_str().unwrap(), "--freeblock", "both"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("no [freeblock] table") && err.contains("random-sptf.toml"), "{err}");
+}
