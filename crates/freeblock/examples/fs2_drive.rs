@@ -12,46 +12,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (mut gap, mut extent, mut segments): (Option<u32>, Option<u32>, Option<u32>) = (None, None, None);
     let (mut dominant, mut think): (Option<f64>, Option<f64>) = (None, None);
     while i < args.len() {
-        match args[i].as_str() {
+        let flag = args[i].as_str();
+        match flag {
             "--no-cache" => cfg.read_cache = false,
             "--ext2" => prefix = "ext2_",
             "--real" => prefix = "real_",
-            "--inside" => {
-                i += 1;
-                cfg.fs2.inside_jump_blocks = args[i].parse()?;
-            }
-            "--window" => {
-                i += 1;
-                cfg.fs2.window = args[i].parse()?;
-            }
-            "--threshold" => {
-                i += 1;
-                cfg.fs2.threshold = args[i].parse()?;
-            }
-            "--fill" => {
-                i += 1;
-                cfg.fs2.fill = args[i].parse()?;
-            }
-            "--gap" => {
-                i += 1;
-                gap = Some(args[i].parse()?);
-            }
-            "--extent" => {
-                i += 1;
-                extent = Some(args[i].parse()?);
-            }
-            "--segments" => {
-                i += 1;
-                segments = Some(args[i].parse()?);
-            }
-            "--dominant" => {
-                i += 1;
-                dominant = Some(args[i].parse()?);
-            }
-            "--think" => {
-                i += 1;
-                think = Some(args[i].parse::<f64>()?);
-            }
+            "--inside" => cfg.fs2.inside_jump_blocks = value(&args, &mut i)?,
+            "--window" => cfg.fs2.window = value(&args, &mut i)?,
+            "--threshold" => cfg.fs2.threshold = value(&args, &mut i)?,
+            "--fill" => cfg.fs2.fill = value(&args, &mut i)?,
+            "--gap" => gap = Some(value(&args, &mut i)?),
+            "--extent" => extent = Some(value(&args, &mut i)?),
+            "--segments" => segments = Some(value(&args, &mut i)?),
+            "--dominant" => dominant = Some(value(&args, &mut i)?),
+            "--think" => think = Some(value(&args, &mut i)?),
             a => return Err(format!("unknown argument {a}").into()),
         }
         i += 1;
@@ -95,3 +69,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+
+/// The value after the flag at `args[*i]`, parsed; moves `i` onto it.
+fn value<T: std::str::FromStr>(args: &[String], i: &mut usize) -> Result<T, Box<dyn std::error::Error>>
+where
+    T::Err: std::error::Error + 'static,
+{
+    let flag = &args[*i];
+    *i += 1;
+    let text = args.get(*i).ok_or_else(|| format!("{flag} needs a value"))?;
+    Ok(text.parse::<T>().map_err(|e| format!("{flag} {text}: {e}"))?)
+}

@@ -354,10 +354,9 @@ fn measure(workload: &str, variant: Variant, report: &RunReport, passes: u32, fs
     by_issue.sort_by_key(|r| r.id);
     let parts = if passes > 1 { passes as usize } else { 2 };
     let per_part = by_issue.len() / parts;
-    let first: Vec<_> = by_issue[..per_part].to_vec();
     let pass_response_ms: Vec<f64> = by_issue.chunks(per_part.max(1)).take(parts).map(|c| c.iter().map(|r| (r.end_ns - r.arrival_ns) as f64).sum::<f64>() / c.len() as f64 / 1e6).collect();
     let measured: Vec<_> = by_issue.split_off(by_issue.len() - per_part);
-    let first_pass_response_ms = first.iter().map(|r| (r.end_ns - r.arrival_ns) as f64).sum::<f64>() / first.len().max(1) as f64 / 1e6;
+    let first_pass_response_ms = pass_response_ms.first().copied().unwrap_or(0.0);
     let k = measured.len().max(1) as f64;
     let ms = |f: &dyn Fn(&crate::report::Record) -> u64| measured.iter().map(|r| f(r) as f64).sum::<f64>() / k / 1e6;
     let reads: Vec<_> = measured.iter().filter(|r| r.op.is_read()).collect();
@@ -389,19 +388,31 @@ fn measure(workload: &str, variant: Variant, report: &RunReport, passes: u32, fs
 /// # Errors
 /// The workload cannot be built or read.
 pub fn touched_blocks(disk: &Disk, spec: &WorkloadSpec, seed: u64, block_sectors: u64) -> Result<(Vec<StaticExtent>, u64)> {
+    let blocks: std::collections::BTreeSet<u64> = workload_requests(disk, spec, seed)?.iter().flat_map(|r| blocks_of(r, block_sectors)).collect();
+    let median = blocks.iter().nth(blocks.len() / 2).copied().unwrap_or(0) * block_sectors;
+    Ok((extents_in_order(blocks), median))
+}
+
+/// Every request of `spec` on `disk` (at most 50 million).
+fn workload_requests(disk: &Disk, spec: &WorkloadSpec, seed: u64) -> Result<Vec<crate::request::Request>> {
     let mut w = spec.build(disk.capacity(), seed)?;
-    let mut blocks = std::collections::BTreeSet::new();
-    let mut i = 0u64;
+    let mut requests = Vec::new();
     while let Some(r) = w.next_request().map_err(Error::Workload)? {
-        let first = r.lbn / block_sectors;
-        let last = (r.lbn + u64::from(r.sectors)).div_ceil(block_sectors);
-        blocks.extend(first..last);
-        i += 1;
-        if i > 50_000_000 {
+        requests.push(r);
+        if requests.len() > 50_000_000 {
             break;
         }
     }
-    let median = blocks.iter().nth(blocks.len() / 2).copied().unwrap_or(0) * block_sectors;
+    Ok(requests)
+}
+
+/// The blocks of `block_sectors` a request covers.
+fn blocks_of(r: &crate::request::Request, block_sectors: u64) -> std::ops::Range<u64> {
+    r.lbn / block_sectors..(r.lbn + u64::from(r.sectors)).div_ceil(block_sectors)
+}
+
+/// Blocks, in the order given, as extents (a block following the last extent's end extends it).
+fn extents_in_order(blocks: impl IntoIterator<Item = u64>) -> Vec<StaticExtent> {
     let mut extents: Vec<StaticExtent> = Vec::new();
     for b in blocks {
         match extents.last_mut() {
@@ -409,7 +420,7 @@ pub fn touched_blocks(disk: &Disk, spec: &WorkloadSpec, seed: u64, block_sectors
             _ => extents.push(StaticExtent { first: b, blocks: 1 }),
         }
     }
-    Ok((extents, median))
+    extents
 }
 
 /// The drives of a reproduction: the paper's (cache as configured) and the bare media that
@@ -449,35 +460,14 @@ impl Drives {
 /// # Errors
 /// The workload cannot be built or read.
 pub fn first_run_blocks_in_order(disk: &Disk, spec: &WorkloadSpec, seed: u64, block_sectors: u64, passes: u32) -> Result<(Vec<StaticExtent>, u64)> {
-    let mut w = spec.build(disk.capacity(), seed)?;
-    let mut requests = Vec::new();
-    while let Some(r) = w.next_request().map_err(Error::Workload)? {
-        requests.push(r);
-        if requests.len() > 50_000_000 {
-            break;
-        }
-    }
+    let requests = workload_requests(disk, spec, seed)?;
     let first_run = requests.len() / passes.max(1) as usize;
     let mut seen = std::collections::HashSet::new();
-    let mut order: Vec<u64> = Vec::new();
-    for r in requests.iter().take(first_run).filter(|r| r.op.is_read()) {
-        for b in r.lbn / block_sectors..(r.lbn + u64::from(r.sectors)).div_ceil(block_sectors) {
-            if seen.insert(b) {
-                order.push(b);
-            }
-        }
-    }
+    let order: Vec<u64> = requests.iter().take(first_run).filter(|r| r.op.is_read()).flat_map(|r| blocks_of(r, block_sectors)).filter(|&b| seen.insert(b)).collect();
     let mut sorted = order.clone();
     sorted.sort_unstable();
     let median = sorted.get(sorted.len() / 2).copied().unwrap_or(0) * block_sectors;
-    let mut extents: Vec<StaticExtent> = Vec::new();
-    for b in order {
-        match extents.last_mut() {
-            Some(e) if e.first + e.blocks == b => e.blocks += 1,
-            _ => extents.push(StaticExtent { first: b, blocks: 1 }),
-        }
-    }
-    Ok((extents, median))
+    Ok((extents_in_order(order), median))
 }
 
 /// One run of `variant` on `workload`.

@@ -173,6 +173,14 @@ impl LfsCleaningConfig {
 /// The file system's share of the log under the paper reading ([`LfsCleaningConfig::paper_reading`]).
 pub const PAPER_READING_FS_SHARE: f64 = 0.8;
 
+/// 4 KB blocks over a time, MB/s (0 over no time).
+fn mb_per_s(blocks: u64, ns: u64) -> f64 {
+    if ns == 0 {
+        return 0.0;
+    }
+    blocks as f64 * 4096.0 / (ns as f64 / 1e9) / 1e6
+}
+
 /// One run: a cleaner at a utilisation.
 #[derive(Debug, Clone, Serialize)]
 pub struct Run {
@@ -200,22 +208,14 @@ impl Run {
     /// Measured phase: blocks free cleaning read, MB/s of the time it had reads registered.
     #[must_use]
     pub fn free_mb_s_while_asking(&self) -> f64 {
-        let s = &self.stats;
-        if s.free_active_ns == 0 {
-            return 0.0;
-        }
-        s.measured_free_blocks_read as f64 * 4096.0 / (s.free_active_ns as f64 / 1e9) / 1e6
+        mb_per_s(self.stats.measured_free_blocks_read, self.stats.free_active_ns)
     }
 
     /// Measured phase: the rate at which a cleaner that cleaned what this run cleaned must read
     /// live blocks, MB/s (the blocks it wrote again, over the measured time).
     #[must_use]
     pub fn cleaning_read_need_mb_s(&self) -> f64 {
-        let s = &self.stats;
-        if s.measured_ns == 0 {
-            return 0.0;
-        }
-        s.cleaned_blocks_written as f64 * 4096.0 / (s.measured_ns as f64 / 1e9) / 1e6
+        mb_per_s(self.stats.cleaned_blocks_written, self.stats.measured_ns)
     }
 
     /// Measured phase: live blocks registered for free reads, on average.

@@ -396,8 +396,7 @@ impl LfsPolicy {
         if want == 0 {
             return Ok(());
         }
-        let (busy, pending, ready) = (&self.in_progress, &self.pending_src, &self.ready);
-        let exclude = |s| busy.contains_key(&s) || pending.contains_key(&s) || ready.contains(&s);
+        let exclude = |s| self.taken(s);
         let victims = match self.free.choose {
             Choice::CostBenefit => self.log.cost_benefit(want, &exclude),
             Choice::LeastLive => self.log.least_live(want, &exclude),
@@ -423,14 +422,18 @@ impl LfsPolicy {
         Ok(())
     }
 
+    /// A segment free cleaning may not choose: being read free, waiting for a destination, or
+    /// read ahead and waiting.
+    fn taken(&self, segment: u32) -> bool {
+        self.in_progress.contains_key(&segment) || self.pending_src.contains_key(&segment) || self.ready.contains(&segment)
+    }
+
     /// Reading ahead: a waiting segment whose live blocks are more than an eighth of a segment
     /// above the emptiest segment no one is reading is no longer worth cleaning before it: its
     /// held blocks are let go, so that its place in the wanted set goes to the segments that are
     /// now the emptiest (it may be chosen, and read, again later).
     fn drop_stale_ready(&mut self) {
-        let (busy, pending, ready) = (&self.in_progress, &self.pending_src, &self.ready);
-        let exclude = |s| busy.contains_key(&s) || pending.contains_key(&s) || ready.contains(&s);
-        let Some(&frontier) = self.log.least_live(1, &exclude).first() else { return };
+        let Some(&frontier) = self.log.least_live(1, &|s| self.taken(s)).first() else { return };
         let limit = self.log.live(frontier) + self.log.config().data_blocks() / 8;
         let stale: Vec<u32> = self.ready.iter().copied().filter(|&s| self.log.live(s) > limit).collect();
         for s in stale {
