@@ -323,10 +323,16 @@ pub fn repro(a: &ReproArgs) -> CmdResult {
         "external" => crate::commands_external::repro_external(a),
         other => Err(format!("unknown reproduction `{other}` (known: head-usage, range-writes, free-mining, rearrangement, fs2, lfs-cleaning, external)").into()),
     };
-    if result.is_ok() && a.quick && !a.json && matches!(a.what.as_str(), "free-mining" | "rearrangement" | "fs2" | "lfs-cleaning" | "external") {
+    result.and_then(|()| quick_note(a))
+}
+
+/// After a `--quick` reproduction's text: its verdicts are indicative only. Printed by every path
+/// that finishes a reproduction (this binary's threads, or the Python package's Dask tasks).
+pub fn quick_note(a: &ReproArgs) -> CmdResult {
+    if a.quick && !a.json && matches!(a.what.as_str(), "free-mining" | "rearrangement" | "fs2" | "lfs-cleaning" | "external") {
         outln!("--quick: a smaller run than the paper's, so every verdict above is indicative only; run without --quick to compare with the paper");
     }
-    result
+    Ok(())
 }
 
 #[derive(Debug, Args)]

@@ -124,6 +124,7 @@ where
             free_mining::assemble(&config, outcomes)
                 .map_err(Into::into)
                 .and_then(|report| crate::commands_freeblock::free_mining_output(&a, &report, ran_on, wall_s))
+                .and_then(|()| crate::commands::quick_note(&a))
         }
     };
     let flushed = result.and_then(|()| std::io::stdout().flush().map_err(Into::into));
