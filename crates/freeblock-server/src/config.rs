@@ -83,6 +83,11 @@ pub struct ServerConfig {
     /// also places the bytes in the store ([`crate::placement`]); a store keeps the layout it was made with.
     #[serde(default)]
     pub layout: Option<LayoutSpec>,
+    /// Fault injection for tests, not a configuration key: the file system under the store as
+    /// if it had only this many bytes left ([`crate::store::Store::limit_space`]).
+    #[serde(skip)]
+    #[doc(hidden)]
+    pub store_space_limit: Option<u64>,
 }
 
 /// The `[scrub]` table: verify every block's checksum as the modelled head passes it.
@@ -131,7 +136,7 @@ impl ServerConfig {
     /// A configuration with every default, storing in `store`.
     #[must_use]
     pub fn new(store: PathBuf) -> Self {
-        Self { disk: default_disk(), store, export: None, pace: Pace::Real, realtime: false, listen: None, unix: None, stats: None, sim: SimConfig::default(), freeblock: None, scrub: None, layout: None }
+        Self { disk: default_disk(), store, export: None, pace: Pace::Real, realtime: false, listen: None, unix: None, stats: None, sim: SimConfig::default(), freeblock: None, scrub: None, layout: None, store_space_limit: None }
     }
 
     /// Reads a TOML configuration file.

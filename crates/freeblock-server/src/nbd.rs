@@ -454,6 +454,16 @@ fn counted(command: Command) -> Counted {
     }
 }
 
+/// A request the file system under the store had no room for: it fails alone (the engine and
+/// the other requests go on), counted in the stats endpoint, and logged on stderr (the first,
+/// then at each power of two, so a full disk does not flood the log).
+fn note_no_space(export: &Export, req: &p::Request, message: &str) {
+    let n = export.stats.no_space();
+    if n.is_power_of_two() {
+        eprintln!("freeblock serve: {:?} of {} bytes at {} failed with ENOSPC ({n} so far): {message}", req.command, req.length, req.offset);
+    }
+}
+
 /// Serves one request: the bytes, then the model's time.
 async fn answer(export: &Export, req: p::Request, payload: Vec<u8>, received: Instant, structured: bool) -> Reply {
     let fail = |error: u32, message: &str| {
@@ -492,6 +502,10 @@ async fn answer(export: &Export, req: p::Request, payload: Vec<u8>, received: In
         (r, _) => r,
     };
     if let Err(e) = durable {
+        if crate::store::is_no_space(&e) {
+            note_no_space(export, &req, &e.to_string());
+            return fail(errno::ENOSPC, &e.to_string());
+        }
         return fail(errno::EIO, &e.to_string());
     }
     // The model: reads and writes (zeroes are written) take the disk's time; FLUSH and TRIM
@@ -542,7 +556,7 @@ pub(crate) async fn flush_placed(export: &Export, received: Instant) -> Result<O
     if let Some(p) = export.placement.as_ref().filter(|p| p.holds_writes.load(std::sync::atomic::Ordering::Relaxed)) {
         let done = export.timing.serve(Op::Write, 0, 0, received, None).await.map_err(|e| e.to_string())?;
         if let Some(why) = done.failed {
-            return Err(why);
+            return Err(why.message);
         }
         // The flush is a request the model times (a segment write, say) like any other.
         export.stats.response(done.end_ns - done.arrival_ns);
@@ -606,7 +620,12 @@ async fn answer_placed(export: &Export, req: p::Request, payload: Vec<u8>, recei
                 let first = offset / export.sector_bytes;
                 let sectors = u32::try_from(len / export.sector_bytes).unwrap_or(u32::MAX);
                 match export.timing.serve(op, first, sectors, received, Some(RequestBytes { offset, data: bytes, failed: None })).await {
-                    Ok(Completion { failed: Some(why), .. }) => return fail(errno::EIO, &why),
+                    Ok(Completion { failed: Some(why), .. }) => {
+                        if why.errno == errno::ENOSPC {
+                            note_no_space(export, &req, &why.message);
+                        }
+                        return fail(why.errno, &why.message);
+                    }
                     Ok(done) => {
                         export.stats.response(done.end_ns - done.arrival_ns);
                         model_end_ns = Some(done.end_ns);

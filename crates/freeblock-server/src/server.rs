@@ -106,7 +106,10 @@ impl Server {
         let disk = Arc::new(freeblock_disk::Disk::new(spec.without_cache()).map_err(|source| ServerError::Disk { name: config.disk.clone(), source })?);
         let sector_bytes = u64::from(disk.spec().sector_bytes);
         let meta = StoreMeta { disk: disk.spec().name.clone(), disk_sectors: disk.capacity(), sector_bytes, layout: config.layout.clone(), created_empty: true };
-        let (store, meta) = Store::open(&config.store, &meta)?;
+        let (mut store, meta) = Store::open(&config.store, &meta)?;
+        if let Some(bytes) = config.store_space_limit {
+            store.limit_space(bytes);
+        }
         let store = Arc::new(store);
         let name = config.export.clone().unwrap_or_else(|| disk.spec().name.clone());
         let checksums = match config.scrub {
@@ -122,7 +125,7 @@ impl Server {
                 let policy: Box<dyn LayoutPolicy> = match crate::placement::read_journal(&files).map_err(freeblock::Error::Layout)? {
                     None => spec.build(&disk)?,
                     Some(mem) => match crate::placement::recover_policy(&disk, spec, mem, &store) {
-                        Some(recovered) => recovered.map_err(freeblock::Error::Layout)?,
+                        Some(recovered) => recovered.map_err(|e| freeblock::Error::Layout(crate::placement::naming_files(e, &files)))?,
                         None => return Err(ConfigError::Invalid { field: "layout.type", message: "only rearrange and fs2 are served".into() }.into()),
                     },
                 };

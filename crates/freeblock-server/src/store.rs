@@ -32,6 +32,7 @@ use std::io::Read;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
 use freeblock::experiment::LayoutSpec;
 use serde::{Deserialize, Serialize};
@@ -174,6 +175,20 @@ pub struct Store {
     path: PathBuf,
     /// Held for the store's life: the advisory lock that keeps a second server out.
     _lock: File,
+    /// Fault injection ([`Store::limit_space`]): bytes the file system has left.
+    space_left: Option<AtomicU64>,
+}
+
+/// The error a full file system gives.
+#[must_use]
+pub fn no_space() -> std::io::Error {
+    std::io::Error::from_raw_os_error(libc::ENOSPC)
+}
+
+/// Whether `e` says the file system is full (or the user's quota is).
+#[must_use]
+pub fn is_no_space(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT))
 }
 
 /// Takes the store's advisory lock (`STORE.lock`, `flock` exclusive, not waiting) and writes
@@ -239,7 +254,7 @@ impl Store {
         } else if found != size {
             return Err(StoreError::Size { path: path.to_path_buf(), found, want: size });
         }
-        Ok((Self { file, size, created: found == 0, path: path.to_path_buf(), _lock: lock }, held))
+        Ok((Self { file, size, created: found == 0, path: path.to_path_buf(), _lock: lock, space_left: None }, held))
     }
 
     /// Whether this open created the store (so it holds only zeroes).
@@ -262,11 +277,53 @@ impl Store {
         self.file.read_exact_at(buf, offset)
     }
 
+    /// The first byte at or after `from` that holds data (not a hole of the sparse file), and
+    /// the end of that data run; `None` past the last data.
+    ///
+    /// # Errors
+    /// The file's I/O error.
+    pub fn data_run(&self, from: u64) -> std::io::Result<Option<(u64, u64)>> {
+        let seek = |whence, at: u64| -> std::io::Result<Option<u64>> {
+            let at = libc::off_t::try_from(at).map_err(std::io::Error::other)?;
+            // SAFETY: lseek on a descriptor the store owns; every access is positioned (pread,
+            // pwrite), so moving the file offset disturbs nothing.
+            let r = unsafe { libc::lseek(self.file.as_raw_fd(), at, whence) };
+            if r < 0 {
+                let e = std::io::Error::last_os_error();
+                return if e.raw_os_error() == Some(libc::ENXIO) { Ok(None) } else { Err(e) };
+            }
+            Ok(Some(r as u64))
+        };
+        let Some(start) = seek(libc::SEEK_DATA, from)? else { return Ok(None) };
+        let end = seek(libc::SEEK_HOLE, start)?.unwrap_or(self.size);
+        Ok(Some((start, end)))
+    }
+
+    /// Fault injection, for tests of a full file system (a small tmpfs needs privileges a test
+    /// does not have): from now on the store and its map's journal may take `bytes` more bytes
+    /// of writes, every byte counted (overwrites too); past that each write fails with `ENOSPC`
+    /// and writes nothing, as on a full file system.
+    pub fn limit_space(&mut self, bytes: u64) {
+        self.space_left = Some(AtomicU64::new(bytes));
+    }
+
+    /// Takes `bytes` of the space [`Store::limit_space`] left (always succeeds without a limit).
+    ///
+    /// # Errors
+    /// `ENOSPC` when less is left; nothing is taken then.
+    pub fn take_space(&self, bytes: u64) -> std::io::Result<()> {
+        match &self.space_left {
+            None => Ok(()),
+            Some(left) => left.fetch_update(AtomicOrdering::Relaxed, AtomicOrdering::Relaxed, |l| l.checked_sub(bytes)).map(drop).map_err(|_| no_space()),
+        }
+    }
+
     /// Writes `data` at `offset`.
     ///
     /// # Errors
     /// The file's I/O error.
     pub fn write(&self, offset: u64, data: &[u8]) -> std::io::Result<()> {
+        self.take_space(data.len() as u64)?;
         self.file.write_all_at(data, offset)
     }
 
@@ -276,6 +333,7 @@ impl Store {
     /// The file's I/O error.
     pub fn write_zeroes(&self, offset: u64, length: u64) -> std::io::Result<()> {
         const CHUNK: u64 = 1 << 20;
+        self.take_space(length)?;
         let zeroes = vec![0u8; CHUNK.min(length) as usize];
         let mut at = 0;
         while at < length {
