@@ -280,10 +280,51 @@ mod tests {
     use freeblock::layout::{BlockMap, Candidates, MapConfig, MapOp, WriteRequest};
 
     fn commits(dir: &std::path::Path) -> (MapCommits, Arc<PlacementCounters>) {
+        let (c, counters, _) = commits_and_store(dir);
+        (c, counters)
+    }
+
+    fn commits_and_store(dir: &std::path::Path) -> (MapCommits, Arc<PlacementCounters>, Arc<Store>) {
         let meta = crate::store::StoreMeta { disk: "test".into(), disk_sectors: 64, sector_bytes: 512, layout: None, created_empty: true };
         let store = Arc::new(Store::open(&dir.join("store"), &meta).unwrap().0);
         let counters = Arc::new(PlacementCounters::default());
-        (MapCommits::new(DirStorage::beside(&dir.join("store")).unwrap(), store, Arc::clone(&counters)), counters)
+        (MapCommits::new(DirStorage::beside(&dir.join("store")).unwrap(), Arc::clone(&store), Arc::clone(&counters)), counters, store)
+    }
+
+    #[test]
+    fn a_full_file_system_keeps_the_commits_staged_until_there_is_room() {
+        let dir = std::env::temp_dir().join(format!("freeblock-commits-full-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (c, _, store) = commits_and_store(&dir);
+        let mut map = BlockMap::new(MapConfig::region(0, 64, 8)).unwrap();
+        let mut journal = Journal::create(MemStorage::new(), &map).unwrap();
+        let mem = |j: &Journal<MemStorage>| (j.storage().snapshot.clone().unwrap(), j.storage().journal.clone().unwrap());
+        let (snap, jour) = mem(&journal);
+        c.stage(&snap, &jour, []).unwrap();
+        c.make_durable().unwrap();
+        store.limit_space(0);
+        write(&mut journal, &mut map, 0, 16);
+        let (snap, jour) = mem(&journal);
+        c.stage(&snap, &jour, []).unwrap();
+        let e = c.make_durable().unwrap_err().to_string();
+        assert!(e.contains("No space left") && c.out_of_space() && c.pending(), "{e}");
+        let files = DirStorage::beside(&dir.join("store")).unwrap();
+        let on_disk = crate::placement::read_journal(&files).unwrap().unwrap();
+        let (recovered, _) = Journal::recover(&on_disk, freeblock::layout::journal::DirtyRule::Logged).unwrap();
+        assert_eq!(recovered.first_copy(0), None, "nothing of the commit reached the files");
+        // A second commit while full, then room: both become durable, in order.
+        write(&mut journal, &mut map, 1, 24);
+        let (snap, jour) = mem(&journal);
+        c.stage(&snap, &jour, []).unwrap();
+        assert!(c.make_durable().is_err());
+        store.limit_space(u64::MAX);
+        c.make_durable().unwrap();
+        assert!(!c.out_of_space() && !c.pending());
+        let on_disk = crate::placement::read_journal(&files).unwrap().unwrap();
+        let (recovered, report) = Journal::recover(&on_disk, freeblock::layout::journal::DirtyRule::Logged).unwrap();
+        assert_eq!((recovered.first_copy(0), recovered.first_copy(1), report.bytes_dropped), (Some(16), Some(24), 0));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     fn write(journal: &mut Journal<MemStorage>, map: &mut BlockMap, logical: u64, at: u64) {

@@ -561,6 +561,16 @@ impl LayoutPolicy for Placement {
             None => self.own_io(done)?,
         }
         let tag = done.io.tag;
+        // A range write whose bytes did not land (a full file system) leaves the map alone: its
+        // blocks keep their last written place, not a new one holding nothing.
+        let write_failed = done.io.op == Op::Write && done.request.is_some_and(|r| self.in_flight.lock().expect("never poisoned").get(&r.id).is_some_and(|b| b.failed.is_some()));
+        if write_failed {
+            if let Some(rw) = self.inner.as_any_mut().downcast_mut::<RequestRangeWrites>() {
+                if rw.abandon_write(tag)? {
+                    return Ok(());
+                }
+            }
+        }
         // A range write frees its blocks' places: noted, so that no write lands there before
         // the commit that frees them is durable.
         let freed = match (done.request, done.io.op, (*self.inner).as_any().downcast_ref::<RequestRangeWrites>()) {

@@ -106,7 +106,7 @@ impl Server {
         let disk = Arc::new(freeblock_disk::Disk::new(spec.without_cache()).map_err(|source| ServerError::Disk { name: config.disk.clone(), source })?);
         let sector_bytes = u64::from(disk.spec().sector_bytes);
         let meta = StoreMeta { disk: disk.spec().name.clone(), disk_sectors: disk.capacity(), sector_bytes, layout: config.layout.clone(), created_empty: true };
-        let (mut store, meta) = Store::open(&config.store, &meta)?;
+        let (store, meta) = Store::open(&config.store, &meta)?;
         if let Some(bytes) = config.store_space_limit {
             store.limit_space(bytes);
         }

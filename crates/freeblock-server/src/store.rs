@@ -175,8 +175,9 @@ pub struct Store {
     path: PathBuf,
     /// Held for the store's life: the advisory lock that keeps a second server out.
     _lock: File,
-    /// Fault injection ([`Store::limit_space`]): bytes the file system has left.
-    space_left: Option<AtomicU64>,
+    /// Fault injection ([`Store::limit_space`]): bytes the file system has left (`u64::MAX`:
+    /// no limit).
+    space_left: AtomicU64,
 }
 
 /// The error a full file system gives.
@@ -254,7 +255,7 @@ impl Store {
         } else if found != size {
             return Err(StoreError::Size { path: path.to_path_buf(), found, want: size });
         }
-        Ok((Self { file, size, created: found == 0, path: path.to_path_buf(), _lock: lock, space_left: None }, held))
+        Ok((Self { file, size, created: found == 0, path: path.to_path_buf(), _lock: lock, space_left: AtomicU64::new(u64::MAX) }, held))
     }
 
     /// Whether this open created the store (so it holds only zeroes).
@@ -303,8 +304,9 @@ impl Store {
     /// does not have): from now on the store and its map's journal may take `bytes` more bytes
     /// of writes, every byte counted (overwrites too); past that each write fails with `ENOSPC`
     /// and writes nothing, as on a full file system.
-    pub fn limit_space(&mut self, bytes: u64) {
-        self.space_left = Some(AtomicU64::new(bytes));
+    /// `u64::MAX` lifts the limit.
+    pub fn limit_space(&self, bytes: u64) {
+        self.space_left.store(bytes, AtomicOrdering::Relaxed);
     }
 
     /// Takes `bytes` of the space [`Store::limit_space`] left (always succeeds without a limit).
@@ -312,10 +314,8 @@ impl Store {
     /// # Errors
     /// `ENOSPC` when less is left; nothing is taken then.
     pub fn take_space(&self, bytes: u64) -> std::io::Result<()> {
-        match &self.space_left {
-            None => Ok(()),
-            Some(left) => left.fetch_update(AtomicOrdering::Relaxed, AtomicOrdering::Relaxed, |l| l.checked_sub(bytes)).map(drop).map_err(|_| no_space()),
-        }
+        let take = |left: u64| if left == u64::MAX { Some(left) } else { left.checked_sub(bytes) };
+        self.space_left.fetch_update(AtomicOrdering::Relaxed, AtomicOrdering::Relaxed, take).map(drop).map_err(|_| no_space())
     }
 
     /// Writes `data` at `offset`.

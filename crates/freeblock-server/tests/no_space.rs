@@ -50,10 +50,14 @@ fn fill_until_enospc(layout: &str, space: u64) {
     let later = other.write_fua(4096 * 4000, &pattern(4000)).unwrap_err().to_string();
     assert!(later.contains("error 28"), "{layout}: {later}");
     assert_eq!(other.read(4096 * acked[acked.len() - 1], 4096).unwrap(), pattern(acked[acked.len() - 1]));
+    // An overwrite of an acknowledged block that finds no space leaves the block as it was.
+    let over = other.write_fua(0, &[0xee; 4096]).unwrap_err().to_string();
+    assert!(over.contains("error 28"), "{layout}: {over}");
+    assert!(other.read(0, 4096).unwrap() == pattern(0), "{layout}: block 0 after its overwrite failed");
     other.flush().unwrap();
     let stats = fetch_stats(server.stats.unwrap());
     let counted: u64 = stats.lines().find_map(|l| l.strip_prefix("freeblock_no_space_errors_total ")).expect("the counter is exported").trim().parse().unwrap();
-    assert!(counted >= 2, "{layout}: both refusals counted: {stats}");
+    assert!(counted >= 3, "{layout}: both refusals counted: {stats}");
     drop((c, other));
     server.stop();
     // Restarted with room: the store is clean and every acknowledged write reads back.
