@@ -151,7 +151,7 @@ impl Server {
         };
         let timing = Timing::start(disk, config.sim.clone(), config.freeblock.clone(), apps, layout, config.pace, config.realtime, in_flight)?;
         let placed = placement.is_some();
-        let export = Arc::new(Export { name, store, checksums, scrub, timing, stats: Arc::default(), sector_bytes, block_sectors, size, placed, placement });
+        let export = Arc::new(Export { name, store, checksums, scrub, timing, stats: Arc::default(), sector_bytes, block_sectors, size, placed, placement, limits: config.connections });
         let listen_err = |address: String| move |source| ServerError::Listen { address, source };
         let tcp = match config.tcp() {
             Some(a) => Some(TcpListener::bind(a).await.map_err(listen_err(a.to_string()))?),
@@ -215,12 +215,18 @@ impl Server {
             tokio::select! {
                 () = &mut stop => break,
                 Ok((s, _)) = accept_tcp(self.tcp.as_ref()) => {
+                    if full(&connections, &self.export) {
+                        continue;
+                    }
                     let _ = s.set_nodelay(true);
                     // Without a duplicate descriptor the replies still go out, through the flusher.
                     let direct = s.as_fd().try_clone_to_owned().ok().map(DirectSocket::tcp);
                     spawn(&mut connections, Box::new(s), direct, &self.export);
                 }
                 Ok((s, _)) = accept_unix(self.unix.as_ref().map(|(l, _)| l)) => {
+                    if full(&connections, &self.export) {
+                        continue;
+                    }
                     let direct = s.as_fd().try_clone_to_owned().ok().map(DirectSocket::unix);
                     spawn(&mut connections, Box::new(s), direct, &self.export);
                 }
@@ -253,6 +259,16 @@ impl Server {
         let placement = self.export.placement.as_ref().map(|c| c.snapshot());
         Ok(Finished { summary: self.export.stats.summary(), report, scrub, placement })
     }
+}
+
+/// Whether the server already serves as many connections as it may: the one just accepted is
+/// then closed at once (dropped), and counted.
+fn full(connections: &JoinSet<()>, export: &Export) -> bool {
+    let full = connections.len() >= export.limits.max;
+    if full {
+        export.stats.refused_connection();
+    }
+    full
 }
 
 /// A socket a connection is served on.
