@@ -678,14 +678,18 @@ async fn answer_placed(export: &Export, req: p::Request, payload: Vec<u8>, recei
             while at < u64::from(req.length) {
                 let len = chunk.min(u64::from(req.length) - at);
                 let offset = req.offset + at;
-                let (op, bytes) = match req.command {
-                    Command::Read => (Op::Read, vec![0u8; len as usize]),
-                    Command::Write => (Op::Write, payload[at as usize..(at + len) as usize].to_vec()),
-                    _ => (Op::Write, vec![0u8; len as usize]),
+                // Zeroes carry no bytes: their places get holes (crate::placement), except in a
+                // layout that keeps writes in memory first (LFS), which takes them as bytes.
+                let holds_writes = export.placement.as_ref().is_some_and(|p| p.holds_writes.load(std::sync::atomic::Ordering::Relaxed));
+                let (op, bytes, zeroes) = match req.command {
+                    Command::Read => (Op::Read, vec![0u8; len as usize], None),
+                    Command::Write => (Op::Write, payload[at as usize..(at + len) as usize].to_vec(), None),
+                    _ if holds_writes => (Op::Write, vec![0u8; len as usize], None),
+                    _ => (Op::Write, Vec::new(), Some(len)),
                 };
                 let first = offset / export.sector_bytes;
                 let sectors = u32::try_from(len / export.sector_bytes).unwrap_or(u32::MAX);
-                match export.timing.serve(op, first, sectors, received, Some(RequestBytes { offset, data: bytes, failed: None })).await {
+                match export.timing.serve(op, first, sectors, received, Some(RequestBytes { offset, data: bytes, failed: None, zeroes })).await {
                     Ok(Completion { failed: Some(why), .. }) => {
                         if why.errno == errno::ENOSPC {
                             note_no_space(export, &req, &why.message);

@@ -71,6 +71,9 @@ pub struct RequestBytes {
     /// The backing file failed this request's bytes: it is answered with an error, and the
     /// engine goes on serving the others.
     pub failed: Option<Failure>,
+    /// A WRITE_ZEROES of this many bytes, carrying no data: its places are zeroed by punching
+    /// holes ([`Store::zero_range`]), not by writing zero bytes.
+    pub zeroes: Option<u64>,
 }
 
 /// Requests under way by engine request id (filled when the engine accepts a request).
@@ -440,6 +443,21 @@ impl Placement {
             return Ok(());
         }
         let phys = done.lbn * self.sector_bytes;
+        if let Some(length) = req.zeroes.filter(|_| done.io.op == Op::Write) {
+            // The blocks are one physical run: one hole, however many blocks.
+            if let Some(&b) = blocks.iter().find(|&&b| b * bb < req.offset || (b + 1) * bb > req.offset + length) {
+                return Err(LayoutError::Config { field: "layout", message: format!("logical block {b} lies outside its request at byte {}", req.offset) });
+            }
+            let run = blocks.len() as u64 * bb;
+            let zeroed = match &self.sums {
+                Some(s) => s.write_with(&self.store, phys, run, || self.store.zero_range(phys, run)),
+                None => self.store.zero_range(phys, run),
+            };
+            if let Err(e) = zeroed {
+                req.failed.get_or_insert_with(|| Failure::storage(crate::store::is_no_space(&e), format!("zeroes at byte {phys} of the store: {e}")));
+            }
+            return Ok(());
+        }
         for (k, &b) in blocks.iter().enumerate() {
             let at = phys + k as u64 * bb;
             let Some(from) = (b * bb).checked_sub(req.offset).map(|o| o as usize).filter(|&o| o + bb as usize <= req.data.len()) else {
