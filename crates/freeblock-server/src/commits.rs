@@ -279,30 +279,41 @@ mod tests {
     use freeblock::layout::journal::{Journal, MemStorage};
     use freeblock::layout::{BlockMap, Candidates, MapConfig, MapOp, WriteRequest};
 
-    fn commits(dir: &std::path::Path) -> (MapCommits, Arc<PlacementCounters>) {
-        let (c, counters, _) = commits_and_store(dir);
-        (c, counters)
+    /// A store in a fresh directory, its map's commits mirrored beside it, and an empty map
+    /// whose first checkpoint is durable.
+    struct Started {
+        dir: std::path::PathBuf,
+        commits: MapCommits,
+        counters: Arc<PlacementCounters>,
+        store: Arc<Store>,
+        map: BlockMap,
+        journal: Journal<MemStorage>,
     }
 
-    fn commits_and_store(dir: &std::path::Path) -> (MapCommits, Arc<PlacementCounters>, Arc<Store>) {
+    fn started(tag: &str) -> Started {
+        let dir = std::env::temp_dir().join(format!("freeblock-commits-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
         let meta = crate::store::StoreMeta { disk: "test".into(), disk_sectors: 64, sector_bytes: 512, layout: None, created_empty: true };
         let store = Arc::new(Store::open(&dir.join("store"), &meta).unwrap().0);
         let counters = Arc::new(PlacementCounters::default());
-        (MapCommits::new(DirStorage::beside(&dir.join("store")).unwrap(), Arc::clone(&store), Arc::clone(&counters)), counters, store)
+        let commits = MapCommits::new(DirStorage::beside(&dir.join("store")).unwrap(), Arc::clone(&store), Arc::clone(&counters));
+        let map = BlockMap::new(MapConfig::region(0, 64, 8)).unwrap();
+        let journal = Journal::create(MemStorage::new(), &map).unwrap();
+        let (snap, jour) = mem(&journal);
+        commits.stage(&snap, &jour, []).unwrap();
+        commits.make_durable().unwrap();
+        Started { dir, commits, counters, store, map, journal }
+    }
+
+    /// The policy's in-memory files.
+    fn mem(j: &Journal<MemStorage>) -> (Vec<u8>, Vec<u8>) {
+        (j.storage().snapshot.clone().unwrap(), j.storage().journal.clone().unwrap())
     }
 
     #[test]
     fn a_full_file_system_keeps_the_commits_staged_until_there_is_room() {
-        let dir = std::env::temp_dir().join(format!("freeblock-commits-full-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let (c, _, store) = commits_and_store(&dir);
-        let mut map = BlockMap::new(MapConfig::region(0, 64, 8)).unwrap();
-        let mut journal = Journal::create(MemStorage::new(), &map).unwrap();
-        let mem = |j: &Journal<MemStorage>| (j.storage().snapshot.clone().unwrap(), j.storage().journal.clone().unwrap());
-        let (snap, jour) = mem(&journal);
-        c.stage(&snap, &jour, []).unwrap();
-        c.make_durable().unwrap();
+        let Started { dir, commits: c, store, mut map, mut journal, .. } = started("full");
         store.limit_space(0);
         write(&mut journal, &mut map, 0, 16);
         let (snap, jour) = mem(&journal);
@@ -335,16 +346,7 @@ mod tests {
 
     #[test]
     fn staged_commits_reach_the_files_together_and_recover_as_committed() {
-        let dir = std::env::temp_dir().join(format!("freeblock-commits-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let (c, counters) = commits(&dir);
-        let mut map = BlockMap::new(MapConfig::region(0, 64, 8)).unwrap();
-        let mut journal = Journal::create(MemStorage::new(), &map).unwrap();
-        let mem = |j: &Journal<MemStorage>| (j.storage().snapshot.clone().unwrap(), j.storage().journal.clone().unwrap());
-        let (snap, jour) = mem(&journal);
-        c.stage(&snap, &jour, []).unwrap();
-        c.make_durable().unwrap();
+        let Started { dir, commits: c, counters, mut map, mut journal, .. } = started("group");
         assert_eq!(counters.snapshot().checkpoints, 1);
         for (logical, at) in [(0, 16), (1, 24), (2, 32)] {
             write(&mut journal, &mut map, logical, at);
