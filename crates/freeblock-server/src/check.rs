@@ -13,6 +13,7 @@
 //! | no metadata, wrong size, another disk, a map that does not replay or fit the layout | problem | — (reported) |
 //! | LFS: a segment holding live blocks whose summary in the store is missing, damaged or names other blocks | problem | — (reported with the segment) |
 //! | a block whose bytes do not match its checksum | problem | — (the data is damaged; reported with its block) |
+//! | a zeroed (no checksum) entry for a block holding data, in a store the server created | problem | — (the checksum is lost; reported with its block and the entry's bytes) |
 //! | an FS2 replica whose bytes differ from its primary | problem | the replica is dropped from the map (journalled) |
 //! | a torn journal tail, records of a commit that never finished | recoverable | the journal is rewritten without them |
 //! | a checksum being written when the server was killed | recoverable | the bytes' crc is recorded |
@@ -177,7 +178,7 @@ fn check_map(store: &Path, meta: &StoreMeta, spec: &LayoutSpec, file: &Store, re
         Err(e) => return r.problem(e.to_string()),
     };
     match crate::placement::recover_policy(&disk, spec, mem, file) {
-        Some(Err(e)) => return r.problem(format!("the recovered map does not fit the layout: {e}")),
+        Some(Err(e)) => return r.problem(format!("the recovered map does not fit the layout: {}", crate::placement::naming_files(e, &files))),
         // LFS's recovery checked every segment holding live data against its summary.
         Some(Ok(p)) if matches!(spec, LayoutSpec::Lfs(_)) => {
             let live = (*p).as_any().downcast_ref::<freeblock::layout::lfs::LfsPolicy>().map_or(0, |l| (0..l.log().config().segments).filter(|&s| l.log().usage(s) > 0).count());
@@ -280,12 +281,37 @@ fn check_sums(store: &Path, meta: &StoreMeta, file: &Store, repair: bool, r: &mu
         Err(e) => return r.problem(format!("{}: {e}", path.display())),
     };
     let (mut entry, mut buf) = ([0u8; 8], vec![0u8; SCRUB_BLOCK as usize]);
-    let (mut mismatched, mut pending) = (0u64, 0u64);
+    let (mut mismatched, mut pending, mut lost) = (0u64, 0u64, 0u64);
+    // The store's data run at or after the block in hand (holes are never-written zeroes).
+    let mut run: Option<(u64, u64)> = Some((0, 0));
     for block in 0..blocks {
         if let Err(e) = raw.read_exact(&mut entry) {
             return r.problem(format!("{}: {e} at block {block}", path.display()));
         }
         if entry == [0u8; 8] {
+            // No checksum: in a store the server created, the block was never written and reads
+            // as zeroes (the scrub verifies it against them). Bytes there mean a lost entry.
+            let at = block * SCRUB_BLOCK;
+            if !meta.created_empty || run.is_none() {
+                continue;
+            }
+            if run.is_some_and(|(_, end)| at >= end) {
+                run = match file.data_run(at) {
+                    Ok(x) => x,
+                    Err(e) => return r.problem(format!("{}: cannot find its data runs: {e}", store.display())),
+                };
+            }
+            if !run.is_some_and(|(start, end)| (start..end).contains(&at)) {
+                continue;
+            }
+            match read_block(file, block, &mut buf) {
+                Ok(n) if buf[..n].iter().any(|&b| b != 0) => {
+                    lost += 1;
+                    r.problem(format!("{}: block {block}'s entry (bytes {}..{}) is zeroed, but the block (bytes {at}..{}) holds data: its checksum was lost", path.display(), block * 8, block * 8 + 8, at + n as u64));
+                }
+                Ok(_) => {}
+                Err(e) => r.problem(format!("{}: block {block} cannot be read: {e}", store.display())),
+            }
             continue;
         }
         let state = match sums.entry(block) {
@@ -320,5 +346,5 @@ fn check_sums(store: &Path, meta: &StoreMeta, file: &Store, repair: bool, r: &mu
     if repair && pending > 0 {
         let _ = sums.sync();
     }
-    r.checked.push(format!("{}: {} blocks match their checksums, {mismatched} do not, {pending} were being written", path.display(), r.sums_verified));
+    r.checked.push(format!("{}: {} blocks match their checksums, {mismatched} do not, {pending} were being written, {lost} hold data but lost their entry", path.display(), r.sums_verified));
 }

@@ -17,6 +17,12 @@
 //! passes = 0                   # 0 = for ever
 //! [layout]                     # the model serves requests through a layout policy
 //! type = "rearrange"           # or "fs2", "range_writes", "lfs", as in experiment files
+//! [connections]                # what one client may take (defaults below)
+//! max = 64                     # connections served at once; one more is closed at once
+//! in_flight_requests = 128     # per connection: requests read and not yet answered on the socket
+//! in_flight_mb = 64            # per connection: their bytes (payloads, read buffers, replies)
+//! handshake_timeout_s = 10     # a client that has not finished the handshake by then is closed
+//! idle_timeout_s = 0           # a connection with nothing in flight this long is closed (0: never)
 //! ```
 //!
 //! | field | default |
@@ -83,6 +89,80 @@ pub struct ServerConfig {
     /// also places the bytes in the store ([`crate::placement`]); a store keeps the layout it was made with.
     #[serde(default)]
     pub layout: Option<LayoutSpec>,
+    /// Fault injection for tests, not a configuration key: the file system under the store as
+    /// if it had only this many bytes left ([`crate::store::Store::limit_space`]).
+    #[serde(skip)]
+    #[doc(hidden)]
+    pub store_space_limit: Option<u64>,
+    /// What one client may take: see [`ConnectionLimits`].
+    #[serde(default)]
+    pub connections: ConnectionLimits,
+}
+
+/// The `[connections]` table: bounds that keep one client from hurting another. A connection
+/// past its in-flight bounds is not read from until replies go out (its client is pushed back
+/// by TCP); the engine and the other connections go on.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConnectionLimits {
+    /// Connections served at once; one more is closed at once (and counted). Default 64.
+    pub max: usize,
+    /// Requests one connection may have read and not yet answered on its socket. Default 128.
+    pub in_flight_requests: u64,
+    /// MiB one connection may hold for them: WRITE payloads, READ buffers, replies its client
+    /// has not read yet. Default 64 (two of the largest READs).
+    pub in_flight_mb: u64,
+    /// Seconds a client may take from connecting to choosing the export. Default 10.
+    pub handshake_timeout_s: f64,
+    /// Seconds a connection may wait for its next request with nothing in flight before it is
+    /// closed; 0 never closes it (an idle block device is normal). Default 0.
+    pub idle_timeout_s: f64,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        Self { max: 64, in_flight_requests: 128, in_flight_mb: 64, handshake_timeout_s: 10.0, idle_timeout_s: 0.0 }
+    }
+}
+
+impl ConnectionLimits {
+    /// The handshake's time limit.
+    #[must_use]
+    pub fn handshake_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(self.handshake_timeout_s)
+    }
+
+    /// The idle time limit, if any.
+    #[must_use]
+    pub fn idle_timeout(&self) -> Option<std::time::Duration> {
+        (self.idle_timeout_s > 0.0).then(|| std::time::Duration::from_secs_f64(self.idle_timeout_s))
+    }
+
+    /// Bytes one connection may hold.
+    #[must_use]
+    pub fn in_flight_bytes(&self) -> u64 {
+        self.in_flight_mb.saturating_mul(1 << 20)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |field, message: &str| Err(ConfigError::Invalid { field, message: message.into() });
+        if self.max == 0 {
+            return invalid("connections.max", "0 would serve nobody");
+        }
+        if self.in_flight_requests == 0 {
+            return invalid("connections.in_flight_requests", "0 would read no request");
+        }
+        if self.in_flight_mb == 0 {
+            return invalid("connections.in_flight_mb", "0 would hold no request (give at least 1)");
+        }
+        if !(self.handshake_timeout_s.is_finite() && self.handshake_timeout_s > 0.0 && self.handshake_timeout_s <= 86_400.0) {
+            return invalid("connections.handshake_timeout_s", "must be a number of seconds in (0, 86400]");
+        }
+        if !(self.idle_timeout_s.is_finite() && (0.0..=31_536_000.0).contains(&self.idle_timeout_s)) {
+            return invalid("connections.idle_timeout_s", "must be a number of seconds in [0, 31536000] (0: never)");
+        }
+        Ok(())
+    }
 }
 
 /// The `[scrub]` table: verify every block's checksum as the modelled head passes it.
@@ -131,7 +211,7 @@ impl ServerConfig {
     /// A configuration with every default, storing in `store`.
     #[must_use]
     pub fn new(store: PathBuf) -> Self {
-        Self { disk: default_disk(), store, export: None, pace: Pace::Real, realtime: false, listen: None, unix: None, stats: None, sim: SimConfig::default(), freeblock: None, scrub: None, layout: None }
+        Self { disk: default_disk(), store, export: None, pace: Pace::Real, realtime: false, listen: None, unix: None, stats: None, sim: SimConfig::default(), freeblock: None, scrub: None, layout: None, store_space_limit: None, connections: ConnectionLimits::default() }
     }
 
     /// Reads a TOML configuration file.
@@ -178,6 +258,7 @@ impl ServerConfig {
         if self.pace == Pace::None && idle && self.scrub.is_some_and(|s| s.passes == 0) {
             return Err(ConfigError::Invalid { field: "scrub.passes", message: "an endless scrub in idle time with pace none would run the model ahead as fast as the CPU allows, for ever: give it a number of passes, or use pace real".into() });
         }
+        self.connections.validate()?;
         self.sim.validate().map_err(|e| ConfigError::Invalid { field: "sim", message: e.to_string() })
     }
 }
@@ -214,5 +295,11 @@ mod tests {
         assert!(bad.contains("big"), "{bad}");
         assert!(err("store = \"a\"\n[layout]\ntype = \"rearrange\"\nmoves = \"instant\"").starts_with("layout.moves:"));
         assert!(err("store = \"a\"\nlisten_on = 1").contains("listen_on"));
+        assert!(err("store = \"a\"\n[connections]\nmax = 0").starts_with("connections.max:"));
+        assert!(err("store = \"a\"\n[connections]\nhandshake_timeout_s = -1").starts_with("connections.handshake_timeout_s:"));
+        assert!(err("store = \"a\"\n[connections]\nin_flight_mb = 0").starts_with("connections.in_flight_mb:"));
+        assert!(err("store = \"a\"\n[connections]\nbacklog = 5").contains("backlog"));
+        let c = parse("store = \"a\"\n[connections]\nmax = 8\nidle_timeout_s = 30").unwrap();
+        assert_eq!((c.connections.max, c.connections.in_flight_mb, c.connections.idle_timeout()), (8, 64, Some(std::time::Duration::from_secs(30))));
     }
 }

@@ -38,6 +38,7 @@ use tokio::sync::{watch, Notify};
 use tokio::task::JoinSet;
 
 use crate::arrival::Stamped;
+use crate::config::ConnectionLimits;
 use crate::placement::{PlacementCounters, RequestBytes};
 use crate::protocol::{self as p, cflag, chunk, errno, info, opt, rep, tflag, Command, ProtocolError};
 use crate::reply::{DirectSocket, Replies};
@@ -74,6 +75,8 @@ pub struct Export {
     pub placed: bool,
     /// What the physical store has done, with a layout policy.
     pub placement: Option<Arc<PlacementCounters>>,
+    /// What one connection may take.
+    pub limits: ConnectionLimits,
 }
 
 impl Export {
@@ -128,7 +131,10 @@ where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let (mut rd, mut wr) = tokio::io::split(socket);
-    match handshake(&mut rd, &mut wr, &export).await? {
+    // A client that does not finish the handshake in time holds a connection for nothing.
+    let limit = export.limits.handshake_timeout();
+    let negotiated = tokio::time::timeout(limit, handshake(&mut rd, &mut wr, &export)).await.map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, format!("the handshake took longer than {limit:?}")))?;
+    match negotiated? {
         Negotiated::Closed => Ok(()),
         Negotiated::Transmit { structured } => {
             export.stats.connection();
@@ -271,7 +277,7 @@ where
     // Paced, a request's arrival is when its bytes reached the socket (crate::arrival); the
     // descriptor stays open as long as the replies do, which outlive this reader.
     let stamp_fd = direct.as_ref().filter(|_| export.timing.pace() == Pace::Real).map(DirectSocket::raw_fd);
-    let replies = Arc::new(Replies::new(direct, Arc::clone(&export.stats)));
+    let replies = Arc::new(Replies::new(direct, Arc::clone(&export.stats)).bounded(export.limits.in_flight_requests, export.limits.in_flight_bytes()));
     let conn = Connection { export, replies: Arc::clone(&replies), outstanding: Arc::default(), structured };
     let mut in_flight = JoinSet::new();
     let mut rd = tokio::io::BufReader::with_capacity(READ_BUFFER_BYTES, Stamped::new(&mut rd, stamp_fd));
@@ -307,6 +313,14 @@ where
         }
         let mut header = [0u8; p::REQUEST_BYTES];
         let reads_before = rd.get_ref().latest().0;
+        // Idle: nothing buffered and nothing in flight (the reply of every request read is out).
+        let idle_limit = export.limits.idle_timeout().filter(|_| rd.buffer().is_empty() && conn.replies.held().0 == 0);
+        let idle = async {
+            match idle_limit {
+                Some(d) => tokio::time::sleep(d).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             read = rd.read_exact(&mut header) => match read {
                 Ok(_) => {}
@@ -315,6 +329,7 @@ where
                 Err(e) => return Err(e.into()),
             },
             _ = shutdown.wait_for(|stop| *stop) => return Ok(()),
+            () = idle => return Ok(()),
         }
         // The first request a fresh read completes arrived with that read's first packet; any
         // other is taken as arriving now (crate::arrival).
@@ -323,6 +338,20 @@ where
             _ => Instant::now(),
         };
         let req = p::parse_request(&header)?;
+        if req.command == Command::Disconnect {
+            return Ok(());
+        }
+        // The connection's budget (crate::reply): past it, this reader waits (and the client's
+        // further requests stay in the socket) until replies go out.
+        let cost = request_cost(&req);
+        if !conn.replies.try_admit(cost) {
+            // The requests read so far go first: room comes back only as they are answered.
+            export.timing.submit_all(std::mem::take(batch));
+            tokio::select! {
+                () = conn.replies.admit(cost) => {}
+                _ = shutdown.wait_for(|stop| *stop) => return Ok(()),
+            }
+        }
         let payload = if req.command == Command::Write {
             if req.length > p::MAX_PAYLOAD_BYTES {
                 return Err(ProtocolError::WriteTooLong(req.length).into());
@@ -333,10 +362,7 @@ where
         } else {
             Vec::new()
         };
-        if req.command == Command::Disconnect {
-            return Ok(());
-        }
-        if let Some(submission) = answered_by_engine(conn, &req, &payload, received) {
+        if let Some(submission) = answered_by_engine(conn, &req, &payload, received, cost) {
             batch.extend(submission);
             continue;
         }
@@ -344,6 +370,7 @@ where
         in_flight.spawn(async move {
             let reply = answer(&export, req, payload, received, structured).await;
             replies.send(reply.bytes, reply.model_end_ns.and_then(|end| export.due(end)));
+            replies.answered(cost);
         });
     }
 }
@@ -353,7 +380,16 @@ where
 /// made ready for the engine, which writes the reply at the model's completion: `Some(Some(_))`
 /// to hand over, `Some(None)` when the bytes failed and the error reply is sent already. `None`
 /// when the request is not such a case (it is then answered by [`answer`]).
-fn answered_by_engine(conn: &Connection, req: &p::Request, payload: &[u8], received: Instant) -> Option<Option<Submission>> {
+/// What a request holds of its connection's budget while it is served (crate::reply): its
+/// payload or read buffer, or the largest piece of zeroes written at once.
+fn request_cost(req: &p::Request) -> u64 {
+    match req.command {
+        Command::Read | Command::Write | Command::WriteZeroes => u64::from(req.length.min(p::MAX_PAYLOAD_BYTES)),
+        _ => 0,
+    }
+}
+
+fn answered_by_engine(conn: &Connection, req: &p::Request, payload: &[u8], received: Instant, cost: u64) -> Option<Option<Submission>> {
     let export = &conn.export;
     let timed_op = match req.command {
         Command::Read if req.length <= p::MAX_PAYLOAD_BYTES => Op::Read,
@@ -362,7 +398,9 @@ fn answered_by_engine(conn: &Connection, req: &p::Request, payload: &[u8], recei
     };
     let in_range = req.offset.checked_add(u64::from(req.length)).is_some_and(|end| end <= export.size);
     // Unknown flags are refused by `answer`.
-    if export.placed || req.length == 0 || !in_range || req.has(cflag::FUA) || req.flags & !cflag::KNOWN != 0 {
+    // Zeroes longer than a piece are zeroed off the reader, piece by piece (`zero_in_pieces`).
+    let long_zeroes = req.command == Command::WriteZeroes && u64::from(req.length) > ZERO_PIECE_BYTES;
+    if export.placed || req.length == 0 || !in_range || req.has(cflag::FUA) || req.flags & !cflag::KNOWN != 0 || long_zeroes {
         return None;
     }
     let length = u64::from(req.length);
@@ -374,11 +412,13 @@ fn answered_by_engine(conn: &Connection, req: &p::Request, payload: &[u8], recei
             (bytes, io)
         }
         Command::Write => (p::simple_reply(req.cookie, 0).to_vec(), write_bytes(export, req.offset, length, || export.store.write(req.offset, payload))),
-        _ => (p::simple_reply(req.cookie, 0).to_vec(), write_bytes(export, req.offset, length, || export.store.write_zeroes(req.offset, length))),
+        _ => (p::simple_reply(req.cookie, 0).to_vec(), write_bytes(export, req.offset, length, || export.store.zero_range(req.offset, length))),
     };
     if let Err(e) = io {
         export.stats.error();
-        conn.replies.send(error_reply(req, conn.structured, errno::EIO, &e.to_string()), None);
+        let error = if crate::store::is_no_space(&e) { errno::ENOSPC } else { errno::EIO };
+        conn.replies.send(error_reply(req, conn.structured, error, &e.to_string()), None);
+        conn.replies.answered(cost);
         return Some(None);
     }
     let (sectors_first, sectors) = model_sectors(export, req);
@@ -397,10 +437,36 @@ fn answered_by_engine(conn: &Connection, req: &p::Request, payload: &[u8], recei
                 outbox.send(&replies, error_reply(&request, structured, errno::ESHUTDOWN, &e.to_string()), None);
             }
         }
+        replies.answered(cost);
         // A held reply is written before the connection closes (crate::reply).
         outstanding.done();
     });
     Some(Some(Submission::new(timed_op, sectors_first, sectors, received, None, done)))
+}
+
+/// The largest piece of a WRITE_ZEROES zeroed at once (a hole punched, the checksums of its
+/// blocks recorded): a 4 GiB WRITE_ZEROES is 64 pieces, none holding a thread long.
+const ZERO_PIECE_BYTES: u64 = 64 << 20;
+
+/// WRITE_ZEROES of an export without a layout: holes punched in the sparse store
+/// ([`Store::zero_range`]: no zero bytes allocated or written), piece by piece on tokio's
+/// blocking pool, so neither the connection's worker nor the engine waits for it and other
+/// clients are served between the pieces. The model still times it as a write of its length.
+async fn zero_in_pieces(export: &Export, offset: u64, length: u64) -> std::io::Result<()> {
+    let mut at = 0;
+    while at < length {
+        let n = ZERO_PIECE_BYTES.min(length - at);
+        let (store, sums) = (Arc::clone(&export.store), export.checksums.clone());
+        let from = offset + at;
+        tokio::task::spawn_blocking(move || match &sums {
+            Some(s) => s.write_with(&store, from, n, || store.zero_range(from, n)),
+            None => store.zero_range(from, n),
+        })
+        .await
+        .map_err(std::io::Error::other)??;
+        at += n;
+    }
+    Ok(())
 }
 
 /// A write of the store's bytes, keeping the scrub's checksums when it runs.
@@ -454,6 +520,16 @@ fn counted(command: Command) -> Counted {
     }
 }
 
+/// A request the file system under the store had no room for: it fails alone (the engine and
+/// the other requests go on), counted in the stats endpoint, and logged on stderr (the first,
+/// then at each power of two, so a full disk does not flood the log).
+fn note_no_space(export: &Export, req: &p::Request, message: &str) {
+    let n = export.stats.no_space();
+    if n.is_power_of_two() {
+        eprintln!("freeblock serve: {:?} of {} bytes at {} failed with ENOSPC ({n} so far): {message}", req.command, req.length, req.offset);
+    }
+}
+
 /// Serves one request: the bytes, then the model's time.
 async fn answer(export: &Export, req: p::Request, payload: Vec<u8>, received: Instant, structured: bool) -> Reply {
     let fail = |error: u32, message: &str| {
@@ -483,7 +559,7 @@ async fn answer(export: &Export, req: p::Request, payload: Vec<u8>, received: In
             export.store.read(req.offset, &mut data)
         }
         Command::Write => write_bytes(export, req.offset, length, || export.store.write(req.offset, &payload)),
-        Command::WriteZeroes => write_bytes(export, req.offset, length, || export.store.write_zeroes(req.offset, length)),
+        Command::WriteZeroes => zero_in_pieces(export, req.offset, length).await,
         Command::Flush => flush(export).await,
         Command::Trim | Command::Disconnect | Command::Other(_) => Ok(()),
     };
@@ -492,6 +568,10 @@ async fn answer(export: &Export, req: p::Request, payload: Vec<u8>, received: In
         (r, _) => r,
     };
     if let Err(e) = durable {
+        if crate::store::is_no_space(&e) {
+            note_no_space(export, &req, &e.to_string());
+            return fail(errno::ENOSPC, &e.to_string());
+        }
         return fail(errno::EIO, &e.to_string());
     }
     // The model: reads and writes (zeroes are written) take the disk's time; FLUSH and TRIM
@@ -542,7 +622,7 @@ pub(crate) async fn flush_placed(export: &Export, received: Instant) -> Result<O
     if let Some(p) = export.placement.as_ref().filter(|p| p.holds_writes.load(std::sync::atomic::Ordering::Relaxed)) {
         let done = export.timing.serve(Op::Write, 0, 0, received, None).await.map_err(|e| e.to_string())?;
         if let Some(why) = done.failed {
-            return Err(why);
+            return Err(why.message);
         }
         // The flush is a request the model times (a segment write, say) like any other.
         export.stats.response(done.end_ns - done.arrival_ns);
@@ -598,15 +678,24 @@ async fn answer_placed(export: &Export, req: p::Request, payload: Vec<u8>, recei
             while at < u64::from(req.length) {
                 let len = chunk.min(u64::from(req.length) - at);
                 let offset = req.offset + at;
-                let (op, bytes) = match req.command {
-                    Command::Read => (Op::Read, vec![0u8; len as usize]),
-                    Command::Write => (Op::Write, payload[at as usize..(at + len) as usize].to_vec()),
-                    _ => (Op::Write, vec![0u8; len as usize]),
+                // Zeroes carry no bytes: their places get holes (crate::placement), except in a
+                // layout that keeps writes in memory first (LFS), which takes them as bytes.
+                let holds_writes = export.placement.as_ref().is_some_and(|p| p.holds_writes.load(std::sync::atomic::Ordering::Relaxed));
+                let (op, bytes, zeroes) = match req.command {
+                    Command::Read => (Op::Read, vec![0u8; len as usize], None),
+                    Command::Write => (Op::Write, payload[at as usize..(at + len) as usize].to_vec(), None),
+                    _ if holds_writes => (Op::Write, vec![0u8; len as usize], None),
+                    _ => (Op::Write, Vec::new(), Some(len)),
                 };
                 let first = offset / export.sector_bytes;
                 let sectors = u32::try_from(len / export.sector_bytes).unwrap_or(u32::MAX);
-                match export.timing.serve(op, first, sectors, received, Some(RequestBytes { offset, data: bytes, failed: None })).await {
-                    Ok(Completion { failed: Some(why), .. }) => return fail(errno::EIO, &why),
+                match export.timing.serve(op, first, sectors, received, Some(RequestBytes { offset, data: bytes, failed: None, zeroes })).await {
+                    Ok(Completion { failed: Some(why), .. }) => {
+                        if why.errno == errno::ENOSPC {
+                            note_no_space(export, &req, &why.message);
+                        }
+                        return fail(why.errno, &why.message);
+                    }
                     Ok(done) => {
                         export.stats.response(done.end_ns - done.arrival_ns);
                         model_end_ns = Some(done.end_ns);

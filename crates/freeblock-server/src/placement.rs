@@ -59,6 +59,7 @@ use crate::commits::MapCommits;
 use crate::logbytes::{summary_in_block, LogBytes};
 use crate::scrub::Checksums;
 use crate::store::Store;
+use crate::timing::Failure;
 
 /// The bytes of one workload request while the engine serves it.
 #[derive(Debug)]
@@ -69,7 +70,10 @@ pub struct RequestBytes {
     pub data: Vec<u8>,
     /// The backing file failed this request's bytes: it is answered with an error, and the
     /// engine goes on serving the others.
-    pub failed: Option<String>,
+    pub failed: Option<Failure>,
+    /// A WRITE_ZEROES of this many bytes, carrying no data: its places are zeroed by punching
+    /// holes ([`Store::zero_range`]), not by writing zero bytes.
+    pub zeroes: Option<u64>,
 }
 
 /// Requests under way by engine request id (filled when the engine accepts a request).
@@ -253,12 +257,16 @@ impl Placement {
 
     /// Writes `data` at physical byte `at`, keeping the scrub's checksums.
     fn write_bytes(&self, at: u64, data: &[u8]) -> Result<(), LayoutError> {
+        self.write_bytes_io(at, data).map_err(|e| self.io_err("write", &e))
+    }
+
+    /// [`Placement::write_bytes`], its error as the file gave it (`ENOSPC` tells a full file system).
+    fn write_bytes_io(&self, at: u64, data: &[u8]) -> std::io::Result<()> {
         let write = || self.store.write(at, data);
         match &self.sums {
             Some(s) => s.write_with(&self.store, at, data.len() as u64, write),
             None => write(),
         }
-        .map_err(|e| self.io_err("write", &e))
     }
 
     /// Stages what the policy committed since the last call (`freed`: the places its commits
@@ -278,9 +286,15 @@ impl Placement {
             Some(limit) => &journal[..journal.len().min(limit as usize)],
             None => &journal[..],
         };
-        self.commits.stage(snapshot, journal, freed)?;
-        if !self.grouped {
-            self.commits.make_durable()?;
+        // A full file system fails only the replies held for these commits (crate::timing):
+        // they stay staged, tried again at the next commit and whenever the engine waits.
+        let mut durable = self.commits.stage(snapshot, journal, freed);
+        if durable.is_ok() && !self.grouped {
+            durable = self.commits.make_durable();
+        }
+        match durable {
+            Err(_) if self.commits.out_of_space() => return Ok(()),
+            other => other?,
         }
         self.counters.made_durable(std::mem::take(&mut self.applied));
         Ok(())
@@ -387,7 +401,7 @@ impl Placement {
                 Ok(b) => req.data[from..from + bb].copy_from_slice(&b),
                 // One request's failure is its own.
                 Err(e) => {
-                    req.failed.get_or_insert_with(|| e.to_string());
+                    req.failed.get_or_insert_with(|| Failure::eio(e.to_string()));
                 }
             }
         }
@@ -401,16 +415,49 @@ impl Placement {
         if blocks.len() as u64 * self.block_sectors != done.io.sectors {
             return Err(LayoutError::Config { field: "layout", message: format!("an I/O of {} sectors carries {} blocks of {} sectors: requests must be whole blocks", done.io.sectors, blocks.len(), self.block_sectors) });
         }
-        if done.io.op == Op::Write {
-            // Not on a place whose freeing is not durable yet (its old bytes are the only copy).
-            self.commits.before_writing(done.lbn, blocks.len() as u64, self.block_sectors)?;
-        }
+        // Not on a place whose freeing is not durable yet (its old bytes are the only copy); and,
+        // when the policy's commits are not grouped, not while a commit the file system had no
+        // room for is still staged (the policy took it to be durable when it chose the place).
+        let blocked = if done.io.op != Op::Write {
+            Ok(())
+        } else if !self.grouped && self.commits.pending() {
+            self.commits.make_durable()
+        } else {
+            self.commits.before_writing(done.lbn, blocks.len() as u64, self.block_sectors)
+        };
+        let blocked = match blocked {
+            Err(e) if self.commits.out_of_space() => Some(e),
+            other => {
+                other?;
+                None
+            }
+        };
         let mut in_flight = self.in_flight.lock().expect("never poisoned");
         // Every workload request of a placed export is handed over with its bytes.
         let Some(req) = in_flight.get_mut(&id) else {
             return Err(LayoutError::Config { field: "layout", message: format!("request {id} reached the disk without its bytes") });
         };
+        if let Some(e) = blocked {
+            // Nothing is written: the request fails alone, with ENOSPC.
+            req.failed.get_or_insert_with(|| Failure::storage(true, format!("the write at sector {}: {e}", done.lbn)));
+            return Ok(());
+        }
         let phys = done.lbn * self.sector_bytes;
+        if let Some(length) = req.zeroes.filter(|_| done.io.op == Op::Write) {
+            // The blocks are one physical run: one hole, however many blocks.
+            if let Some(&b) = blocks.iter().find(|&&b| b * bb < req.offset || (b + 1) * bb > req.offset + length) {
+                return Err(LayoutError::Config { field: "layout", message: format!("logical block {b} lies outside its request at byte {}", req.offset) });
+            }
+            let run = blocks.len() as u64 * bb;
+            let zeroed = match &self.sums {
+                Some(s) => s.write_with(&self.store, phys, run, || self.store.zero_range(phys, run)),
+                None => self.store.zero_range(phys, run),
+            };
+            if let Err(e) = zeroed {
+                req.failed.get_or_insert_with(|| Failure::storage(crate::store::is_no_space(&e), format!("zeroes at byte {phys} of the store: {e}")));
+            }
+            return Ok(());
+        }
         for (k, &b) in blocks.iter().enumerate() {
             let at = phys + k as u64 * bb;
             let Some(from) = (b * bb).checked_sub(req.offset).map(|o| o as usize).filter(|&o| o + bb as usize <= req.data.len()) else {
@@ -418,17 +465,18 @@ impl Placement {
             };
             let piece = &mut req.data[from..from + bb as usize];
             let io = if done.io.op == Op::Write {
-                self.write_bytes(at, piece)
+                self.write_bytes_io(at, piece)
             } else if self.fs2_map().is_some_and(|m| m.first_copy(b).is_none()) {
                 // Never written: its home may hold another block's old bytes.
                 piece.fill(0);
                 Ok(())
             } else {
-                self.store.read(at, piece).map_err(|e| self.io_err("read", &e))
+                self.store.read(at, piece)
             };
-            // One request's failure is its own: the engine and the other requests go on.
+            // One request's failure is its own: the engine and the other requests go on (a full
+            // file system fails the write with ENOSPC, and reads and other writes go on).
             if let Err(e) = io {
-                req.failed.get_or_insert_with(|| format!("logical block {b} at byte {at} of the store: {e}"));
+                req.failed.get_or_insert_with(|| Failure::storage(crate::store::is_no_space(&e), format!("logical block {b} at byte {at} of the store: {e}")));
             }
         }
         Ok(())
@@ -531,6 +579,16 @@ impl LayoutPolicy for Placement {
             None => self.own_io(done)?,
         }
         let tag = done.io.tag;
+        // A range write whose bytes did not land (a full file system) leaves the map alone: its
+        // blocks keep their last written place, not a new one holding nothing.
+        let write_failed = done.io.op == Op::Write && done.request.is_some_and(|r| self.in_flight.lock().expect("never poisoned").get(&r.id).is_some_and(|b| b.failed.is_some()));
+        if write_failed {
+            if let Some(rw) = self.inner.as_any_mut().downcast_mut::<RequestRangeWrites>() {
+                if rw.abandon_write(tag)? {
+                    return Ok(());
+                }
+            }
+        }
         // A range write frees its blocks' places: noted, so that no write lands there before
         // the commit that frees them is durable.
         let freed = match (done.request, done.io.op, (*self.inner).as_any().downcast_ref::<RequestRangeWrites>()) {
@@ -594,6 +652,20 @@ pub fn read_journal(files: &DirStorage) -> Result<Option<MemStorage>, LayoutErro
         (None, Some(_)) => Err(missing(StoreFile::Journal, StoreFile::Snapshot)),
         (Some(_), None) => Err(missing(StoreFile::Snapshot, StoreFile::Journal)),
         (Some(s), journal) => Ok(Some(MemStorage { snapshot: Some(s), journal })),
+    }
+}
+
+/// `e`, from recovering the map read into memory ([`read_journal`]), naming the files it was
+/// read from instead of the in-memory copies.
+#[must_use]
+pub fn naming_files(e: LayoutError, files: &DirStorage) -> LayoutError {
+    let name = |file: String| {
+        [StoreFile::Snapshot, StoreFile::Journal].into_iter().find(|&f| MemStorage::new().describe(f) == file).map_or(file, |f| files.describe(f))
+    };
+    match e {
+        LayoutError::Corrupt { file, offset, record, message } => LayoutError::Corrupt { file: name(file), offset, record, message },
+        LayoutError::Replay { file, offset, record, op, source } => LayoutError::Replay { file: name(file), offset, record, op, source },
+        other => other,
     }
 }
 

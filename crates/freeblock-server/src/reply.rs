@@ -29,10 +29,24 @@
 //! |---|---|---|
 //! | `real` | writes at once | at the model's completion (its lateness is recorded) |
 //! | `none` | holds it in the connection's [`Replies`] | at [`Outbox::flush`], several replies per `write` |
+//!
+//! **The connection's budget.** [`Replies`] also bounds what one connection holds: requests read
+//! and not yet written to its socket, and their bytes (a WRITE's payload or a READ's buffer while
+//! it is served, then its reply until the socket took it). The reader asks
+//! [`Replies::admit`] before it takes each request off the socket and waits while the budget is
+//! spent, so a client that pipelines large READs and never reads the replies stops being read
+//! (TCP pushes back on it) instead of making the server allocate for all of them.
+//!
+//! ```text
+//!  reader: header ─► admit(cost) ─(waits while spent)─► payload read, request served
+//!  served: reply handed over ─► answered(cost): the request's cost becomes its reply's bytes
+//!  the socket took the reply (or the client is gone) ─► the request and its bytes are freed
+//! ```
 
 use std::collections::VecDeque;
 use std::io::{IoSlice, Write as _};
 use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -132,11 +146,34 @@ struct State {
     held: Vec<Vec<u8>>,
 }
 
+/// What one connection holds: requests read and not yet written to its socket, and their bytes
+/// (see the module doc).
+struct Budget {
+    requests: AtomicU64,
+    bytes: AtomicU64,
+    max_requests: u64,
+    max_bytes: u64,
+    /// Notified whenever some of it is freed.
+    freed: Notify,
+}
+
+impl Budget {
+    fn free(&self, requests: u64, bytes: u64) {
+        let sub = |a: &AtomicU64, n: u64| {
+            let _ = a.fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| Some(v.saturating_sub(n)));
+        };
+        sub(&self.requests, requests);
+        sub(&self.bytes, bytes);
+        self.freed.notify_waiters();
+    }
+}
+
 /// One connection's replies (see the module doc).
 pub struct Replies {
     state: Mutex<State>,
     wake: Notify,
     stats: Arc<Stats>,
+    budget: Budget,
 }
 
 impl Replies {
@@ -144,7 +181,66 @@ impl Replies {
     /// lateness of replies with a due instant is recorded in `stats`.
     #[must_use]
     pub fn new(direct: Option<DirectSocket>, stats: Arc<Stats>) -> Self {
-        Self { state: Mutex::new(State { direct, queue: VecDeque::new(), flushing: false, closing: false, broken: false, held: Vec::new() }), wake: Notify::new(), stats }
+        let budget = Budget { requests: AtomicU64::new(0), bytes: AtomicU64::new(0), max_requests: u64::MAX, max_bytes: u64::MAX, freed: Notify::new() };
+        Self { state: Mutex::new(State { direct, queue: VecDeque::new(), flushing: false, closing: false, broken: false, held: Vec::new() }), wake: Notify::new(), stats, budget }
+    }
+
+    /// The same, with the connection's budget: at most `requests` requests and `bytes` bytes
+    /// held (see the module doc).
+    #[must_use]
+    pub fn bounded(mut self, requests: u64, bytes: u64) -> Self {
+        (self.budget.max_requests, self.budget.max_bytes) = (requests.max(1), bytes.max(1));
+        self
+    }
+
+    /// Waits until the budget has room for one more request of `cost` bytes (a request larger
+    /// than the whole budget waits until nothing else is held), then takes it.
+    pub async fn admit(&self, cost: u64) {
+        loop {
+            let freed = self.budget.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            if self.try_admit(cost) {
+                return;
+            }
+            freed.await;
+        }
+    }
+
+    /// [`Replies::admit`] without waiting: whether the request was taken.
+    pub fn try_admit(&self, cost: u64) -> bool {
+        let b = &self.budget;
+        let cost = cost.min(b.max_bytes);
+        let (requests, bytes) = (b.requests.load(Ordering::Acquire), b.bytes.load(Ordering::Acquire));
+        let room = requests < b.max_requests && (bytes == 0 || bytes.saturating_add(cost) <= b.max_bytes);
+        if room {
+            // Only the connection's reader admits: nothing takes room between the check and here.
+            b.requests.fetch_add(1, Ordering::AcqRel);
+            b.bytes.fetch_add(cost, Ordering::AcqRel);
+        }
+        room
+    }
+
+    /// A request admitted with `cost` has been answered (its reply handed to [`Replies::send`]
+    /// or an [`Outbox`]): its cost is freed; the reply's own bytes are held until written.
+    pub fn answered(&self, cost: u64) {
+        self.budget.free(0, cost.min(self.budget.max_bytes));
+    }
+
+    /// Requests and bytes the connection holds now.
+    #[must_use]
+    pub fn held(&self) -> (u64, u64) {
+        (self.budget.requests.load(Ordering::Acquire), self.budget.bytes.load(Ordering::Acquire))
+    }
+
+    /// A reply of `len` bytes is on its way: held until written.
+    fn hold_bytes(&self, len: usize) {
+        self.budget.bytes.fetch_add(len as u64, Ordering::AcqRel);
+    }
+
+    /// Replies (`count`, of `len` bytes in all) written, or dropped with the client gone.
+    fn written(&self, count: usize, len: usize) {
+        self.budget.free(count as u64, len as u64);
     }
 
     /// Sends one whole reply. `due` is the wall-clock instant the model completed its request
@@ -152,17 +248,22 @@ impl Replies {
     pub fn send(&self, bytes: Vec<u8>, due: Option<Instant>) {
         let mut s = self.state.lock().expect("never poisoned");
         if s.broken {
+            drop(s);
+            self.written(1, 0);
             return;
         }
         let replies = [bytes];
         let sending = Instant::now();
         let written = Self::write_direct(&mut s, &replies);
         if s.broken {
+            drop(s);
+            self.written(1, 0);
             return;
         }
         let from = match written {
             Some((1, _)) => {
                 drop(s);
+                self.written(1, 0);
                 self.record(due, sending);
                 return;
             }
@@ -170,6 +271,7 @@ impl Replies {
             None => 0,
         };
         let [bytes] = replies;
+        self.hold_bytes(bytes.len());
         s.queue.push_back(Queued { bytes, from, due });
         drop(s);
         self.wake.notify_one();
@@ -197,8 +299,11 @@ impl Replies {
     fn hold(&self, bytes: Vec<u8>) -> bool {
         let mut s = self.state.lock().expect("never poisoned");
         if s.broken {
+            drop(s);
+            self.written(1, 0);
             return false;
         }
+        self.hold_bytes(bytes.len());
         s.held.push(bytes);
         s.held.len() == 1
     }
@@ -208,11 +313,18 @@ impl Replies {
     fn release(&self) {
         let mut s = self.state.lock().expect("never poisoned");
         let held = std::mem::take(&mut s.held);
-        if held.is_empty() || s.broken {
+        if held.is_empty() {
+            return;
+        }
+        if s.broken {
+            drop(s);
+            self.written(held.len(), held.iter().map(Vec::len).sum());
             return;
         }
         let (whole, part) = Self::write_direct(&mut s, &held).unwrap_or((0, 0));
-        if whole == held.len() || s.broken {
+        let whole = if s.broken { held.len() } else { whole };
+        self.written(whole, held[..whole].iter().map(Vec::len).sum());
+        if whole == held.len() {
             if s.closing {
                 // The flusher may be waiting for the held replies before it ends.
                 drop(s);
@@ -265,14 +377,18 @@ impl Replies {
                 self.wake.notified().await;
                 continue;
             };
-            for q in batch {
+            let mut batch = batch.into_iter();
+            while let Some(q) = batch.next() {
                 let sending = Instant::now();
                 if wr.write_all(&q.bytes[q.from..]).await.is_err() {
                     let mut s = self.state.lock().expect("never poisoned");
                     s.broken = true;
-                    s.queue.clear();
+                    let dropped: Vec<Queued> = std::iter::once(q).chain(batch).chain(s.queue.drain(..)).collect();
+                    drop(s);
+                    self.written(dropped.len(), dropped.iter().map(|q| q.bytes.len()).sum());
                     break;
                 }
+                self.written(1, q.bytes.len());
                 self.record(q.due, sending);
             }
         }

@@ -107,6 +107,9 @@ impl Server {
         let sector_bytes = u64::from(disk.spec().sector_bytes);
         let meta = StoreMeta { disk: disk.spec().name.clone(), disk_sectors: disk.capacity(), sector_bytes, layout: config.layout.clone(), created_empty: true };
         let (store, meta) = Store::open(&config.store, &meta)?;
+        if let Some(bytes) = config.store_space_limit {
+            store.limit_space(bytes);
+        }
         let store = Arc::new(store);
         let name = config.export.clone().unwrap_or_else(|| disk.spec().name.clone());
         let checksums = match config.scrub {
@@ -122,7 +125,7 @@ impl Server {
                 let policy: Box<dyn LayoutPolicy> = match crate::placement::read_journal(&files).map_err(freeblock::Error::Layout)? {
                     None => spec.build(&disk)?,
                     Some(mem) => match crate::placement::recover_policy(&disk, spec, mem, &store) {
-                        Some(recovered) => recovered.map_err(freeblock::Error::Layout)?,
+                        Some(recovered) => recovered.map_err(|e| freeblock::Error::Layout(crate::placement::naming_files(e, &files)))?,
                         None => return Err(ConfigError::Invalid { field: "layout.type", message: "only rearrange and fs2 are served".into() }.into()),
                     },
                 };
@@ -148,7 +151,7 @@ impl Server {
         };
         let timing = Timing::start(disk, config.sim.clone(), config.freeblock.clone(), apps, layout, config.pace, config.realtime, in_flight)?;
         let placed = placement.is_some();
-        let export = Arc::new(Export { name, store, checksums, scrub, timing, stats: Arc::default(), sector_bytes, block_sectors, size, placed, placement });
+        let export = Arc::new(Export { name, store, checksums, scrub, timing, stats: Arc::default(), sector_bytes, block_sectors, size, placed, placement, limits: config.connections });
         let listen_err = |address: String| move |source| ServerError::Listen { address, source };
         let tcp = match config.tcp() {
             Some(a) => Some(TcpListener::bind(a).await.map_err(listen_err(a.to_string()))?),
@@ -212,12 +215,18 @@ impl Server {
             tokio::select! {
                 () = &mut stop => break,
                 Ok((s, _)) = accept_tcp(self.tcp.as_ref()) => {
+                    if full(&connections, &self.export) {
+                        continue;
+                    }
                     let _ = s.set_nodelay(true);
                     // Without a duplicate descriptor the replies still go out, through the flusher.
                     let direct = s.as_fd().try_clone_to_owned().ok().map(DirectSocket::tcp);
                     spawn(&mut connections, Box::new(s), direct, &self.export);
                 }
                 Ok((s, _)) = accept_unix(self.unix.as_ref().map(|(l, _)| l)) => {
+                    if full(&connections, &self.export) {
+                        continue;
+                    }
                     let direct = s.as_fd().try_clone_to_owned().ok().map(DirectSocket::unix);
                     spawn(&mut connections, Box::new(s), direct, &self.export);
                 }
@@ -250,6 +259,16 @@ impl Server {
         let placement = self.export.placement.as_ref().map(|c| c.snapshot());
         Ok(Finished { summary: self.export.stats.summary(), report, scrub, placement })
     }
+}
+
+/// Whether the server already serves as many connections as it may: the one just accepted is
+/// then closed at once (dropped), and counted.
+fn full(connections: &JoinSet<()>, export: &Export) -> bool {
+    let full = connections.len() >= export.limits.max;
+    if full {
+        export.stats.refused_connection();
+    }
+    full
 }
 
 /// A socket a connection is served on.

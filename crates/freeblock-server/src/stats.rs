@@ -39,7 +39,11 @@ pub struct Stats {
     requests: [AtomicU64; 5],
     bytes: [AtomicU64; 5],
     errors: AtomicU64,
+    /// Requests failed with ENOSPC because the file system under the store is full.
+    no_space: AtomicU64,
     connections: AtomicU64,
+    /// Connections closed at once because `connections.max` were served.
+    refused_connections: AtomicU64,
     response: Mutex<Histogram>,
     lateness: Mutex<Histogram>,
 }
@@ -72,6 +76,17 @@ impl Stats {
     /// Counts a request answered with an error.
     pub fn error(&self) {
         self.errors.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a request failed because the file system under the store is full; returns how
+    /// many so far.
+    pub fn no_space(&self) -> u64 {
+        self.no_space.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Counts a connection closed at once because the server served its maximum.
+    pub fn refused_connection(&self) {
+        self.refused_connections.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Counts a connection that reached transmission.
@@ -117,6 +132,8 @@ impl Stats {
             let _ = writeln!(s, "freeblock_bytes_total{{op=\"{name}\"}} {}", self.bytes[i].load(Ordering::Relaxed));
         }
         let _ = writeln!(s, "# TYPE freeblock_errors_total counter\nfreeblock_errors_total {}", self.errors.load(Ordering::Relaxed));
+        let _ = writeln!(s, "# TYPE freeblock_no_space_errors_total counter\nfreeblock_no_space_errors_total {}", self.no_space.load(Ordering::Relaxed));
+        let _ = writeln!(s, "# TYPE freeblock_connections_refused_total counter\nfreeblock_connections_refused_total {}", self.refused_connections.load(Ordering::Relaxed));
         let _ = writeln!(s, "# TYPE freeblock_connections_total counter\nfreeblock_connections_total {}", self.connections.load(Ordering::Relaxed));
         for (name, h) in [("freeblock_model_response_seconds", &self.response), ("freeblock_lateness_seconds", &self.lateness)] {
             let h = h.lock().expect("never poisoned");

@@ -32,6 +32,7 @@ use std::io::Read;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
 use freeblock::experiment::LayoutSpec;
 use serde::{Deserialize, Serialize};
@@ -174,6 +175,21 @@ pub struct Store {
     path: PathBuf,
     /// Held for the store's life: the advisory lock that keeps a second server out.
     _lock: File,
+    /// Fault injection ([`Store::limit_space`]): bytes the file system has left (`u64::MAX`:
+    /// no limit).
+    space_left: AtomicU64,
+}
+
+/// The error a full file system gives.
+#[must_use]
+pub fn no_space() -> std::io::Error {
+    std::io::Error::from_raw_os_error(libc::ENOSPC)
+}
+
+/// Whether `e` says the file system is full (or the user's quota is).
+#[must_use]
+pub fn is_no_space(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT))
 }
 
 /// Takes the store's advisory lock (`STORE.lock`, `flock` exclusive, not waiting) and writes
@@ -239,7 +255,7 @@ impl Store {
         } else if found != size {
             return Err(StoreError::Size { path: path.to_path_buf(), found, want: size });
         }
-        Ok((Self { file, size, created: found == 0, path: path.to_path_buf(), _lock: lock }, held))
+        Ok((Self { file, size, created: found == 0, path: path.to_path_buf(), _lock: lock, space_left: AtomicU64::new(u64::MAX) }, held))
     }
 
     /// Whether this open created the store (so it holds only zeroes).
@@ -262,11 +278,52 @@ impl Store {
         self.file.read_exact_at(buf, offset)
     }
 
+    /// The first byte at or after `from` that holds data (not a hole of the sparse file), and
+    /// the end of that data run; `None` past the last data.
+    ///
+    /// # Errors
+    /// The file's I/O error.
+    pub fn data_run(&self, from: u64) -> std::io::Result<Option<(u64, u64)>> {
+        let seek = |whence, at: u64| -> std::io::Result<Option<u64>> {
+            let at = libc::off_t::try_from(at).map_err(std::io::Error::other)?;
+            // SAFETY: lseek on a descriptor the store owns; every access is positioned (pread,
+            // pwrite), so moving the file offset disturbs nothing.
+            let r = unsafe { libc::lseek(self.file.as_raw_fd(), at, whence) };
+            if r < 0 {
+                let e = std::io::Error::last_os_error();
+                return if e.raw_os_error() == Some(libc::ENXIO) { Ok(None) } else { Err(e) };
+            }
+            Ok(Some(r as u64))
+        };
+        let Some(start) = seek(libc::SEEK_DATA, from)? else { return Ok(None) };
+        let end = seek(libc::SEEK_HOLE, start)?.unwrap_or(self.size);
+        Ok(Some((start, end)))
+    }
+
+    /// Fault injection, for tests of a full file system (a small tmpfs needs privileges a test
+    /// does not have): from now on the store and its map's journal may take `bytes` more bytes
+    /// of writes, every byte counted (overwrites too); past that each write fails with `ENOSPC`
+    /// and writes nothing, as on a full file system.
+    /// `u64::MAX` lifts the limit.
+    pub fn limit_space(&self, bytes: u64) {
+        self.space_left.store(bytes, AtomicOrdering::Relaxed);
+    }
+
+    /// Takes `bytes` of the space [`Store::limit_space`] left (always succeeds without a limit).
+    ///
+    /// # Errors
+    /// `ENOSPC` when less is left; nothing is taken then.
+    pub fn take_space(&self, bytes: u64) -> std::io::Result<()> {
+        let take = |left: u64| if left == u64::MAX { Some(left) } else { left.checked_sub(bytes) };
+        self.space_left.fetch_update(AtomicOrdering::Relaxed, AtomicOrdering::Relaxed, take).map(drop).map_err(|_| no_space())
+    }
+
     /// Writes `data` at `offset`.
     ///
     /// # Errors
     /// The file's I/O error.
     pub fn write(&self, offset: u64, data: &[u8]) -> std::io::Result<()> {
+        self.take_space(data.len() as u64)?;
         self.file.write_all_at(data, offset)
     }
 
@@ -276,6 +333,7 @@ impl Store {
     /// The file's I/O error.
     pub fn write_zeroes(&self, offset: u64, length: u64) -> std::io::Result<()> {
         const CHUNK: u64 = 1 << 20;
+        self.take_space(length)?;
         let zeroes = vec![0u8; CHUNK.min(length) as usize];
         let mut at = 0;
         while at < length {
@@ -284,6 +342,31 @@ impl Store {
             at += n;
         }
         Ok(())
+    }
+
+    /// Zeroes `length` bytes at `offset` by punching a hole in the sparse file (the file system
+    /// zeroes the partial blocks at the ends and frees the whole ones), falling back to writing
+    /// zeroes where punching is not supported. Costs no space and no data copied, however long.
+    ///
+    /// # Errors
+    /// The file's I/O error.
+    pub fn zero_range(&self, offset: u64, length: u64) -> std::io::Result<()> {
+        if length == 0 {
+            return Ok(());
+        }
+        let (Ok(at), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(length)) else {
+            return Err(std::io::Error::other(format!("{length} bytes at {offset} do not fit a file offset")));
+        };
+        // SAFETY: fallocate on a descriptor the store owns; no memory is passed.
+        let r = unsafe { libc::fallocate(self.file.as_raw_fd(), libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, at, len) };
+        if r == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EOPNOTSUPP | libc::ENOSYS) => self.write_zeroes(offset, length),
+            _ => Err(e),
+        }
     }
 
     /// Makes every completed write durable, and checks that they went to the store: a file

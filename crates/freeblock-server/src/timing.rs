@@ -96,7 +96,38 @@ pub struct Completion {
     /// read's data.
     pub data: Option<Vec<u8>>,
     /// Why the store could not carry the request's bytes, if it could not.
-    pub failed: Option<String>,
+    pub failed: Option<Failure>,
+}
+
+/// Why a request failed in the engine: the error its client is told, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The reply's error (`crate::protocol::errno`): `ENOSPC` when the file system under the
+    /// store is full, `EIO` otherwise.
+    pub errno: u32,
+    /// What failed, naming the place.
+    pub message: String,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl Failure {
+    /// An `EIO` failure.
+    #[must_use]
+    pub fn eio(message: impl Into<String>) -> Self {
+        Self { errno: crate::protocol::errno::EIO, message: message.into() }
+    }
+
+    /// `ENOSPC` when `no_space`, `EIO` otherwise.
+    #[must_use]
+    pub fn storage(no_space: bool, message: impl Into<String>) -> Self {
+        let errno = if no_space { crate::protocol::errno::ENOSPC } else { crate::protocol::errno::EIO };
+        Self { errno, message: message.into() }
+    }
 }
 
 /// What happens when the engine has served a request: called once, on the engine thread, at the
@@ -180,9 +211,12 @@ impl Ledger {
     /// they completed; if that fails, their clients are told so.
     fn settle(&mut self, commits: Option<&MapCommits>) {
         let durable = commits.map_or(Ok(()), MapCommits::make_durable);
+        // A full file system fails these replies alone (the commits stay staged for the next
+        // try); any other failure of a sync is for good (see crate::commits).
+        let no_space = commits.is_some_and(MapCommits::out_of_space);
         for (done, mut completion) in self.held.drain(..) {
             if let Err(e) = &durable {
-                completion.failed.get_or_insert_with(|| e.to_string());
+                completion.failed.get_or_insert_with(|| Failure::storage(no_space, e.to_string()));
             }
             done.call(Ok(completion), &mut self.outbox);
         }
@@ -349,7 +383,7 @@ impl OnlineSource for EngineSource {
         let mut guard = self.ledger.lock().expect("never poisoned");
         let ledger = &mut *guard;
         if let Some(done) = ledger.waiters.remove(&id) {
-            done.call(Ok(Completion { arrival_ns: 0, end_ns: 0, data: None, failed: Some(error.to_string()) }), &mut ledger.outbox);
+            done.call(Ok(Completion { arrival_ns: 0, end_ns: 0, data: None, failed: Some(Failure::eio(error.to_string())) }), &mut ledger.outbox);
         }
         Ok(())
     }

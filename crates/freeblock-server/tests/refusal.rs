@@ -54,7 +54,7 @@ fn a_refused_request_fails_alone_and_the_other_clients_go_on() {
                 let lbn = if i % 2 == 0 { (i + 1) * every } else { (i + 1) * every + 8 };
                 match serve(&timing, Op::Write, lbn).unwrap() {
                     Completion { failed: Some(why), .. } => {
-                        assert!(why.contains("is refused"), "{why}");
+                        assert!(why.message.contains("is refused"), "{why}");
                         assert_eq!(i % 2, 0, "request {i} at sector {lbn} refused");
                         refused += 1;
                     }

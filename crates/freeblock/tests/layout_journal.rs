@@ -4,7 +4,7 @@
 
 use freeblock::layout::journal::{
     DirStorage, DirtyRule, Journal, MapOp, MemStorage, RecoveryReport, Storage, StoreFile, JOURNAL_HEADER_BYTES,
-    RECORD_FRAME_BYTES, SNAPSHOT_HEADER_BYTES,
+    RECORD_FRAME_BYTES, SNAPSHOT_HEADER_BYTES, JOURNAL_BASE_BYTES, encode_sync_mark,
 };
 use freeblock::layout::{
     BlockMap, Candidates, LayoutError, MapConfig, MapSnapshot, PhysRange, SnapshotEntry, WriteRequest,
@@ -103,9 +103,10 @@ fn act() -> impl Strategy<Value = Act> {
 /// How the crash damages the journal.
 #[derive(Debug, Clone)]
 enum Crash {
-    /// Cut the journal at a byte (chosen as a fraction of its length).
+    /// A crash during a commit: the journal cut at a byte (chosen as a fraction of its length),
+    /// the synced mark that of the last commit before the cut.
     Truncate(u64),
-    /// Flip a byte of the last record (the crash tore the last append).
+    /// Flip a byte of the last record (the crash tore the last append, before its mark).
     Flip(u64, u8),
     /// Crash inside a final checkpoint, after the snapshot's rename and before the journal's,
     /// with the old journal cut at a byte.
@@ -226,8 +227,24 @@ fn commits_for(map: &BlockMap, act: &Act) -> Vec<Vec<MapOp>> {
     }
 }
 
-/// A committed state: the journal's length and the map's snapshot just after the commit.
-type Point = (u64, MapSnapshot);
+/// A committed state: the journal's length and the map's snapshot just after the commit, and
+/// the sequence number of its last record.
+type Point = (u64, MapSnapshot, u64);
+
+/// `storage` with its journal's synced mark set to `point` (the mark of the commit that
+/// returned last before a crash).
+fn with_mark(storage: &mut MemStorage, point: &Point) {
+    set_mark(storage.journal.as_mut().unwrap(), point.0, point.2);
+}
+
+/// Both synced marks of journal bytes `j` set to `len` bytes, last sequence number `seq`.
+fn set_mark(j: &mut [u8], len: u64, seq: u64) {
+    for k in 0..2u64 {
+        let (_, mark) = encode_sync_mark(len, seq);
+        let at = (JOURNAL_BASE_BYTES + k * mark.len() as u64) as usize;
+        j[at..at + mark.len()].copy_from_slice(&mark);
+    }
+}
 
 /// Every record's `(start, end)` in a journal from `from`.
 fn record_spans(j: &[u8], from: u64) -> Vec<(u64, u64)> {
@@ -275,11 +292,11 @@ proptest! {
     fn crash_anywhere_recovers_the_last_commit(acts in prop::collection::vec(act(), 1..70), crash in crash()) {
         let mut map = BlockMap::new(config()).unwrap();
         let mut journal = Journal::create(MemStorage::new(), &map).unwrap();
-        let mut points: Vec<Point> = vec![(JOURNAL_HEADER_BYTES, map.to_snapshot())];
+        let mut points: Vec<Point> = vec![(JOURNAL_HEADER_BYTES, map.to_snapshot(), 0)];
         for a in &acts {
             if matches!(a, Act::Checkpoint) {
                 journal.checkpoint(&map).unwrap();
-                points = vec![(JOURNAL_HEADER_BYTES, map.to_snapshot())];
+                points = vec![(JOURNAL_HEADER_BYTES, map.to_snapshot(), journal.committed_seq())];
                 continue;
             }
             for commit in commits_for(&map, a) {
@@ -294,7 +311,7 @@ proptest! {
                 }
                 journal.commit().unwrap();
                 if logged > 0 {
-                    points.push((journal.journal_len(), map.to_snapshot()));
+                    points.push((journal.journal_len(), map.to_snapshot(), journal.committed_seq()));
                 }
             }
         }
@@ -309,8 +326,17 @@ proptest! {
         let (expected, dropped) = match crash {
             Crash::Truncate(x) => {
                 let cut = JOURNAL_HEADER_BYTES + x % (len - JOURNAL_HEADER_BYTES + 1);
-                storage.journal.as_mut().unwrap().truncate(cut as usize);
                 let p = points.iter().rev().find(|p| p.0 <= cut).unwrap();
+                // The same cut under the mark of a later commit is damage, not a crash.
+                if let Some(later) = points.iter().find(|q| q.0 > cut) {
+                    let mut damaged = storage.clone();
+                    damaged.journal.as_mut().unwrap().truncate(cut as usize);
+                    with_mark(&mut damaged, later);
+                    let e = Journal::recover(&damaged, DirtyRule::Logged).err().map(|e| e.to_string()).unwrap_or_default();
+                    prop_assert!(e.contains("synced through byte"), "a cut at {} under the mark at {}: {}", cut, later.0, e);
+                }
+                storage.journal.as_mut().unwrap().truncate(cut as usize);
+                with_mark(&mut storage, p);
                 (p.1.clone(), cut - p.0)
             }
             Crash::Flip(x, mask) => {
@@ -321,6 +347,10 @@ proptest! {
                     let j = storage.journal.as_mut().unwrap();
                     let (start, end) = *record_spans(j, prev.0).last().unwrap();
                     j[(start + x % (end - start)) as usize] ^= mask;
+                    // Under the last commit's own mark the flip is damage to a synced commit.
+                    let e = Journal::recover(&storage, DirtyRule::Logged).err().map(|e| e.to_string()).unwrap_or_default();
+                    prop_assert!(e.contains(&format!("at byte {start}")) && e.contains("damage"), "a flip in the last synced record: {}", e);
+                    with_mark(&mut storage, prev);
                     (prev.1.clone(), len - prev.0)
                 }
             }
@@ -416,14 +446,24 @@ fn the_format_is_as_documented() {
     assert_eq!(snap, &snapshot_file(0, &serde_json::to_vec(&empty.to_snapshot()).unwrap()));
     let jr = s.journal.as_ref().unwrap();
     let mut header = b"FBMAPJNL".to_vec();
-    header.extend_from_slice(&1u32.to_le_bytes());
+    header.extend_from_slice(&2u32.to_le_bytes());
     header.extend_from_slice(&0u64.to_le_bytes());
     let c = crc(&[&header]);
     header.extend_from_slice(&c.to_le_bytes());
     assert_eq!(&jr[..24], &header[..]);
+    // The synced marks: the last commit (sequence 3) in mark 3 mod 2 = 1, the one before in 0.
+    let mark = |len: u64, seq: u64| {
+        let mut m = len.to_le_bytes().to_vec();
+        m.extend_from_slice(&seq.to_le_bytes());
+        let c = crc(&[&m]);
+        m.extend_from_slice(&c.to_le_bytes());
+        m.extend_from_slice(&[0; 4]);
+        m
+    };
+    assert_eq!(&jr[48..72], &mark(jr.len() as u64, 3)[..]);
     let op = MapOp::Write { req: WriteRequest { logical: 1, blocks: 1, candidates: Candidates::single(8) }, chosen: 8 };
     let first = record(1, 1, &serde_json::to_vec(&op).unwrap());
-    assert_eq!(&jr[24..24 + first.len()], &first[..]);
+    assert_eq!(&jr[72..72 + first.len()], &first[..]);
     assert_eq!(SNAPSHOT_HEADER_BYTES, 32);
     let _ = map;
 }
@@ -462,11 +502,21 @@ fn corrupt_middle_record_is_an_error_naming_it() {
         journal_bytes(&mut s)[at as usize] ^= 0x40;
         let m = recover_err(&s);
         assert!(m.starts_with(&format!("memory:map.journal, record 2 at byte {}:", spans[1].0)), "flip at {at}: {m}");
+        assert!(m.contains("in a commit synced before the crash") && m.contains("damage, not a torn tail"), "{m}");
+        // Even after the synced mark (as if the last two commits had not returned), an intact
+        // record after the damage says it is not a crash's.
+        set_mark(journal_bytes(&mut s), spans[0].1, 1);
+        let m = recover_err(&s);
+        assert!(m.starts_with(&format!("memory:map.journal, record 2 at byte {}:", spans[1].0)), "flip at {at}: {m}");
         assert!(m.contains(&format!("an intact record follows at byte {}", spans[2].0)), "{m}");
     }
-    // The same damage in the last record is a torn tail: dropped, and reported.
+    // The same damage in the last record, after the synced mark, is a torn tail: dropped, and
+    // reported. Under the mark of its own commit it is refused.
     let mut s = j.storage().clone();
     journal_bytes(&mut s)[spans[2].0 as usize + 20] ^= 0x40;
+    let m = recover_err(&s);
+    assert!(m.starts_with(&format!("memory:map.journal, record 3 at byte {}: checksum mismatch in a commit synced", spans[2].0)), "{m}");
+    set_mark(journal_bytes(&mut s), spans[1].1, 2);
     let (_, r) = Journal::recover(&s, DirtyRule::Logged).unwrap();
     assert_eq!((r.records_replayed, r.bytes_dropped), (2, spans[2].1 - spans[2].0));
 }
@@ -477,6 +527,9 @@ fn sequence_gap_is_an_error_naming_the_record() {
     let mut s = j.storage().clone();
     let spans = record_spans(s.journal.as_ref().unwrap(), JOURNAL_HEADER_BYTES);
     journal_bytes(&mut s).drain(spans[1].0 as usize..spans[1].1 as usize);
+    // Under its synced mark the journal is too short; with the mark lowered, the gap shows.
+    assert!(recover_err(&s).contains("cut short"));
+    set_mark(journal_bytes(&mut s), JOURNAL_HEADER_BYTES, 0);
     let m = recover_err(&s);
     assert_eq!(
         m,
@@ -624,14 +677,18 @@ fn directory_storage_survives_a_torn_append() {
     j.checkpoint(&map).unwrap();
     commit(&mut j, &mut map, MapOp::SetDirty { logical: 1, dirty: true });
     let committed = map.to_snapshot();
+    let path = dir.join("map.journal");
+    let marks_before = std::fs::read(&path).unwrap()[24..72].to_vec();
     commit(&mut j, &mut map, w(2, 4));
     drop(j);
     assert!(!dir.join("map.snapshot.tmp").exists() && !dir.join("map.journal.tmp").exists());
 
-    // Tear the last append.
-    let path = dir.join("map.journal");
+    // Tear the last append: a crash before its synced mark was written.
     let len = std::fs::metadata(&path).unwrap().len();
-    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(len - 7).unwrap();
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(len - 7).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&file, &marks_before, 24).unwrap();
+    drop(file);
     let storage = DirStorage::new(&dir).unwrap();
     let (m, r) = Journal::recover(&storage, DirtyRule::Logged).unwrap();
     assert_eq!(m.to_snapshot(), committed);

@@ -336,9 +336,15 @@ impl<'d> World<'d> {
                 self.complete_at(i)?;
                 let after = self.policy.journal_storage().clone();
                 let (b, a) = (before.journal.clone().unwrap(), after.journal.clone().unwrap());
-                if after.snapshot == before.snapshot && a.len() > b.len() && a.starts_with(&b) {
+                // The synced marks (bytes 24..72) change with every commit; the rest is appended.
+                let marks = 24..72;
+                let appended = a.len() > b.len() && a[..marks.start] == b[..marks.start] && a[marks.end..b.len()] == b[marks.end..];
+                if after.snapshot == before.snapshot && appended {
                     let mut s = after;
-                    s.journal.as_mut().unwrap().truncate(b.len() + cut % (a.len() - b.len()));
+                    let j = s.journal.as_mut().unwrap();
+                    j.truncate(b.len() + cut % (a.len() - b.len()));
+                    // The crash came before the append's synced mark was written.
+                    j[marks.clone()].copy_from_slice(&b[marks]);
                     self.tally.torn += 1;
                     s
                 } else {

@@ -49,7 +49,8 @@ impl Client {
         }
     }
 
-    fn send(&mut self, command: u16, flags: u16, offset: u64, length: u32, payload: &[u8]) -> std::io::Result<u64> {
+    /// Sends one request without waiting for its reply (pipelining); returns its cookie.
+    pub fn send(&mut self, command: u16, flags: u16, offset: u64, length: u32, payload: &[u8]) -> std::io::Result<u64> {
         self.cookie += 1;
         let mut b = p::REQUEST_MAGIC.to_be_bytes().to_vec();
         b.extend_from_slice(&flags.to_be_bytes());
@@ -60,6 +61,24 @@ impl Client {
         b.extend_from_slice(payload);
         self.s.write_all(&b)?;
         Ok(self.cookie)
+    }
+
+    /// Reads the next reply's header: its cookie and error.
+    pub fn reply_header(&mut self) -> std::io::Result<(u64, u32)> {
+        let mut h = [0u8; 16];
+        self.s.read_exact(&mut h)?;
+        Ok((u64::from_be_bytes(h[8..].try_into().unwrap()), be32(&h[4..])))
+    }
+
+    /// The socket, to read a reply's data or to set timeouts.
+    pub fn socket(&mut self) -> &mut TcpStream {
+        &mut self.s
+    }
+
+    /// WRITE_ZEROES of `length` bytes at `offset`; returns once the server acknowledged it.
+    pub fn write_zeroes(&mut self, offset: u64, length: u32) -> std::io::Result<()> {
+        let cookie = self.send(6, 0, offset, length, &[])?;
+        self.reply(cookie)
     }
 
     fn reply(&mut self, cookie: u64) -> std::io::Result<()> {

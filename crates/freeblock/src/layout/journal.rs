@@ -33,14 +33,22 @@
 //! | 28 | 4 | CRC-32 of bytes 0..28 followed by the payload |
 //! | 32 | `P` | payload: the [`MapSnapshot`] as JSON |
 //!
-//! **`map.journal`** — a 24-byte header, then records back to back:
+//! **`map.journal`** — a 72-byte header, then records back to back:
 //!
 //! | offset | size | field |
 //! |---:|---:|---|
 //! | 0 | 8 | magic `FBMAPJNL` |
-//! | 8 | 4 | format version, `1` |
+//! | 8 | 4 | format version, `2` (version `1`, without the synced marks, is still read) |
 //! | 12 | 8 | `base`: the `seq` of the snapshot this journal follows |
 //! | 20 | 4 | CRC-32 of bytes 0..20 |
+//! | 24 | 24 | synced mark 0 |
+//! | 48 | 24 | synced mark 1 |
+//!
+//! **A synced mark** says how far the journal was durable when a commit returned: its length `L`
+//! (8 bytes), the `seq` of its last record (8), a CRC-32 of those 16 bytes (4), 4 zero bytes. A
+//! commit ending at sequence `q` rewrites mark `q mod 2` in place after its records are synced,
+//! and syncs again; recovery believes the valid mark with the highest `seq`. Two marks so that a
+//! crash tearing one leaves the other, an older and still true bound.
 //!
 //! **A record** (17 bytes of frame, then the payload):
 //!
@@ -55,8 +63,10 @@
 //! ## Writing
 //!
 //! * [`Journal::append`] numbers an operation and buffers it; [`Journal::commit`] writes the
-//!   buffered records in one append, the last one flagged, and syncs (`fsync`) before returning.
-//!   A commit is atomic: recovery applies a commit's records all or not at all.
+//!   buffered records in one append, the last one flagged, and syncs (`fsync`) them; then it
+//!   writes the synced mark and syncs again before returning. A commit is atomic: recovery
+//!   applies a commit's records all or not at all. Two syncs per commit is the price of telling
+//!   a crash from damage: the first alone cannot say how far the file reached.
 //! * [`Journal::checkpoint`] replaces the snapshot atomically (write `map.snapshot.tmp`, `fsync`,
 //!   rename over `map.snapshot`, `fsync` the directory), then replaces the journal the same way
 //!   with an empty one whose `base` is the new snapshot's `seq`. A crash between the two leaves
@@ -68,13 +78,25 @@
 //! 1. Load and validate the snapshot ([`BlockMap::from_snapshot`]); any damage is an error — the
 //!    snapshot is replaced atomically, so a crash cannot tear it.
 //! 2. Read the journal header (a bad one is an error: the header is also written atomically), then
-//!    the records in order. A record whose frame runs past the end of the file or whose CRC does
-//!    not match is where a crash interrupted an append **if no intact record follows it**: replay
-//!    ends there silently and the report says how many bytes were dropped. If an intact record
-//!    does follow, the log was damaged in the middle and recovery refuses (an error naming the
-//!    file, byte offset and record number) rather than silently lose committed operations.
-//!    So is a sequence gap, an unknown flag, an undecodable payload, or an operation the map
-//!    refuses ([`LayoutError::Replay`]).
+//!    the records in order. Only the append a crash interrupted can be torn, and it lies after
+//!    the synced mark: every commit before the mark returned to its caller, who may have
+//!    acknowledged it. So a file shorter than the mark, or a damaged record before it, is
+//!    refused (an error naming the file and the byte offset) — damage, not a crash. After the
+//!    mark, a record whose frame runs past the end of the file or whose CRC does not match is
+//!    where a crash interrupted an append **if no intact record follows it**: replay ends there
+//!    silently and the report says how many bytes were dropped. If an intact record does follow,
+//!    the log was damaged in the middle and recovery refuses (an error naming the file, byte
+//!    offset and record number) rather than silently lose committed operations. So is a sequence
+//!    gap, an unknown flag, an undecodable payload, or an operation the map refuses
+//!    ([`LayoutError::Replay`]). A mark at or below the snapshot's `seq` protects nothing the
+//!    snapshot does not hold (a stale journal), and is not enforced.
+//!
+//! | damage | where | recovery |
+//! |---|---|---|
+//! | frame cut short, CRC mismatch | after the synced mark, nothing intact after it | a torn tail: dropped, reported |
+//! | the same | after the mark, an intact record follows | refused |
+//! | file shorter than the mark, a damaged record before it | anywhere before the mark | refused |
+//! | both marks damaged | the header | refused |
 //! 3. Intact records after the last commit flag belong to a commit that never finished: dropped.
 //! 4. The [dirty rule](DirtyRule). Paper 002's driver wrote its block table to disk whenever a
 //!    block moved in or out of the reserved area, but not on every write to a rearranged block:
@@ -105,12 +127,21 @@ use super::map::{BlockMap, Candidates, MapSnapshot, PhysRange, WriteRequest};
 pub const SNAPSHOT_MAGIC: [u8; 8] = *b"FBMAPSNP";
 /// Magic bytes at the start of `map.journal`.
 pub const JOURNAL_MAGIC: [u8; 8] = *b"FBMAPJNL";
-/// The format version written and read.
+/// The snapshot's format version, written and read.
 pub const FORMAT_VERSION: u32 = 1;
+/// The journal's format version written (with the synced marks).
+pub const JOURNAL_FORMAT_VERSION: u32 = 2;
+/// The journal's first format version, without the synced marks: still read.
+const JOURNAL_FORMAT_UNMARKED: u32 = 1;
 /// Bytes of the snapshot header.
 pub const SNAPSHOT_HEADER_BYTES: u64 = 32;
-/// Bytes of the journal header.
-pub const JOURNAL_HEADER_BYTES: u64 = 24;
+/// Bytes of the journal header, the synced marks included (where the first record starts).
+pub const JOURNAL_HEADER_BYTES: u64 = 72;
+/// Bytes of the journal header's fixed part: magic, version, base and its CRC. It changes only
+/// when the journal is replaced (a checkpoint); the synced marks after it change at every commit.
+pub const JOURNAL_BASE_BYTES: u64 = 24;
+/// Bytes of one synced mark.
+pub const SYNC_MARK_BYTES: u64 = 24;
 /// Bytes of a record's frame before its payload.
 pub const RECORD_FRAME_BYTES: u64 = 17;
 /// Largest record payload accepted (16 MiB).
@@ -298,6 +329,12 @@ pub trait Storage {
     /// # Errors
     /// [`LayoutError::Io`], also when the file does not exist.
     fn append(&mut self, file: StoreFile, bytes: &[u8]) -> Result<()>;
+    /// Overwrites `bytes` at `offset` inside the file (which must already reach past them) and
+    /// makes them durable before returning.
+    ///
+    /// # Errors
+    /// [`LayoutError::Io`], also when the file does not exist or is shorter.
+    fn overwrite(&mut self, file: StoreFile, offset: u64, bytes: &[u8]) -> Result<()>;
 }
 
 /// Both files in memory. The bytes are public to tests, which simulate crashes by truncating or
@@ -358,6 +395,16 @@ impl Storage for MemStorage {
             }
             None => Err(LayoutError::Io { file: name, action: "append", message: "the file does not exist".into() }),
         }
+    }
+
+    fn overwrite(&mut self, file: StoreFile, offset: u64, bytes: &[u8]) -> Result<()> {
+        let name = self.describe(file);
+        let short = || LayoutError::Io { file: name.clone(), action: "overwrite", message: "the file does not exist or is too short".into() };
+        let v = self.file_mut(file).as_mut().ok_or_else(short)?;
+        let at = usize::try_from(offset).map_err(|_| short())?;
+        let end = at.checked_add(bytes.len()).filter(|&e| e <= v.len()).ok_or_else(short)?;
+        v[at..end].copy_from_slice(bytes);
+        Ok(())
     }
 }
 
@@ -465,6 +512,19 @@ impl Storage for DirStorage {
             self.journal = Some(f);
         }
         Ok(())
+    }
+
+    fn overwrite(&mut self, file: StoreFile, offset: u64, bytes: &[u8]) -> Result<()> {
+        use std::os::unix::fs::FileExt as _;
+        let path = self.path(file);
+        // Not the cached append handle: a positioned write to an O_APPEND file lands at its end.
+        let f = OpenOptions::new().write(true).open(&path).map_err(|e| io_err(&path, "open", &e))?;
+        let len = f.metadata().map_err(|e| io_err(&path, "stat", &e))?.len();
+        if offset.saturating_add(bytes.len() as u64) > len {
+            return Err(io_err(&path, "overwrite", &std::io::Error::other(format!("the file is {len} bytes, too short for {} bytes at {offset}", bytes.len()))));
+        }
+        f.write_all_at(bytes, offset).map_err(|e| io_err(&path, "overwrite", &e))?;
+        f.sync_data().map_err(|e| io_err(&path, "fsync", &e))
     }
 }
 
@@ -594,6 +654,11 @@ impl<S: Storage> Journal<S> {
         self.journal_len += bytes.len() as u64;
         self.committed_seq = self.pending.last().map_or(self.committed_seq, |p| p.0);
         self.pending.clear();
+        let (at, mark) = encode_sync_mark(self.journal_len, self.committed_seq);
+        if let Err(e) = self.storage.overwrite(StoreFile::Journal, at, &mark) {
+            self.failed = true;
+            return Err(e);
+        }
         Ok(())
     }
 
@@ -659,7 +724,7 @@ impl<S: Storage> Journal<S> {
 
         let jname = storage.describe(StoreFile::Journal);
         if let Some(bytes) = storage.read(StoreFile::Journal)? {
-            let base = decode_journal_header(&jname, &bytes)?;
+            let (base, synced) = decode_journal_header(&jname, &bytes)?;
             report.journal_base = Some(base);
             if base > snap_seq {
                 return Err(LayoutError::Corrupt {
@@ -672,7 +737,10 @@ impl<S: Storage> Journal<S> {
                     ),
                 });
             }
-            let scan = scan_records(&jname, &bytes, base)?;
+            // A mark the snapshot covers protects nothing the snapshot lacks (a stale journal).
+            let synced = synced.filter(|m| m.seq > snap_seq);
+            let scan = scan_records(&jname, &bytes, base, synced)?;
+            check_reaches_mark(&jname, &scan, base, synced)?;
             report.bytes_dropped = scan.dropped_bytes;
             for rec in &scan.records[..scan.committed] {
                 if rec.seq <= snap_seq {
@@ -776,14 +844,83 @@ fn encode_snapshot(map: &BlockMap, seq: u64) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// An empty journal following snapshot `base`: the header, both marks at its end.
 fn encode_journal_header(base: u64) -> Vec<u8> {
     let mut out = Vec::with_capacity(JOURNAL_HEADER_BYTES as usize);
     out.extend_from_slice(&JOURNAL_MAGIC);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&JOURNAL_FORMAT_VERSION.to_le_bytes());
     out.extend_from_slice(&base.to_le_bytes());
     let crc = crc32fast::hash(&out);
     out.extend_from_slice(&crc.to_le_bytes());
+    let mark = encode_mark_bytes(JOURNAL_HEADER_BYTES, base);
+    out.extend_from_slice(&mark);
+    out.extend_from_slice(&mark);
     out
+}
+
+/// How far a journal was durable when a commit returned: see the [module docs](self).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SyncedMark {
+    /// Bytes of the journal, header included.
+    pub len: u64,
+    /// Sequence number of its last record (the base when it has none).
+    pub seq: u64,
+}
+
+fn encode_mark_bytes(len: u64, seq: u64) -> [u8; SYNC_MARK_BYTES as usize] {
+    let mut out = [0u8; SYNC_MARK_BYTES as usize];
+    out[..8].copy_from_slice(&len.to_le_bytes());
+    out[8..16].copy_from_slice(&seq.to_le_bytes());
+    let crc = crc32fast::hash(&out[..16]);
+    out[16..20].copy_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// The synced mark for a journal of `len` bytes whose last record is `seq`, and the offset it is
+/// written at (mark `seq mod 2`). For whoever writes a journal file other than through
+/// [`Journal::commit`] (the block server mirrors an in-memory journal): write it in place after
+/// the records are durable, then sync.
+#[must_use]
+pub fn encode_sync_mark(len: u64, seq: u64) -> (u64, [u8; SYNC_MARK_BYTES as usize]) {
+    (JOURNAL_BASE_BYTES + (seq % 2) * SYNC_MARK_BYTES, encode_mark_bytes(len, seq))
+}
+
+/// The sequence number of the last whole record in `records` (records back to back, as a
+/// commit appends them); `None` when there is none.
+#[must_use]
+pub fn last_record_seq(records: &[u8]) -> Option<u64> {
+    let frame = RECORD_FRAME_BYTES as usize;
+    let mut at = 0usize;
+    let mut last = None;
+    while records.len().saturating_sub(at) >= frame {
+        let end = at.checked_add(frame)?.checked_add(u32_at(records, at) as usize)?;
+        if end > records.len() {
+            break;
+        }
+        last = Some(u64_at(records, at + 8));
+        at = end;
+    }
+    last
+}
+
+/// The valid mark with the highest `seq`, or an error when both are damaged.
+fn decode_sync_marks(file: &str, b: &[u8], base: u64) -> Result<SyncedMark> {
+    let mut best: Option<SyncedMark> = None;
+    for k in 0..2u64 {
+        let at = (JOURNAL_BASE_BYTES + k * SYNC_MARK_BYTES) as usize;
+        let m = &b[at..at + SYNC_MARK_BYTES as usize];
+        let valid = u32_at(m, 16) == crc32fast::hash(&m[..16]) && m[20..].iter().all(|&x| x == 0);
+        let mark = SyncedMark { len: u64_at(m, 0), seq: u64_at(m, 8) };
+        if valid && mark.len >= JOURNAL_HEADER_BYTES && mark.seq >= base && best.is_none_or(|b| mark.seq > b.seq) {
+            best = Some(mark);
+        }
+    }
+    best.ok_or_else(|| LayoutError::Corrupt {
+        file: file.to_string(),
+        offset: JOURNAL_BASE_BYTES,
+        record: None,
+        message: "bad header: both synced marks are damaged, so how far the journal was durable is unknown".into(),
+    })
 }
 
 fn encode_record(out: &mut Vec<u8>, seq: u64, flags: u8, payload: &[u8]) {
@@ -817,7 +954,7 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(a)
 }
 
-fn check_magic_version(file: &str, b: &[u8], magic: &[u8; 8], what: &str) -> Result<()> {
+fn check_magic_version(file: &str, b: &[u8], magic: &[u8; 8], what: &str, versions: &[u32]) -> Result<u32> {
     if b[..8] != magic[..] {
         return Err(LayoutError::Corrupt {
             file: file.to_string(),
@@ -831,15 +968,16 @@ fn check_magic_version(file: &str, b: &[u8], magic: &[u8; 8], what: &str) -> Res
         });
     }
     let v = u32_at(b, 8);
-    if v != FORMAT_VERSION {
+    if !versions.contains(&v) {
+        let read: Vec<String> = versions.iter().map(u32::to_string).collect();
         return Err(LayoutError::Corrupt {
             file: file.to_string(),
             offset: 8,
             record: None,
-            message: format!("bad header: format version {v} is not supported (this build reads {FORMAT_VERSION})"),
+            message: format!("bad header: format version {v} is not supported (this build reads {})", read.join(" and ")),
         });
     }
-    Ok(())
+    Ok(v)
 }
 
 /// The snapshot's sequence number and map.
@@ -853,7 +991,7 @@ fn decode_snapshot(file: &str, b: &[u8]) -> Result<(u64, BlockMap)> {
             format!("truncated snapshot: the file is {} bytes, the header alone is {hdr}", b.len()),
         ));
     }
-    check_magic_version(file, b, &SNAPSHOT_MAGIC, "map snapshot")?;
+    check_magic_version(file, b, &SNAPSHOT_MAGIC, "map snapshot", &[FORMAT_VERSION])?;
     let seq = u64_at(b, 12);
     let plen = u64_at(b, 20);
     let have = (b.len() - hdr) as u64;
@@ -886,18 +1024,18 @@ fn decode_snapshot(file: &str, b: &[u8]) -> Result<(u64, BlockMap)> {
     Ok((seq, map))
 }
 
-/// The journal's base sequence number.
-fn decode_journal_header(file: &str, b: &[u8]) -> Result<u64> {
-    let hdr = JOURNAL_HEADER_BYTES as usize;
-    if b.len() < hdr {
-        return Err(LayoutError::Corrupt {
-            file: file.to_string(),
-            offset: 0,
-            record: None,
-            message: format!("bad header: the file is {} bytes, the header is {hdr}", b.len()),
-        });
+/// The journal's base sequence number and its synced mark (`None` for a version-1 journal).
+fn decode_journal_header(file: &str, b: &[u8]) -> Result<(u64, Option<SyncedMark>)> {
+    let short = |hdr: u64| LayoutError::Corrupt {
+        file: file.to_string(),
+        offset: 0,
+        record: None,
+        message: format!("bad header: the file is {} bytes, the header is {hdr}", b.len()),
+    };
+    if b.len() < JOURNAL_BASE_BYTES as usize {
+        return Err(short(JOURNAL_BASE_BYTES));
     }
-    check_magic_version(file, b, &JOURNAL_MAGIC, "map journal")?;
+    let version = check_magic_version(file, b, &JOURNAL_MAGIC, "map journal", &[JOURNAL_FORMAT_UNMARKED, JOURNAL_FORMAT_VERSION])?;
     let stored = u32_at(b, 20);
     let computed = crc32fast::hash(&b[..20]);
     if stored != computed {
@@ -908,7 +1046,19 @@ fn decode_journal_header(file: &str, b: &[u8]) -> Result<u64> {
             message: format!("bad header: checksum mismatch: stored {stored:#010x}, computed {computed:#010x}"),
         });
     }
-    Ok(u64_at(b, 12))
+    let base = u64_at(b, 12);
+    if version == JOURNAL_FORMAT_UNMARKED {
+        return Ok((base, None));
+    }
+    if b.len() < JOURNAL_HEADER_BYTES as usize {
+        return Err(short(JOURNAL_HEADER_BYTES));
+    }
+    Ok((base, Some(decode_sync_marks(file, b, base)?)))
+}
+
+/// Where the records of a journal start.
+fn records_start(b: &[u8]) -> usize {
+    if u32_at(b, 8) == JOURNAL_FORMAT_UNMARKED { JOURNAL_BASE_BYTES as usize } else { JOURNAL_HEADER_BYTES as usize }
 }
 
 /// One intact record.
@@ -952,12 +1102,27 @@ fn intact_frame(b: &[u8], at: usize) -> Option<(u64, u8, usize)> {
     Some((u64_at(b, at + 8), flags, end))
 }
 
-/// Reads every intact record after the header, stopping at a torn or corrupt tail.
-fn scan_records(file: &str, b: &[u8], base: u64) -> Result<Scan> {
+/// Reads every intact record after the header, stopping at a torn or corrupt tail after the
+/// synced mark (`synced`); damage before it is refused.
+fn scan_records(file: &str, b: &[u8], base: u64, synced: Option<SyncedMark>) -> Result<Scan> {
     let mut records = Vec::new();
     let mut committed = 0;
-    let mut at = JOURNAL_HEADER_BYTES as usize;
+    let mut at = records_start(b);
     let mut expected = base.wrapping_add(1);
+    if let Some(m) = synced.filter(|m| (b.len() as u64) < m.len) {
+        return Err(LayoutError::Corrupt {
+            file: file.to_string(),
+            offset: b.len() as u64,
+            record: None,
+            message: format!(
+                "the journal ends at byte {}, but commits up to sequence {} were synced through byte {}: it was cut short, \
+                 which no crash does (only the append after the synced mark can be torn)",
+                b.len(),
+                m.seq,
+                m.len
+            ),
+        });
+    }
     while at < b.len() {
         let number = records.len() as u64 + 1;
         let corrupt = |message: String| LayoutError::Corrupt {
@@ -967,8 +1132,16 @@ fn scan_records(file: &str, b: &[u8], base: u64) -> Result<Scan> {
             message,
         };
         let Some((seq, flags, end)) = intact_frame(b, at) else {
-            // Torn or corrupt. A crash explains it only if nothing intact follows.
+            // Torn or corrupt. A crash explains it only after the synced mark, and only if
+            // nothing intact follows.
             let why = describe_damage(b, at);
+            if let Some(m) = synced.filter(|m| (at as u64) < m.len) {
+                return Err(corrupt(format!(
+                    "{why} in a commit synced before the crash (commits up to sequence {} were synced through byte {}): \
+                     damage, not a torn tail",
+                    m.seq, m.len
+                )));
+            }
             if let Some(next) = next_intact(b, at, expected) {
                 return Err(corrupt(format!(
                     "{why}, but an intact record follows at byte {next}: the journal is damaged in the middle, \
@@ -994,6 +1167,27 @@ fn scan_records(file: &str, b: &[u8], base: u64) -> Result<Scan> {
         at = end;
     }
     Ok(Scan { records, committed, dropped_bytes: 0 })
+}
+
+/// Refuses a scan whose commits stop short of the synced mark (records intact but a commit flag
+/// or a record missing before it: damage).
+fn check_reaches_mark(file: &str, scan: &Scan, base: u64, synced: Option<SyncedMark>) -> Result<()> {
+    let Some(m) = synced else { return Ok(()) };
+    let last = scan.records[..scan.committed].last();
+    let (end, seq) = last.map_or((JOURNAL_HEADER_BYTES, base), |r| (r.offset + r.len, r.seq));
+    if seq < m.seq || end < m.len {
+        return Err(LayoutError::Corrupt {
+            file: file.to_string(),
+            offset: end,
+            record: None,
+            message: format!(
+                "the last whole commit ends at byte {end} (sequence {seq}), but commits up to sequence {} were synced through byte {}: \
+                 damage, not a torn tail",
+                m.seq, m.len
+            ),
+        });
+    }
+    Ok(())
 }
 
 fn describe_damage(b: &[u8], at: usize) -> String {
@@ -1055,6 +1249,17 @@ mod tests {
         }
     }
 
+    /// The files a crash during the last commit leaves: its records cut at `cut`, the synced
+    /// marks as they were `before` it (the crash came before its mark was written).
+    fn crashed_in_last_commit(before: &MemStorage, after: &MemStorage, cut: usize) -> MemStorage {
+        let mut crashed = after.clone();
+        let j = crashed.journal.as_mut().unwrap();
+        j.truncate(cut);
+        let marks = JOURNAL_BASE_BYTES as usize..JOURNAL_HEADER_BYTES as usize;
+        j[marks.clone()].copy_from_slice(&before.journal.as_ref().unwrap()[marks]);
+        crashed
+    }
+
     #[test]
     fn unfinished_commit_is_dropped_whole() {
         let mut m = map();
@@ -1063,13 +1268,14 @@ mod tests {
         j.commit().unwrap();
         let committed = m.to_snapshot();
         let before = j.journal_len() as usize;
+        let files_before = j.storage().clone();
         j.log(&mut m, write(2, 16)).unwrap();
         j.log(&mut m, MapOp::SetDirty { logical: 2, dirty: true }).unwrap();
         j.commit().unwrap();
         // The crash kept the first record of the second commit, not its last.
         let bytes = j.storage().journal.clone().unwrap();
         let first_len = intact_frame(&bytes, before).unwrap().2;
-        j.storage_mut().journal.as_mut().unwrap().truncate(first_len);
+        *j.storage_mut() = crashed_in_last_commit(&files_before, j.storage(), first_len);
         let (r, rep) = Journal::recover(j.storage(), DirtyRule::Logged).unwrap();
         assert_eq!(r.to_snapshot(), committed);
         assert_eq!((rep.records_replayed, rep.uncommitted_dropped), (1, 1));
@@ -1118,11 +1324,12 @@ mod tests {
         let mut j = Journal::create(MemStorage::new(), &m).unwrap();
         j.log(&mut m, write(1, 8)).unwrap();
         j.commit().unwrap();
+        let files_before = j.storage().clone();
         j.log(&mut m, write(2, 12)).unwrap();
         j.commit().unwrap();
         let len = j.storage().journal.as_ref().unwrap().len();
-        j.storage_mut().journal.as_mut().unwrap().truncate(len - 3);
-        let (mut j2, mut m2, rep) = Journal::open(j.into_storage(), DirtyRule::Uncertain).unwrap();
+        let crashed = crashed_in_last_commit(&files_before, j.storage(), len - 3);
+        let (mut j2, mut m2, rep) = Journal::open(crashed, DirtyRule::Uncertain).unwrap();
         assert!(rep.bytes_dropped > 0);
         assert_eq!(rep.marked_dirty, 1);
         j2.log(&mut m2, write(3, 20)).unwrap();
@@ -1131,6 +1338,61 @@ mod tests {
         assert_eq!(r.to_snapshot(), m2.to_snapshot());
         assert_eq!((rep.snapshot_seq, rep.last_seq, rep.bytes_dropped), (1, 2, 0));
         assert!(r.is_dirty(1) && !r.is_dirty(3));
+    }
+
+    #[test]
+    fn damage_before_the_synced_mark_is_refused_naming_the_offset() {
+        let mut m = map();
+        let mut j = Journal::create(MemStorage::new(), &m).unwrap();
+        let mut ends = Vec::new();
+        for (l, at) in [(1, 8), (2, 12), (3, 16)] {
+            j.log(&mut m, write(l, at)).unwrap();
+            j.commit().unwrap();
+            ends.push(j.journal_len() as usize);
+        }
+        // Cut in the middle of the second commit: the third was synced, so no crash did this.
+        let mut cut = j.storage().clone();
+        cut.journal.as_mut().unwrap().truncate(ends[0] + 5);
+        let msg = Journal::recover(&cut, DirtyRule::Logged).unwrap_err().to_string();
+        let want = format!("memory:map.journal, byte {}: the journal ends at byte {}, but commits up to sequence 3 were synced through byte {}", ends[0] + 5, ends[0] + 5, ends[2]);
+        assert!(msg.starts_with(&want), "{msg}");
+        // Cut at a record boundary: every record left is intact, still refused.
+        cut.journal.as_mut().unwrap().truncate(ends[0]);
+        let msg = Journal::recover(&cut, DirtyRule::Logged).unwrap_err().to_string();
+        assert!(msg.contains(&format!("the journal ends at byte {}", ends[0])), "{msg}");
+        // One flipped byte in the last record of the last synced commit.
+        let mut flipped = j.storage().clone();
+        flipped.journal.as_mut().unwrap()[ends[1] + 20] ^= 0x10;
+        let msg = Journal::recover(&flipped, DirtyRule::Logged).unwrap_err().to_string();
+        assert!(msg.starts_with(&format!("memory:map.journal, record 3 at byte {}: checksum mismatch in a commit synced before the crash", ends[1])), "{msg}");
+        // Both marks damaged: refused, naming the header.
+        let mut marks = j.storage().clone();
+        for at in [JOURNAL_BASE_BYTES as usize + 3, (JOURNAL_BASE_BYTES + SYNC_MARK_BYTES) as usize + 3] {
+            marks.journal.as_mut().unwrap()[at] ^= 1;
+        }
+        let msg = Journal::recover(&marks, DirtyRule::Logged).unwrap_err().to_string();
+        assert!(msg.starts_with("memory:map.journal, byte 24: bad header: both synced marks are damaged"), "{msg}");
+        // One mark damaged (a crash tearing it): the other, older, bound is used.
+        let mut one = j.storage().clone();
+        one.journal.as_mut().unwrap()[encode_sync_mark(0, 3).0 as usize] ^= 1;
+        let (r, rep) = Journal::recover(&one, DirtyRule::Logged).unwrap();
+        assert_eq!((r.to_snapshot(), rep.records_replayed), (m.to_snapshot(), 3));
+    }
+
+    #[test]
+    fn a_version_1_journal_is_still_read() {
+        let mut m = map();
+        let mut j = Journal::create(MemStorage::new(), &m).unwrap();
+        j.log(&mut m, write(1, 8)).unwrap();
+        j.commit().unwrap();
+        let mut old = j.storage().clone();
+        let bytes = old.journal.as_mut().unwrap();
+        bytes.drain(JOURNAL_BASE_BYTES as usize..JOURNAL_HEADER_BYTES as usize);
+        bytes[8..12].copy_from_slice(&JOURNAL_FORMAT_UNMARKED.to_le_bytes());
+        let crc = crc32fast::hash(&bytes[..20]);
+        bytes[20..24].copy_from_slice(&crc.to_le_bytes());
+        let (r, rep) = Journal::recover(&old, DirtyRule::Logged).unwrap();
+        assert_eq!((r.to_snapshot(), rep.records_replayed), (m.to_snapshot(), 1));
     }
 
     #[test]
@@ -1144,8 +1406,8 @@ mod tests {
         j.commit().unwrap();
         let e = Journal::recover(j.storage(), DirtyRule::Logged).unwrap_err();
         let msg = e.to_string();
-        assert!(matches!(e, LayoutError::Replay { record: 1, offset: 24, .. }), "{msg}");
-        assert!(msg.contains("memory:map.journal") && msg.contains("record 1 at byte 24"), "{msg}");
+        assert!(matches!(e, LayoutError::Replay { record: 1, offset: 72, .. }), "{msg}");
+        assert!(msg.contains("memory:map.journal") && msg.contains("record 1 at byte 72"), "{msg}");
     }
 
     #[test]

@@ -324,6 +324,20 @@ impl RequestRangeWrites {
         &self.map
     }
 
+    /// A write (the I/O `tag`) whose bytes did not reach the store (the file system was full,
+    /// say): its offer is given back and the map left as it was, so its blocks keep the place of
+    /// their last write. Call it instead of [`LayoutPolicy::complete`] for that I/O. Nothing is
+    /// logged (reservations are not). Returns whether `tag` was a write in flight.
+    ///
+    /// # Errors
+    /// As [`BlockMap::release`].
+    pub fn abandon_write(&mut self, tag: u64) -> Result<bool> {
+        let Some(req) = self.pieces.get(&tag).and_then(|p| p.write.clone()) else { return Ok(false) };
+        self.map.release(&req.candidates, req.blocks)?;
+        self.pieces.remove(&tag);
+        Ok(true)
+    }
+
     /// A fresh tag for a physical I/O.
     fn tag(&mut self) -> u64 {
         self.next_tag += 1;
