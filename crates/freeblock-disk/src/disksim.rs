@@ -611,7 +611,8 @@ pub fn import(path: &Path) -> Result<DiskSpec, SpecError> {
 
     let title = model.name.clone().or_else(|| ctl.and_then(|d| d.name.clone())).unwrap_or_default();
     let disk_name = ctl.and_then(|d| d.name.clone()).unwrap_or_else(|| title.clone());
-    let mut source = format!("DiskSim 4.0 parameter files {}", files.join(", "));
+    let dialect = if g4 { "DiskSim parameter files (Western Digital's fork: g4 layout)" } else { "DiskSim 4.0 parameter files" };
+    let mut source = format!("{dialect} {}", files.join(", "));
     for n in &notes {
         let _ = write!(source, "; {n}");
     }
