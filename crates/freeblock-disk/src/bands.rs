@@ -77,7 +77,7 @@ impl Bands {
         let band_in_pair = in_pair / b;
         let along = in_pair % b;
         let visit = if band_in_pair == 0 { u64::from(surface) } else { h - 1 - u64::from(surface) };
-        let step = if visit % 2 == 0 { along } else { b - 1 - along };
+        let step = if visit.is_multiple_of(2) { along } else { b - 1 - along };
         pair * 2 * b * h + band_in_pair * b * h + visit * b + step
     }
 
@@ -90,7 +90,7 @@ impl Bands {
         let visit = (track % (b * h)) / b;
         let step = track % b;
         let surface = if band_in_pair == 0 { visit } else { h - 1 - visit };
-        let along = if visit % 2 == 0 { step } else { b - 1 - step };
+        let along = if visit.is_multiple_of(2) { step } else { b - 1 - step };
         ((pair * 2 * b + band_in_pair * b + along) as u32, surface as u32)
     }
 

@@ -193,7 +193,7 @@ fn num_of(origin: &str, t: &Token, field: &str) -> Result<f64, SpecError> {
 /// `TP`: sectors per track of each pattern, each a whole track (`0, spt−1, spt`).
 fn track_patterns(origin: &str, tokens: &[Token]) -> Result<Vec<u32>, SpecError> {
     let vals = values(list_after(origin, tokens, "TP")?);
-    if vals.len() % 3 != 0 {
+    if !vals.len().is_multiple_of(3) {
         let line = vals.last().map_or(0, |t| t.line);
         return Err(err(origin, line, format!("`TP` needs triples `first sector, last sector, sectors per track`: {} values", vals.len())));
     }
@@ -201,7 +201,7 @@ fn track_patterns(origin: &str, tokens: &[Token]) -> Result<Vec<u32>, SpecError>
         .enumerate()
         .map(|(i, c)| {
             let (s0, sn, spt) = (int_of(origin, c[0], "TP s0")?, int_of(origin, c[1], "TP sn")?, int_of(origin, c[2], "TP spt")?);
-            let spt32 = u32::try_from(spt).ok().filter(|&s| s >= 1 && s <= crate::spec::MAX_SECTORS_PER_TRACK);
+            let spt32 = u32::try_from(spt).ok().filter(|s| (1..=crate::spec::MAX_SECTORS_PER_TRACK).contains(s));
             match spt32 {
                 Some(s) if s0 == 0 && sn == spt - 1 => Ok(s),
                 Some(_) => Err(err(origin, c[0].line, format!("`TP` pattern {i}: sectors {s0}..{sn} of {spt} is not a whole track (only whole-track patterns are supported)"))),
