@@ -110,12 +110,7 @@ impl SeekCurve {
         if !write || self.write_table.is_none() {
             return self.between(from, to);
         }
-        let t = self.write_time(from.abs_diff(to));
-        match to.cmp(&from) {
-            std::cmp::Ordering::Equal => 0,
-            std::cmp::Ordering::Greater => t.saturating_add_signed(self.asymmetry_ns),
-            std::cmp::Ordering::Less => t.saturating_add_signed(-self.asymmetry_ns),
-        }
+        self.directed(self.write_time(from.abs_diff(to)), from, to)
     }
 
     /// Mean write seek over uniformly random pairs of distinct cylinders, ns (the read mean when
@@ -149,7 +144,12 @@ impl SeekCurve {
     #[inline]
     #[must_use]
     pub fn between(&self, from: u32, to: u32) -> SimTime {
-        let t = self.time(from.abs_diff(to));
+        self.directed(self.time(from.abs_diff(to)), from, to)
+    }
+
+    /// A curve's time `t` for the move `from → to`: longer inward, shorter outward.
+    #[inline]
+    fn directed(&self, t: SimTime, from: u32, to: u32) -> SimTime {
         match to.cmp(&from) {
             std::cmp::Ordering::Equal => 0,
             std::cmp::Ordering::Greater => t.saturating_add_signed(self.asymmetry_ns),
