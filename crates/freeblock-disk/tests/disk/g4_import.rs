@@ -361,3 +361,17 @@ fn negative_bulk_transfer_time_is_taken_as_zero_and_said() {
     let e = DiskSpec::from_toml_str(&toml, "neg.toml").unwrap_err().to_string();
     assert!(e.contains("neg.toml") && e.contains("controller.bus_sector_ms") && e.contains("non-negative"), "{e}");
 }
+
+/// A `[write_seek]` table in a TOML spec is checked as `[seek]` is, errors naming `write_seek.…`.
+#[test]
+fn write_seek_in_toml_is_checked_like_seek() {
+    let base = library::toml_text("test").unwrap();
+    let e = DiskSpec::from_toml_str(&format!("{base}\n[write_seek]\ntype = \"table\"\npoints = [[1.0, 0.5], [2.0, -0.1]]\n"), "w.toml").unwrap_err().to_string();
+    assert!(e.contains("w.toml") && e.contains("write_seek.points[1]") && e.contains("non-negative"), "{e}");
+    let e = DiskSpec::from_toml_str(&format!("{base}\n[write_seek]\ntype = \"table\"\npoints = [[5.0, 0.5], [2.0, 0.7]]\n"), "w.toml").unwrap_err().to_string();
+    assert!(e.contains("write_seek.points[1]") && e.contains("strictly increasing"), "{e}");
+    let ok = DiskSpec::from_toml_str(&format!("{base}\n[write_seek]\ntype = \"table\"\npoints = [[1.0, 0.9], [2.0, 1.2]]\n"), "w.toml").unwrap();
+    let disk = Disk::new(ok).unwrap();
+    assert!(disk.seek_curve().has_write_curve());
+    assert_eq!(disk.seek_curve().write_time(1), 900_000);
+}
