@@ -28,12 +28,13 @@
 //! | `Number of data surfaces`, `Block count` | `surfaces`, `block_count` |
 //! | `Rotation speed (in rpms)`, `Head switch time` | `rpm`, `head_switch_ms` |
 //! | `Add. write settling delay` | `write_settle_ms`, negative values too (see below) |
-//! | `Seek type = extracted`, `Full seek curve` | [`SeekModel::Table`] from the `.seek` file |
+//! | `Seek type = extracted`, `Full seek curve` | [`SeekModel::Table`] from the `.seek` file; its fourth column (Western Digital's dual seek files) is `write_seek` |
+//! | `Layout Model = dm_layout_g4 { TP, IDX, Slips, Remaps }` (Western Digital's fork) | [`Mapping::Banded`] zones, read by [`crate::disksim_g4`]; capacity what the layout maps |
 //! | `Seek type = hplplus10` / `hpl`, `HPL seek equation values`, `First ten seek times` | [`SeekModel::Hpl`] |
 //! | `LBN-to-PBN mapping scheme` 0 / 1 | [`Mapping::CylinderMajor`] / [`Mapping::Serpentine`] |
 //! | `Sparing scheme used` 0–10, `Rangesize for sparing` | [`Sparing`] |
 //! | zone: first/last cylinder, `Blocks per track`, `Offset of first block`, `Empty space at zone front`, skews, `Number of spares`, `slips`, `defects` | [`Zone`] (skews and offset in whole sectors, as DiskSim truncates them) |
-//! | `… over. after read` (×`Time scale for overheads`), `Bulk sector transfer time` | [`crate::Controller`] |
+//! | `… over. after read` (×`Time scale for overheads`), `Bulk sector transfer time` (a negative one taken as 0, noted in `source`) | [`crate::Controller`] |
 //! | `Enable caching in buffer`, `Number of buffer segments`, `Segment size (in blks)`, `Maximum read-ahead (blks)`, `Fast write level` > 0 | [`crate::CacheSpec`], `controller.write_back` |
 //! | `… over. after write`, `Read/Write completion overhead`, `Data preparation overhead`, `First/Other reselect overhead`, `Read disconnect afterread/afterwrite`, `Write disconnect overhead`, `Minimum seek delay`, `Hold bus entire read/write xfer`, `Per-request overhead time`, `Extra write disconnect` and `Extradisc …` | the rest of [`crate::Controller`] |
 //! | `Buffer continuous read`, `Minimum read-ahead (blks)`, `Read-ahead on idle hit`, `Read any free blocks`, `Allow read hits on write data`, `Maximum number of write segments`, `Use separate write segment`, `Write hit stop prefetch`, `Stop prefetch in sector`, `High (read)/Low (write) water mark`, `Set watermark by reqsize` | the rest of [`crate::CacheSpec`] |
