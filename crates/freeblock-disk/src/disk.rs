@@ -177,9 +177,12 @@ impl Disk {
         let rev_ps = (60.0e12 / spec.rpm).round() as u64;
         let layout = Layout::new(&spec, rev_ps)?;
         let asymmetry_ns = (spec.seek_asymmetry_ms * NS_PER_MS).round() as i64;
-        let seek = SeekCurve::new(&spec.seek, layout.cylinders()).with_asymmetry(asymmetry_ns);
+        let mut seek = SeekCurve::new(&spec.seek, layout.cylinders()).with_asymmetry(asymmetry_ns);
+        if let Some(write_model) = &spec.write_seek {
+            seek = seek.with_write_curve(write_model);
+        }
         if seek.max() > ms_to_ns(MAX_DURATION_MS) {
-            let (distance, longest) = (1..layout.cylinders()).map(|d| (d, seek.time(d))).max_by_key(|&(_, t)| t).unwrap_or((0, 0));
+            let (distance, longest) = (1..layout.cylinders()).map(|d| (d, seek.time(d).max(seek.write_time(d)))).max_by_key(|&(_, t)| t).unwrap_or((0, 0));
             return Err(SpecError::Invalid {
                 origin: String::new(),
                 field: "seek".into(),
@@ -191,7 +194,7 @@ impl Disk {
         }
         let bounds = TimeBounds::new(&spec, &seek, rev_ps);
         let write_settle = (spec.write_settle_ms * NS_PER_MS).round() as i64;
-        if layout.cylinders() > 1 && asymmetry_ns.unsigned_abs() > seek.time(1) {
+        if layout.cylinders() > 1 && asymmetry_ns.unsigned_abs() > seek.time(1).min(seek.write_time(1)) {
             return Err(SpecError::Invalid {
                 origin: String::new(),
                 field: "seek_asymmetry_ms".into(),
@@ -415,7 +418,7 @@ impl Disk {
     #[must_use]
     pub fn move_ns(&self, from: HeadState, cylinder: u32, surface: u32, op: Op) -> SimTime {
         let m = if from.cylinder != cylinder {
-            self.seek.between(from.cylinder, cylinder).max(if from.surface == surface { 0 } else { self.head_switch })
+            self.seek.between_for(from.cylinder, cylinder, !op.is_read()).max(if from.surface == surface { 0 } else { self.head_switch })
         } else if from.surface != surface {
             self.head_switch
         } else {

@@ -28,12 +28,13 @@
 //! | `Number of data surfaces`, `Block count` | `surfaces`, `block_count` |
 //! | `Rotation speed (in rpms)`, `Head switch time` | `rpm`, `head_switch_ms` |
 //! | `Add. write settling delay` | `write_settle_ms`, negative values too (see below) |
-//! | `Seek type = extracted`, `Full seek curve` | [`SeekModel::Table`] from the `.seek` file |
+//! | `Seek type = extracted`, `Full seek curve` | [`SeekModel::Table`] from the `.seek` file; its fourth column (Western Digital's dual seek files) is `write_seek` |
+//! | `Layout Model = dm_layout_g4 { TP, IDX, Slips, Remaps }` (Western Digital's fork) | [`Mapping::Banded`] zones, read by [`crate::disksim_g4`]; capacity what the layout maps |
 //! | `Seek type = hplplus10` / `hpl`, `HPL seek equation values`, `First ten seek times` | [`SeekModel::Hpl`] |
 //! | `LBN-to-PBN mapping scheme` 0 / 1 | [`Mapping::CylinderMajor`] / [`Mapping::Serpentine`] |
 //! | `Sparing scheme used` 0–10, `Rangesize for sparing` | [`Sparing`] |
 //! | zone: first/last cylinder, `Blocks per track`, `Offset of first block`, `Empty space at zone front`, skews, `Number of spares`, `slips`, `defects` | [`Zone`] (skews and offset in whole sectors, as DiskSim truncates them) |
-//! | `… over. after read` (×`Time scale for overheads`), `Bulk sector transfer time` | [`crate::Controller`] |
+//! | `… over. after read` (×`Time scale for overheads`), `Bulk sector transfer time` (a negative one taken as 0, noted in `source`) | [`crate::Controller`] |
 //! | `Enable caching in buffer`, `Number of buffer segments`, `Segment size (in blks)`, `Maximum read-ahead (blks)`, `Fast write level` > 0 | [`crate::CacheSpec`], `controller.write_back` |
 //! | `… over. after write`, `Read/Write completion overhead`, `Data preparation overhead`, `First/Other reselect overhead`, `Read disconnect afterread/afterwrite`, `Write disconnect overhead`, `Minimum seek delay`, `Hold bus entire read/write xfer`, `Per-request overhead time`, `Extra write disconnect` and `Extradisc …` | the rest of [`crate::Controller`] |
 //! | `Buffer continuous read`, `Minimum read-ahead (blks)`, `Read-ahead on idle hit`, `Read any free blocks`, `Allow read hits on write data`, `Maximum number of write segments`, `Use separate write segment`, `Write hit stop prefetch`, `Stop prefetch in sector`, `High (read)/Low (write) water mark`, `Set watermark by reqsize` | the rest of [`crate::CacheSpec`] |
@@ -568,22 +569,41 @@ pub fn import(path: &Path) -> Result<DiskSpec, SpecError> {
     // Applied as given, negative too (DiskSim 4.0 does; `Disk::new` refuses a settle that would
     // make a move negative).
     let write_settle_ms = mech.num_or("Add. write settling delay", 0.0)?;
-    let seek = seek_model(mech, &mut files)?;
+    let (seek, write_seek) = seek_model(mech, &mut files)?;
 
-    let layout = model.block("Layout Model", "dm_layout_g1")?;
-    let (zones, gap_note) = zones(layout, surfaces, header_cylinders)?;
-    if let Some(n) = gap_note {
-        notes.push(n);
-    }
-    let mapping = match layout.int("LBN-to-PBN mapping scheme", 0)? {
-        0 => Mapping::CylinderMajor,
-        1 => Mapping::Serpentine,
-        n => {
-            let p = layout.req("LBN-to-PBN mapping scheme")?;
-            return Err(layout.err(p.line, format!("unsupported `LBN-to-PBN mapping scheme` {n} (supported: 0, 1)")));
+    let g4 = model.get("Layout Model").is_some_and(|p| matches!(&p.value, Value::Block(b) if b.type_name.eq_ignore_ascii_case("dm_layout_g4")));
+    let (zones, mapping, sparing, block_count) = if g4 {
+        let layout = model.block("Layout Model", "dm_layout_g4")?;
+        if layout.origin != model.origin {
+            files.push(file_name(&layout.origin));
         }
+        let g = crate::disksim_g4::import_layout(layout, surfaces)?;
+        // The stated choice for a model declaring more than its layout maps (the WD 4 TB model
+        // declares 7,725,673,570 blocks and 310,194 cylinders; its layout maps 7,542,225,920 on
+        // 303,104, which its own workload and logical organisation use): export what is mapped.
+        if block_count > g.mapped_lbns {
+            notes.push(format!("`Block count` {block_count} exceeds the {} LBNs the g4 layout maps: the capacity is what the layout maps", g.mapped_lbns));
+        }
+        if header_cylinders > i64::from(g.mapped_cylinders) {
+            notes.push(format!("`Number of cylinders` {header_cylinders}: the g4 layout maps {} (the rest are not modelled)", g.mapped_cylinders));
+        }
+        (g.zones, Mapping::Banded { band_cylinders: g.band_cylinders }, Sparing::None, block_count.min(g.mapped_lbns))
+    } else {
+        let layout = model.block("Layout Model", "dm_layout_g1")?;
+        let (zones, gap_note) = zones(layout, surfaces, header_cylinders)?;
+        if let Some(n) = gap_note {
+            notes.push(n);
+        }
+        let mapping = match layout.int("LBN-to-PBN mapping scheme", 0)? {
+            0 => Mapping::CylinderMajor,
+            1 => Mapping::Serpentine,
+            n => {
+                let p = layout.req("LBN-to-PBN mapping scheme")?;
+                return Err(layout.err(p.line, format!("unsupported `LBN-to-PBN mapping scheme` {n} (supported: 0, 1)")));
+            }
+        };
+        (zones, mapping, sparing_scheme(layout)?, block_count)
     };
-    let sparing = sparing_scheme(layout)?;
 
     let (controller, cache) = match ctl {
         Some(d) => controller_and_cache(d, &mut notes)?,
@@ -592,7 +612,8 @@ pub fn import(path: &Path) -> Result<DiskSpec, SpecError> {
 
     let title = model.name.clone().or_else(|| ctl.and_then(|d| d.name.clone())).unwrap_or_default();
     let disk_name = ctl.and_then(|d| d.name.clone()).unwrap_or_else(|| title.clone());
-    let mut source = format!("DiskSim 4.0 parameter files {}", files.join(", "));
+    let dialect = if g4 { "DiskSim parameter files (Western Digital's fork: g4 layout)" } else { "DiskSim 4.0 parameter files" };
+    let mut source = format!("{dialect} {}", files.join(", "));
     for n in &notes {
         let _ = write!(source, "; {n}");
     }
@@ -609,6 +630,7 @@ pub fn import(path: &Path) -> Result<DiskSpec, SpecError> {
         sparing,
         zones,
         seek,
+        write_seek,
         head_switch_ms,
         read_settle_ms: 0.0,
         write_settle_ms,
@@ -626,7 +648,8 @@ fn file_name(path: &str) -> String {
     Path::new(path).file_name().map_or_else(|| path.to_string(), |f| f.to_string_lossy().into_owned())
 }
 
-fn seek_model(mech: &Block, files: &mut Vec<String>) -> Result<SeekModel, SpecError> {
+/// The seek curve, and the write curve when the `.seek` file has a fourth column.
+fn seek_model(mech: &Block, files: &mut Vec<String>) -> Result<(SeekModel, Option<SeekModel>), SpecError> {
     let (kind, kind_line) = mech.word("Seek type")?;
     match kind {
         "extracted" => {
@@ -636,7 +659,7 @@ fn seek_model(mech: &Block, files: &mut Vec<String>) -> Result<SeekModel, SpecEr
             let text = std::fs::read_to_string(&path)
                 .map_err(|e| mech.err(line, format!("cannot read `Full seek curve = {file}` ({}): {e}", path.display())))?;
             files.push(file_name(&path.display().to_string()));
-            Ok(SeekModel::Table { points: seek_table(&text, &path.display().to_string())? })
+            seek_models(&text, &path.display().to_string())
         }
         "hpl" | "hplplus10" => {
             let (line, v) = mech.nums("HPL seek equation values")?;
@@ -655,48 +678,85 @@ fn seek_model(mech: &Block, files: &mut Vec<String>) -> Result<SeekModel, SpecEr
             } else {
                 Vec::new()
             };
-            Ok(SeekModel::Hpl { boundary: v[0], sqrt_a: v[1], sqrt_b: v[2], linear_a: v[3], linear_b: v[4], first_ten_ms })
+            Ok((SeekModel::Hpl { boundary: v[0], sqrt_a: v[1], sqrt_b: v[2], linear_a: v[3], linear_b: v[4], first_ten_ms }, None))
         }
         other => Err(mech.err(kind_line, format!("unsupported `Seek type` `{other}` (supported: extracted, hpl, hplplus10)"))),
     }
 }
 
-/// Parses a `.seek` file: `Seek distances measured: N`, then N lines `distance, ms`.
-fn seek_table(text: &str, origin: &str) -> Result<Vec<[f64; 2]>, SpecError> {
+/// An extracted seek curve: `[distance, read ms]` points, and the write times when the file
+/// has them.
+#[derive(Debug, Clone, PartialEq)]
+struct SeekTable {
+    points: Vec<[f64; 2]>,
+    write_ms: Option<Vec<f64>>,
+}
+
+/// Parses a `.seek` file: an optional `Seek distances measured: N` line, then lines of
+/// `distance, ms` (2 columns), `distance, ms, standard deviation` (3; the deviation is not
+/// modelled) or `distance, read ms, standard deviation, write ms` (4: Western Digital's "dual
+/// seek" files). Every line has the same number of columns. Errors name the line and column:
+/// distances must rise and times be non-negative.
+fn seek_table(text: &str, origin: &str) -> Result<SeekTable, SpecError> {
     let err = |line: usize, message: String| SpecError::DiskSim { origin: origin.to_string(), line, message };
-    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty() && !l.starts_with('#'));
-    let (hline, header) = lines.next().ok_or_else(|| err(0, "empty seek file".into()))?;
-    let count = header
-        .strip_prefix("Seek distances measured:")
-        .and_then(|n| n.trim().parse::<usize>().ok())
-        .ok_or_else(|| err(hline, format!("expected `Seek distances measured: N`, found `{header}`")))?;
+    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty() && !l.starts_with('#')).peekable();
+    let &(hline, header) = lines.peek().ok_or_else(|| err(0, "empty seek file".into()))?;
+    let announced = match header.strip_prefix("Seek distances measured:") {
+        Some(n) => {
+            lines.next();
+            Some(n.trim().parse::<usize>().map_err(|_| err(hline, format!("expected `Seek distances measured: N`, found `{header}`")))?)
+        }
+        None => None,
+    };
     // The header is not trusted for the allocation: a count of 2^63 must not reserve 2^63 points.
-    let mut points: Vec<[f64; 2]> = Vec::with_capacity(count.min(text.lines().count()));
+    let mut points: Vec<[f64; 2]> = Vec::with_capacity(announced.unwrap_or(0).min(text.lines().count()));
+    let mut write_ms: Vec<f64> = Vec::new();
+    let mut columns = None;
+    const NAMES: [&str; 4] = ["distance", "read time (ms)", "standard deviation (ms)", "write time (ms)"];
     for (line, l) in lines {
-        let mut parts = l.split(',').map(str::trim);
-        let (Some(d), Some(t), None) = (parts.next(), parts.next(), parts.next()) else {
-            return Err(err(line, format!("expected `distance, ms`, found `{l}`")));
-        };
-        let (Ok(d), Ok(t)) = (d.parse::<f64>(), t.parse::<f64>()) else {
-            return Err(err(line, format!("expected `distance, ms` numbers, found `{l}`")));
-        };
-        if points.len() == count {
-            return Err(err(line, format!("more points than the {count} announced")));
+        let parts: Vec<&str> = l.split(',').map(str::trim).collect();
+        if !(2..=4).contains(&parts.len()) {
+            return Err(err(line, format!("expected `distance, ms` (2, 3 or 4 columns: distance, read ms, standard deviation, write ms), found `{l}`")));
+        }
+        let want = *columns.get_or_insert(parts.len());
+        if parts.len() != want {
+            return Err(err(line, format!("has {} columns where the lines before have {want}: `{l}`", parts.len())));
+        }
+        let mut v = [0.0; 4];
+        for (i, p) in parts.iter().enumerate() {
+            v[i] = p.parse::<f64>().ok().filter(|x| x.is_finite()).ok_or_else(|| err(line, format!("column {} ({}) must be a number, found `{p}`", i + 1, NAMES[i])))?;
+        }
+        if announced == Some(points.len()) {
+            return Err(err(line, format!("more points than the {} announced", points.len())));
+        }
+        let d = v[0];
+        if d < 1.0 {
+            return Err(err(line, format!("column 1 (distance) must be at least 1 cylinder, found {d}")));
         }
         if let Some(&[prev, _]) = points.last() {
             if d <= prev {
-                return Err(err(line, format!("distance {d} does not follow {prev}: distances must increase")));
+                return Err(err(line, format!("column 1 (distance) {d} does not follow {prev}: distances must increase")));
             }
         }
-        if !(d >= 1.0 && t >= 0.0 && t.is_finite()) {
-            return Err(err(line, format!("need distance ≥ 1 and time ≥ 0, found `{l}`")));
+        for i in (1..want).filter(|&i| i != 2) {
+            if v[i] < 0.0 {
+                return Err(err(line, format!("column {} ({}) is negative: {}", i + 1, NAMES[i], v[i])));
+            }
         }
-        points.push([d, t]);
+        points.push([d, v[1]]);
+        if want == 4 {
+            write_ms.push(v[3]);
+        }
     }
-    if points.len() != count {
-        return Err(err(hline, format!("announces {count} points but has {}", points.len())));
+    if let Some(count) = announced {
+        if points.len() != count {
+            return Err(err(hline, format!("announces {count} points but has {}", points.len())));
+        }
     }
-    Ok(points)
+    if points.is_empty() {
+        return Err(err(hline, "no seek points".into()));
+    }
+    Ok(SeekTable { points, write_ms: (columns == Some(4)).then_some(write_ms) })
 }
 
 fn sparing_scheme(layout: &Block) -> Result<Sparing, SpecError> {
@@ -803,6 +863,7 @@ fn zones(layout: &Block, surfaces: u32, header_cylinders: i64) -> Result<(Vec<Zo
             empty_front_sectors,
             track_skew,
             cylinder_skew,
+            band_pair_skew: 0.0,
             spares,
             slips,
             defects,
@@ -824,6 +885,7 @@ fn zones(layout: &Block, surfaces: u32, header_cylinders: i64) -> Result<(Vec<Zo
         empty_front_sectors: u64::from(last - first + 1) * u64::from(surfaces) * u64::from(spt),
         track_skew: 0.0,
         cylinder_skew: 0.0,
+        band_pair_skew: 0.0,
         spares: 0,
         slips: vec![],
         defects: vec![],
@@ -933,12 +995,13 @@ fn controller_and_cache(d: &Block, notes: &mut Vec<String>) -> Result<(Controlle
     } else {
         None
     };
+    let bus_sector_ms = bulk_sector_time(d, notes)?;
     let controller = Controller {
         read_miss_ms,
         read_hit_ms,
         write_miss_ms,
         write_hit_ms,
-        bus_sector_ms: d.num_or("Bulk sector transfer time", 0.0)?,
+        bus_sector_ms,
         write_back: enabled && d.int_or("Fast write level", 0, 0)? > 0,
         read_miss_after_write_ms: after_write("Read miss over. after write", read_miss_ms)?,
         read_hit_after_write_ms: after_write("Read hit over. after write", read_hit_ms)?,
@@ -960,6 +1023,41 @@ fn controller_and_cache(d: &Block, notes: &mut Vec<String>) -> Result<(Controlle
         extra_write_disconnect,
     };
     Ok((controller, cache))
+}
+
+/// `Bulk sector transfer time`, a negative one taken as 0 with a note naming its file and line
+/// (the stated choice for the WD g4 model's −0.015 ms). Why 0: DiskSim charges a sector the
+/// larger of this and the disk's bus block transfer time ([`apply_system_config`]), and a bus
+/// time is never negative, so 0 is what a negative value comes to there (the g4 `.parv`'s buses
+/// transfer in zero time); a time below 0 would have the interface hand data back before it
+/// was asked for. A negative `controller.bus_sector_ms` in a TOML spec stays an error.
+fn bulk_sector_time(d: &Block, notes: &mut Vec<String>) -> Result<f64, SpecError> {
+    let v = d.num_or("Bulk sector transfer time", 0.0)?;
+    if v >= 0.0 {
+        return Ok(v);
+    }
+    let line = d.get("Bulk sector transfer time").map_or(d.line, |p| p.line);
+    notes.push(format!("`Bulk sector transfer time` {v} ms ({}:{line}) is negative: taken as 0 (the interface is never the bottleneck), as DiskSim's larger-of-disk-and-bus rule gives on a bus of zero transfer time", file_name(&d.origin)));
+    Ok(0.0)
+}
+
+/// Reads an extracted seek curve file (`.seek`, see [`import`]'s module docs): the read curve,
+/// and the write curve when the file has a fourth column (Western Digital's dual seek files).
+///
+/// # Errors
+/// [`SpecError::Io`] if the file cannot be read, [`SpecError::DiskSim`] naming the line and
+/// column of a malformed point, a negative time or distances out of order.
+pub fn read_seek_file(path: &Path) -> Result<(SeekModel, Option<SeekModel>), SpecError> {
+    let origin = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| SpecError::Io { origin: origin.clone(), message: e.to_string() })?;
+    seek_models(&text, &origin)
+}
+
+/// The read and (if given) write curves of a `.seek` file's text.
+fn seek_models(text: &str, origin: &str) -> Result<(SeekModel, Option<SeekModel>), SpecError> {
+    let table = seek_table(text, origin)?;
+    let write = table.write_ms.map(|w| SeekModel::Table { points: table.points.iter().zip(w).map(|(p, ms)| [p[0], ms]).collect() });
+    Ok((SeekModel::Table { points: table.points }, write))
 }
 
 /// Per-sector transfer times of the bus a disk hangs on, from a DiskSim system configuration
@@ -1140,10 +1238,10 @@ mod tests {
     #[test]
     fn seek_table_checks_its_count() {
         let t = seek_table("Seek distances measured: 2\n1, 1.0\n5,\t2.0\n", "s.seek").unwrap();
-        assert_eq!(t, vec![[1.0, 1.0], [5.0, 2.0]]);
+        assert_eq!(t, SeekTable { points: vec![[1.0, 1.0], [5.0, 2.0]], write_ms: None });
         let e = seek_table("Seek distances measured: 3\n1, 1.0\n5, 2.0\n", "s.seek").unwrap_err();
         assert_eq!(e.to_string(), "s.seek:1: announces 3 points but has 2");
         let e = seek_table("Seek distances measured: 2\n1, 1.0\n5 2.0\n", "s.seek").unwrap_err();
-        assert_eq!(e.to_string(), "s.seek:3: expected `distance, ms`, found `5 2.0`");
+        assert!(e.to_string().starts_with("s.seek:3: expected `distance, ms`"), "{e}");
     }
 }

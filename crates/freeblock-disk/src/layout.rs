@@ -7,6 +7,9 @@
 //!   slot     ──► a zone-relative physical sector number, track by track in mapping order
 //! ```
 //!
+//! The mapping order is one of [`Mapping`]'s: cylinder-major, serpentine by cylinder, or banded
+//! serpentine ([`crate::bands`], whose own skew rule replaces the one below).
+//!
 //! Each zone lists its *reserved* slots (empty front, spares, slips; see [`crate::sparing`]); LBNs
 //! fill the remaining slots in order. Both directions are a binary search over the zone table and
 //! then over the zone's reserved ranges, so a lookup costs O(log zones + log ranges).
@@ -24,6 +27,7 @@
 //! | track runs ([`Layout::for_each_track_run`]) | its defective slot, so runs stay arithmetic | per-track bookkeeping (with [`Layout::for_each_remapped_lbn`] to move the few remapped LBNs) |
 //! | media runs ([`Layout::for_each_media_run`]) | its spare, a run of its own between the run before and the run after | timing: the order the head passes the sectors in |
 
+use crate::bands::Bands;
 use crate::error::{AccessError, SpecError};
 use crate::sparing::{self, SlipSkew, SlotRange};
 use crate::spec::{DiskSpec, Mapping};
@@ -101,6 +105,7 @@ pub(crate) struct ZoneMap {
     first_offset: f64,
     track_skew: f64,
     cylinder_skew: f64,
+    band_pair_skew: f64,
     /// Extra skew from slips, when the sparing scheme adds any.
     slip_skew: Option<SlipSkew>,
 }
@@ -224,6 +229,7 @@ impl Layout {
                 first_offset: z.first_sector_offset,
                 track_skew: z.track_skew,
                 cylinder_skew: z.cylinder_skew,
+                band_pair_skew: z.band_pair_skew,
                 slip_skew: SlipSkew::new(spec, z),
             };
             check_defects(spec, zone_index, &zone)?;
@@ -290,6 +296,9 @@ impl Layout {
 
     /// Zone-relative track index (mapping order) of `(cylinder, surface)`.
     fn track_in_zone(&self, z: &ZoneMap, cylinder: u32, surface: u32) -> u64 {
+        if let Mapping::Banded { band_cylinders } = self.mapping {
+            return Bands { band: band_cylinders, surfaces: self.surfaces }.track_index(cylinder - z.first_cylinder, surface);
+        }
         let c = u64::from(cylinder - z.first_cylinder);
         let h = match self.mapping {
             // DiskSim mapping scheme 1: parity counted from the zone's first cylinder.
@@ -300,6 +309,10 @@ impl Layout {
     }
 
     fn track_at(&self, z: &ZoneMap, track_in_zone: u64) -> (u32, u32) {
+        if let Mapping::Banded { band_cylinders } = self.mapping {
+            let (c, surface) = Bands { band: band_cylinders, surfaces: self.surfaces }.track_at(track_in_zone);
+            return (z.first_cylinder + c, surface);
+        }
         let s = u64::from(self.surfaces);
         let cylinder = z.first_cylinder + (track_in_zone / s) as u32;
         let h = (track_in_zone % s) as u32;
@@ -477,8 +490,13 @@ impl Layout {
 
     /// Angular offset of physical sector 0 of a track, in sectors (fractional, `0..spt`).
     fn track_offset_sectors(&self, z: &ZoneMap, cylinder: u32, surface: u32) -> f64 {
-        let c = f64::from(cylinder - z.first_cylinder);
         let t = self.track_in_zone(z, cylinder, surface);
+        if let Mapping::Banded { band_cylinders } = self.mapping {
+            let place = Bands { band: band_cylinders, surfaces: self.surfaces }.place(t);
+            let off = z.first_offset + z.track_skew * f64::from(place.step) + z.band_pair_skew * place.pair as f64;
+            return rem_whole(off, z.spt);
+        }
+        let c = f64::from(cylinder - z.first_cylinder);
         let switches_in_cyl = f64::from(self.surfaces - 1) * c + (t % u64::from(self.surfaces)) as f64;
         let mut off = z.first_offset + z.track_skew * switches_in_cyl + z.cylinder_skew * c;
         if let Some(skew) = &z.slip_skew {

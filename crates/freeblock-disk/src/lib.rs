@@ -28,7 +28,9 @@
 //! ```
 
 pub mod disk;
+pub mod bands;
 pub mod disksim;
+pub mod disksim_g4;
 pub mod drive;
 pub mod error;
 pub mod layout;

@@ -18,6 +18,21 @@
 //!      └──────────────── distance d
 //! ```
 //!
+//! # Read and write curves
+//!
+//! A drive settles longer before it writes than before it reads (an off-track write destroys a
+//! neighbour's data, an off-track read is only retried), so its write seeks are slower. A spec
+//! may give writes a curve of their own ([`DiskSpec::write_seek`](crate::DiskSpec::write_seek));
+//! Western Digital's DiskSim fork measures both, a fourth column of its "dual seek" files:
+//!
+//! | seek curve | used by | Maxtor Atlas 10K V dual file, 1 / 1,000 / 80,000 cylinders |
+//! |---|---|---|
+//! | `seek` (read) | reads, and every seek when there is no write curve | 0.5257 / 1.9315 / 9.5697 ms |
+//! | `write_seek` | writes | 0.6757 / 2.0815 / 9.7197 ms (read + 0.15) |
+//!
+//! [`SeekCurve::between`] and [`SeekCurve::time`] are the read curve, [`SeekCurve::between_for`]
+//! picks by operation, and [`SeekCurve::shortest`] / [`SeekCurve::max`] bound both.
+//!
 //! # The average seek
 //!
 //! "Average seek time" here, as in drive datasheets, is the mean over uniformly random pairs of
@@ -47,6 +62,8 @@ use crate::time::{ms_to_ns, SimTime};
 #[derive(Debug, Clone)]
 pub struct SeekCurve {
     table: Vec<SimTime>,
+    /// The write curve, when writes seek differently (same length as `table`).
+    write_table: Option<Vec<SimTime>>,
     /// Added to seeks towards higher cylinders, taken from seeks towards lower ones, ns.
     asymmetry_ns: i64,
 }
@@ -58,7 +75,52 @@ impl SeekCurve {
         let n = cylinders.max(1) as usize;
         let f = curve_fn(model, cylinders);
         let table = (0..n).map(|d| if d == 0 { 0 } else { ms_to_ns(f(d as f64)) }).collect();
-        Self { table, asymmetry_ns: 0 }
+        Self { table, write_table: None, asymmetry_ns: 0 }
+    }
+
+    /// The same read curve with writes seeking by `write_model` (see the module docs).
+    #[must_use]
+    pub fn with_write_curve(mut self, write_model: &SeekModel) -> Self {
+        let cylinders = u32::try_from(self.table.len()).unwrap_or(u32::MAX);
+        self.write_table = Some(Self::new(write_model, cylinders).table);
+        self
+    }
+
+    /// Whether writes have a seek curve of their own.
+    #[must_use]
+    pub fn has_write_curve(&self) -> bool {
+        self.write_table.is_some()
+    }
+
+    /// Write seek time for a distance (the read curve's when there is no write curve).
+    #[inline]
+    #[must_use]
+    pub fn write_time(&self, distance: u32) -> SimTime {
+        match &self.write_table {
+            Some(w) => w[(distance as usize).min(w.len() - 1)],
+            None => self.time(distance),
+        }
+    }
+
+    /// [`SeekCurve::between`] for a read (`write` false) or a write: the write curve for a write
+    /// when there is one.
+    #[inline]
+    #[must_use]
+    pub fn between_for(&self, from: u32, to: u32, write: bool) -> SimTime {
+        if !write || self.write_table.is_none() {
+            return self.between(from, to);
+        }
+        self.directed(self.write_time(from.abs_diff(to)), from, to)
+    }
+
+    /// Mean write seek over uniformly random pairs of distinct cylinders, ns (the read mean when
+    /// writes have no curve of their own).
+    #[must_use]
+    pub fn write_average(&self) -> f64 {
+        match &self.write_table {
+            Some(w) => Self { table: w.clone(), write_table: None, asymmetry_ns: 0 }.average(),
+            None => self.average(),
+        }
     }
 
     /// The same curve with inward seeks (towards higher cylinders) `asymmetry_ns` longer and
@@ -82,7 +144,12 @@ impl SeekCurve {
     #[inline]
     #[must_use]
     pub fn between(&self, from: u32, to: u32) -> SimTime {
-        let t = self.time(from.abs_diff(to));
+        self.directed(self.time(from.abs_diff(to)), from, to)
+    }
+
+    /// A curve's time `t` for the move `from → to`: longer inward, shorter outward.
+    #[inline]
+    fn directed(&self, t: SimTime, from: u32, to: u32) -> SimTime {
         match to.cmp(&from) {
             std::cmp::Ordering::Equal => 0,
             std::cmp::Ordering::Greater => t.saturating_add_signed(self.asymmetry_ns),
@@ -91,14 +158,18 @@ impl SeekCurve {
     }
 
     /// The quicker direction's seek time over `distance` cylinders: a lower bound on
-    /// [`SeekCurve::between`] for any two cylinders that far apart.
+    /// [`SeekCurve::between_for`] for any two cylinders that far apart, reads or writes.
     #[inline]
     #[must_use]
     pub fn shortest(&self, distance: u32) -> SimTime {
         if distance == 0 {
             return 0;
         }
-        self.time(distance).saturating_sub(self.asymmetry_ns.unsigned_abs())
+        let t = match &self.write_table {
+            Some(_) => self.time(distance).min(self.write_time(distance)),
+            None => self.time(distance),
+        };
+        t.saturating_sub(self.asymmetry_ns.unsigned_abs())
     }
 
     /// Mean seek time over uniformly random pairs of distinct cylinders, ns.
@@ -120,10 +191,11 @@ impl SeekCurve {
         *self.table.last().unwrap_or(&0)
     }
 
-    /// Longest seek either way, ns.
+    /// Longest seek either way, reads or writes, ns.
     #[must_use]
     pub fn max(&self) -> SimTime {
-        self.table.iter().copied().max().unwrap_or(0).saturating_add(self.asymmetry_ns.unsigned_abs())
+        let longest = self.table.iter().chain(self.write_table.iter().flatten()).copied().max().unwrap_or(0);
+        longest.saturating_add(self.asymmetry_ns.unsigned_abs())
     }
 }
 

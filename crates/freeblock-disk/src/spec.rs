@@ -75,8 +75,15 @@ pub struct DiskSpec {
     /// Recording zones, in ascending cylinder order, covering cylinders `0..cylinders` without
     /// gaps or overlaps.
     pub zones: Vec<Zone>,
-    /// Seek time as a function of cylinder distance.
+    /// Seek time as a function of cylinder distance (for every seek when `write_seek` is left
+    /// out, else for reads).
     pub seek: SeekModel,
+    /// A separate seek curve for writes (the `[write_seek]` table, as `[seek]`): drives settle
+    /// longer before writing, and Western Digital's DiskSim fork measures the two curves apart
+    /// (its "dual seek" files). `None`: writes seek as reads do. `write_settle_ms` applies on
+    /// top of either.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_seek: Option<SeekModel>,
     /// Time to switch to another surface of the same cylinder, ms.
     pub head_switch_ms: f64,
     /// Extra settle time after positioning for a read, ms. Default 0.
@@ -159,6 +166,15 @@ pub enum Mapping {
     /// mapping scheme 1, "cylinder switches stay
     /// on the same surface").
     Serpentine,
+    /// Serpentine bands ([`crate::bands`]): one surface at a time across a band of
+    /// `band_cylinders` cylinders, direction alternating from surface to surface, the surfaces
+    /// taken in reverse order in every other band (Western Digital's DiskSim `dm_layout_g4`
+    /// files). Each zone spans a whole number of band pairs (`2·band_cylinders` cylinders); the
+    /// skew is `track_skew` per step along a band plus `band_pair_skew` per band pair.
+    Banded {
+        /// Cylinders in one band.
+        band_cylinders: u32,
+    },
 }
 
 /// Spare-sector reservation schemes, as in DiskSim's `dm_layout_g1` (number in brackets).
@@ -213,9 +229,13 @@ pub struct Zone {
     /// Skew added at each switch to the next surface within a cylinder, in sectors.
     #[serde(default)]
     pub track_skew: f64,
-    /// Skew added at each switch to the next cylinder, in sectors.
+    /// Skew added at each switch to the next cylinder, in sectors. (Banded mapping: must be 0;
+    /// its skews are `track_skew` per step along a band and `band_pair_skew`.)
     #[serde(default)]
     pub cylinder_skew: f64,
+    /// Banded mapping only: skew added at each band pair of the zone, in sectors. Default 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub band_pair_skew: f64,
     /// Spare count for the disk's sparing scheme (tracks or sectors; see [`Sparing`]).
     #[serde(default)]
     pub spares: u32,
@@ -684,7 +704,7 @@ impl DiskSpec {
             if z.sectors_per_track > MAX_SECTORS_PER_TRACK {
                 return bad(format!("zones[{i}].sectors_per_track"), format!("{} is more than the {MAX_SECTORS_PER_TRACK} supported", z.sectors_per_track));
             }
-            for (name, v) in [("first_sector_offset", z.first_sector_offset), ("track_skew", z.track_skew), ("cylinder_skew", z.cylinder_skew)] {
+            for (name, v) in [("first_sector_offset", z.first_sector_offset), ("track_skew", z.track_skew), ("cylinder_skew", z.cylinder_skew), ("band_pair_skew", z.band_pair_skew)] {
                 if !(v.is_finite() && v >= 0.0) {
                     return bad(format!("zones[{i}].{name}"), format!("must be a non-negative number of sectors, got {v}"));
                 }
@@ -692,6 +712,7 @@ impl DiskSpec {
                     return bad(format!("zones[{i}].{name}"), format!("{} is more than the {MAX_SKEW_SECTORS} sectors supported", shown(v)));
                 }
             }
+            self.validate_banded_zone(i, z)?;
             next_cylinder = z.last_cylinder + 1;
         }
         let tracks = u64::from(next_cylinder) * u64::from(self.surfaces);
@@ -880,9 +901,50 @@ impl DiskSpec {
         Ok(())
     }
 
+    /// A zone under banded mapping spans whole band pairs and keeps its skews in `track_skew` and
+    /// `band_pair_skew`; a zone under any other mapping has no band pair skew. Banded drives
+    /// come without DiskSim's sparing schemes (which count spares per cylinder or track of a
+    /// cylinder-major order), so the sparing must be `none`.
+    fn validate_banded_zone(&self, i: usize, z: &Zone) -> Result<(), SpecError> {
+        let bad = |field: String, message: String| Err(SpecError::Invalid { origin: String::new(), field, message });
+        let Mapping::Banded { band_cylinders } = self.mapping else {
+            if z.band_pair_skew != 0.0 {
+                return bad(format!("zones[{i}].band_pair_skew"), "applies to the banded mapping only".into());
+            }
+            return Ok(());
+        };
+        if band_cylinders == 0 {
+            return bad("mapping.banded.band_cylinders".into(), "must be at least 1".into());
+        }
+        let cylinders = u64::from(z.last_cylinder - z.first_cylinder) + 1;
+        let pair = 2 * u64::from(band_cylinders);
+        if !cylinders.is_multiple_of(pair) {
+            return bad(
+                format!("zones[{i}].last_cylinder"),
+                format!("the zone has {cylinders} cylinders, not a whole number of band pairs of {pair} (banded mapping, {band_cylinders} cylinders a band)"),
+            );
+        }
+        if z.cylinder_skew != 0.0 {
+            return bad(format!("zones[{i}].cylinder_skew"), "must be 0 under the banded mapping (its skews are track_skew and band_pair_skew)".into());
+        }
+        if self.sparing != Sparing::None {
+            return bad("sparing".into(), "must be `none` under the banded mapping".into());
+        }
+        Ok(())
+    }
+
     fn validate_seek(&self) -> Result<(), SpecError> {
-        let bad = |field: &str, message: String| Err(SpecError::Invalid { origin: String::new(), field: field.into(), message });
-        match &self.seek {
+        self.validate_seek_model(&self.seek, "seek")?;
+        match &self.write_seek {
+            Some(model) => self.validate_seek_model(model, "write_seek"),
+            None => Ok(()),
+        }
+    }
+
+    /// Checks one seek curve; `at` names it in errors (`seek` or `write_seek`).
+    fn validate_seek_model(&self, model: &SeekModel, at: &str) -> Result<(), SpecError> {
+        let bad = |field: &str, message: String| Err(SpecError::Invalid { origin: String::new(), field: format!("{at}{}", field.strip_prefix("seek").unwrap_or(field)), message });
+        match model {
             SeekModel::Table { points } => {
                 if points.is_empty() {
                     return bad("seek.points", "needs at least one [distance, ms] point".into());

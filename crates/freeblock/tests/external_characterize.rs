@@ -173,6 +173,7 @@ fn random_drive(rng: &mut rand_chacha::ChaCha8Rng) -> freeblock_disk::DiskSpec {
                 first_sector_offset: skew(rng, spt),
                 track_skew: skew(rng, spt),
                 cylinder_skew: skew(rng, spt),
+                band_pair_skew: 0.0,
                 spares,
                 // Some zones reserve their first sectors (LBN 0 then lies past cylinder 0).
                 empty_front_sectors: if rng.gen_bool(0.25) { rng.gen_range(1..u64::from(spt) * 3) } else { 0 },

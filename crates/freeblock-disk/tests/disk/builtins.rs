@@ -28,6 +28,7 @@ fn the_required_disks_are_present() {
         "toshiba_mk156f",
         "wd800",
         "ultrastar_he8",
+        "wd_g4_4t",
         "atlas_iii",
         "barracuda",
         "dec_rz26",

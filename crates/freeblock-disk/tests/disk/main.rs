@@ -6,6 +6,7 @@ mod back_to_back;
 mod buffer;
 mod builtins;
 mod disksim_import;
+mod g4_import;
 mod hostile_specs;
 mod mapping_roundtrip;
 mod remapped_defects;

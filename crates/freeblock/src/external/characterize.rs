@@ -1334,6 +1334,7 @@ fn assemble(options: &Options, g: &Geometry<'_>, angles: &ZoneAngles, capacity: 
             empty_front_sectors: 0,
             track_skew: ts,
             cylinder_skew: cs,
+            band_pair_skew: 0.0,
             spares: 0,
             slips: z.reserved.clone(),
             defects: Vec::new(),
@@ -1356,6 +1357,7 @@ fn assemble(options: &Options, g: &Geometry<'_>, angles: &ZoneAngles, capacity: 
         read_settle_ms: 0.0,
         write_settle_ms,
         // One curve is learned for both directions.
+        write_seek: None,
         seek_asymmetry_ms: 0.0,
         controller: Controller { read_miss_ms, write_miss_ms, ..Controller::default() },
         cache: Default::default(),

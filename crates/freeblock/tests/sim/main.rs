@@ -2,6 +2,7 @@
 
 mod determinism;
 mod online;
+mod big_lbn;
 mod energy;
 mod external_promotion;
 mod prediction;

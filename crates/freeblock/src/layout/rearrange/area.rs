@@ -135,7 +135,8 @@ impl ReservedArea {
     ///
     /// # Errors
     /// [`RearrangeError::ZeroCylinders`]; [`RearrangeError::AreaDoesNotFit`] when the band runs off
-    /// the disk or leaves no cylinder visible; [`RearrangeError::AreaPastCapacity`] when the band
+    /// the disk or leaves no cylinder visible; [`RearrangeError::NotWholeBandPairs`] on a banded
+    /// disk when the band is not whole band pairs; [`RearrangeError::AreaPastCapacity`] when the band
     /// holds no LBNs (it lies past the disk's `block_count`); [`RearrangeError::BadBlockSize`] for a zero block size or
     /// one larger than every run of LBNs on the band; [`RearrangeError::TooFewSlots`] when the
     /// table needs more slots than there are.
@@ -152,6 +153,7 @@ impl ReservedArea {
             return Err(RearrangeError::AreaDoesNotFit { first_cylinder: u64::from(c0), cylinders: n, disk_cylinders });
         }
         let c1 = c0 + n;
+        check_band_pairs(disk, c0, c1)?;
         let bs = config.block_sectors;
         if bs == 0 {
             return Err(RearrangeError::BadBlockSize { block_sectors: 0, reason: "a block needs at least one sector".into() });
@@ -424,6 +426,24 @@ impl ReservedArea {
 /// order), from the zone table and each zone's reserved slots; the disk's capacity past the end.
 /// LBNs fill a zone's unreserved slots in order, and slots run cylinder by cylinder, so the LBNs
 /// homed on cylinders `a..b` are exactly `home_lbn(a)..home_lbn(b)`.
+/// On a banded disk, `c0` and `c1` must be band-pair boundaries of their zones (the cylinders
+/// between then hold whole band pairs, so one run of LBNs, and [`home_lbn`]'s count of the slots
+/// before a cylinder holds there too).
+fn check_band_pairs(disk: &Disk, c0: u32, c1: u32) -> Result<()> {
+    let freeblock_disk::Mapping::Banded { band_cylinders } = disk.spec().mapping else { return Ok(()) };
+    let pair = 2 * band_cylinders;
+    let zones = disk.layout().zone_table();
+    let on_boundary = |c: u32| {
+        let i = zones.partition_point(|z| z.1 < c);
+        zones.get(i).is_none_or(|z| (c - z.0).is_multiple_of(pair))
+    };
+    if on_boundary(c0) && on_boundary(c1) {
+        Ok(())
+    } else {
+        Err(RearrangeError::NotWholeBandPairs { first_cylinder: c0, end_cylinder: c1, pair_cylinders: pair })
+    }
+}
+
 fn home_lbn(disk: &Disk, c: u32) -> u64 {
     let layout = disk.layout();
     let capacity = layout.capacity();
@@ -645,7 +665,18 @@ mod tests {
             if d.layout().cylinders() <= PAPER_CYLINDERS {
                 continue;
             }
-            let a = ReservedArea::new(&d, &AreaConfig::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+            // A banded disk's band must be whole band pairs (256 cylinders on wd_g4_4t), the
+            // paper's centred 48 cylinders are refused by name.
+            let config = match d.spec().mapping {
+                freeblock_disk::Mapping::Banded { band_cylinders } => {
+                    let e = ReservedArea::new(&d, &AreaConfig::default()).unwrap_err();
+                    assert!(matches!(e, RearrangeError::NotWholeBandPairs { .. }), "{name}: {e}");
+                    let pair = 2 * band_cylinders;
+                    AreaConfig { cylinders: pair, first_cylinder: Some(d.layout().cylinders() / 2 / pair * pair), ..AreaConfig::default() }
+                }
+                _ => AreaConfig::default(),
+            };
+            let a = ReservedArea::new(&d, &config).unwrap_or_else(|e| panic!("{name}: {e}"));
             let mut held: Vec<(u64, u64)> = Vec::new();
             let mut scratch = Vec::new();
             for c in a.cylinder_range() {

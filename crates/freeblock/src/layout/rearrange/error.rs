@@ -41,6 +41,21 @@ pub enum RearrangeError {
         /// Disk capacity, sectors.
         capacity: u64,
     },
+    /// On a disk with banded serpentine mapping ([`freeblock_disk::Mapping::Banded`]) the band
+    /// does not start and end on band-pair boundaries, so its cylinders hold no single run of
+    /// LBNs (each surface crosses them in a different stretch of the LBN space).
+    #[error(
+        "reserved area: cylinders {first_cylinder}..{end_cylinder} of a banded disk must start and end on band-pair \
+         boundaries (every {pair_cylinders} cylinders from each zone's first): otherwise they hold no single run of LBNs"
+    )]
+    NotWholeBandPairs {
+        /// First cylinder of the band.
+        first_cylinder: u32,
+        /// One past its last cylinder.
+        end_cylinder: u32,
+        /// Cylinders in a band pair.
+        pair_cylinders: u32,
+    },
     /// The block size is zero, or no whole block fits in the band.
     #[error("reserved area: block_sectors = {block_sectors}: {reason}")]
     BadBlockSize {
