@@ -297,6 +297,10 @@ pub struct ReproArgs {
     /// configured DiskSim; `ultra2`: the Ultra2 SCSI bus of paper 001's real Atlas 10K host.
     #[arg(long, value_parser = ["parv", "ultra2"], default_value = "parv")]
     pub bus: String,
+    /// lfs-cleaning: the file system's share of the log under the paper's reading, its cleaning
+    /// reserve the rest (default 0.85: §5 gives none, so it is fitted to ORIGINAL's two ratios).
+    #[arg(long, value_name = "SHARE")]
+    pub fs_share: Option<f64>,
     /// Folder for plots and CSV.
     #[arg(long, default_value = "out/repro")]
     pub out: PathBuf,

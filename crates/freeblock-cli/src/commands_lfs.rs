@@ -82,7 +82,9 @@ fn readings(a: &ReproArgs) -> Vec<(&'static str, &'static str, LfsCleaningConfig
         out.push(("today's reading", "lfs-cleaning", base.clone()));
     }
     if a.reading != "today" {
-        out.push(("the paper's reading (issue 33)", "lfs-cleaning-paper-reading", base.paper_reading()));
+        let mut paper = base.paper_reading();
+        paper.fs_share = a.fs_share.unwrap_or(paper.fs_share);
+        out.push(("the paper's reading (issue 33)", "lfs-cleaning-paper-reading", paper));
     }
     out
 }
@@ -114,7 +116,7 @@ fn one_reading(a: &ReproArgs, cfg: &LfsCleaningConfig, stem: &str) -> Result<Opt
     let pb = Runs::new("lfs-cleaning", total as u64, a.quiet || a.json);
     let points = lc::sweep(cfg, &|_| pb.inc())?;
     pb.finish();
-    let statements = lc::statements(&points);
+    let statements = lc::statements(cfg, &points);
 
     std::fs::create_dir_all(&a.out)?;
     let data = a.out.join(format!("{stem}.csv"));
@@ -213,6 +215,9 @@ fn one_reading(a: &ReproArgs, cfg: &LfsCleaningConfig, stem: &str) -> Result<Opt
         s.row([st.paper.clone(), if st.paper_value.is_nan() { "-".into() } else { format!("{:.2}", st.paper_value) }, if st.ours.is_nan() { "-".into() } else { format!("{:.2}", st.ours) }, st.how.clone(), if st.agrees { "agrees".into() } else { "MISS".into() }]);
     }
     outln!("{}", s.render());
+    for st in statements.iter().filter(|st| !st.agrees) {
+        outln!("MISS, measured cause: {}: {}", st.paper, st.cause);
+    }
     outln!("plot: {}", plot.display());
     outln!("data: {}", data.display());
     Ok(None)
