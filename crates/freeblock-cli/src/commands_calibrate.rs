@@ -277,6 +277,10 @@ fn print_judgement(j: &Judgement, model: &str) -> CmdResult {
         ]);
     }
     out!("{}", t.render());
+    for f in j.folds.iter().filter(|f| !f.moved.is_empty()) {
+        let moved: Vec<String> = f.moved.iter().map(|(name, from, to)| format!("{name} {from:.4} → {to:.4}")).collect();
+        outln!("fitted on 1–{}, moved: {}", f.origin, moved.join(", "));
+    }
     let (m, c) = (&j.model_figures, &j.calibrated_figures);
     let how = format!("moving-block bootstrap, blocks of {} requests, {} resamples, percentile interval", j.block, JUDGE_RESAMPLES);
     outln!("held out: mean |error| {:.4} → {:.4} ms, change {} ({how})", m.mean_abs_error_ms, c.mean_abs_error_ms, interval(&j.error_change, 1.0, " ms"));

@@ -1193,6 +1193,8 @@ pub struct JudgeFold {
     pub end: usize,
     /// Whether calibrate kept the model as it was.
     pub model_kept: bool,
+    /// The parameters calibrate moved: name, the model's value, the fitted one.
+    pub moved: Vec<(&'static str, f64, f64)>,
     /// The model on the tested requests.
     pub model: HeldOutFigures,
     /// The spec calibrated on the fitted requests.
@@ -1287,12 +1289,13 @@ pub fn judge(spec: &DiskSpec, trace: &MeasuredTrace) -> Result<Judgement> {
     for &(origin, end) in &folds_at {
         let fold = trace.prefix(end, origin)?;
         let c = calibrate(spec, &fold, &CalibrateOptions::default())?;
+        let moved: Vec<(&'static str, f64, f64)> = c.params.iter().filter(|p| p.fitted != p.original && p.follows.is_none()).map(|p| (p.name, p.original, p.fitted)).collect();
         let model_kept = c.params.iter().all(|p| p.fitted == p.original);
         // The tested requests, scored from a replay of everything before them (the cache warm).
         let m = fold.measured_ms(origin..end);
         let b = replay_range(Arc::clone(&original), &fold, 0..end)?.split_off(origin);
         let a = if model_kept { b.clone() } else { replay_range(Arc::new(Disk::new(c.spec.clone())?), &fold, 0..end)?.split_off(origin) };
-        folds.push(JudgeFold { origin, end, model_kept, model: HeldOutFigures::of(&m, &b), calibrated: HeldOutFigures::of(&m, &a) });
+        folds.push(JudgeFold { origin, end, model_kept, moved, model: HeldOutFigures::of(&m, &b), calibrated: HeldOutFigures::of(&m, &a) });
         measured.extend(m);
         before.extend(b);
         after.extend(a);
