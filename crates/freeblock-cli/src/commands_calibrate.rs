@@ -6,10 +6,13 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use freeblock::calibrate::{calibrate, CalibrateOptions, Calibration, HeldOutChange, MeasuredTrace, Objective, ParamKind, Score, DEFAULT_BODY_QUANTILE, DEFAULT_CHECK_BLOCKS, DEFAULT_MAX_SWEEPS, DEFAULT_REPLAYS};
+use freeblock::calibrate::{
+    calibrate, judge, CalibrateOptions, Calibration, ChangeInterval, HeldOutChange, Judgement, MeasuredTrace, Objective, ParamKind, Score, DEFAULT_BODY_QUANTILE, DEFAULT_CHECK_BLOCKS,
+    DEFAULT_MAX_SWEEPS, DEFAULT_REPLAYS, JUDGE_DEMERIT_MARGIN, JUDGE_RESAMPLES, JUDGE_WITHIN_MS,
+};
 use freeblock_disk::{library, Disk};
 
-use crate::commands::{MeasuredTraceArgs, DISKSIM_RESULTS};
+use crate::commands::{shared_dir, MeasuredTraceArgs, DISKSIM_RESULTS};
 use crate::table::Table;
 use crate::CmdResult;
 
@@ -57,10 +60,22 @@ pub struct CalibrateArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Judge calibrate (its default options) by the criterion fixed in docs/calibrate.md:
+    /// rolling origins, held-out error per request, the demerit within its margin, moving-block
+    /// bootstrap intervals; a verdict per drive. Without --trace: every trace in
+    /// ../shared/disksim-validation except hp_c2247a (used while calibrate was built).
+    #[arg(long, conflicts_with_all = ["params", "out", "no_check"])]
+    pub judge: bool,
 }
+
+/// The drive calibrate was developed on, left out of `--judge` by default.
+const DEVELOPMENT_DRIVE: &str = "hp_c2247a";
 
 /// Runs `freeblock calibrate`.
 pub fn calibrate_cmd(a: &CalibrateArgs) -> CmdResult {
+    if a.judge {
+        return judge_cmd(a);
+    }
     let pairs = a.measured.pairs();
     if a.sweeps == 0 {
         return Err("--sweeps: must be at least 1".into());
@@ -197,4 +212,99 @@ fn noise_line(what: &str, h: &HeldOutChange) -> String {
         100.0 * h.calibrated_better_share,
         if h.beyond_noise() { "beyond the trace's noise (more than 2 sd from none)" } else { "within the trace's noise (less than 2 sd from none)" }
     )
+}
+
+/// The traces `--judge` runs on: the one given, or every `.trace` of the shared validation folder
+/// with a DiskSim model of the same name, except the development drive.
+fn judge_pairs(a: &CalibrateArgs) -> Result<Vec<(PathBuf, String)>, String> {
+    if a.measured.trace.is_some() {
+        return Ok(a.measured.pairs());
+    }
+    let shared = shared_dir(a.measured.shared.as_ref());
+    let folder = shared.join("disksim-validation");
+    let entries = std::fs::read_dir(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+    let mut pairs: Vec<(PathBuf, String)> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "trace"))
+        .filter_map(|p| {
+            let stem = p.file_stem()?.to_str()?.to_string();
+            let model = shared.join("disksim-models").join(format!("{stem}.diskspecs"));
+            (stem != DEVELOPMENT_DRIVE && model.is_file()).then(|| (p.clone(), model.display().to_string()))
+        })
+        .collect();
+    pairs.sort();
+    if pairs.is_empty() {
+        return Err(format!("no trace to judge on in {} (every `.trace` with a model of its name in disksim-models, except {DEVELOPMENT_DRIVE})", folder.display()));
+    }
+    Ok(pairs)
+}
+
+/// `freeblock calibrate --judge`.
+fn judge_cmd(a: &CalibrateArgs) -> CmdResult {
+    let mut json = Vec::new();
+    for (trace, model) in judge_pairs(a)? {
+        let disk = freeblock::validate::disk_for_trace(library::load(&model)?, &trace)?;
+        let measured = MeasuredTrace::load(&trace, disk.capacity())?;
+        let j = judge(disk.spec(), &measured)?;
+        if a.json {
+            json.push(serde_json::json!({ "model_path": model, "judgement": &j }));
+        } else {
+            print_judgement(&j, &model)?;
+        }
+    }
+    if a.json {
+        outln!("{}", serde_json::to_string_pretty(&json)?);
+    }
+    Ok(())
+}
+
+fn interval(c: &ChangeInterval, scale: f64, unit: &str) -> String {
+    format!("{:+.4}{unit}, 95% interval [{:+.4}, {:+.4}]{unit}", c.observed * scale, c.low * scale, c.high * scale)
+}
+
+fn print_judgement(j: &Judgement, model: &str) -> CmdResult {
+    let name = Path::new(&j.trace).file_name().and_then(|s| s.to_str()).unwrap_or(&j.trace).to_string();
+    outln!("{name} on {model}: calibrate (default options) judged by the criterion fixed in docs/calibrate.md; {} requests, {} rolling origins, {} held out", j.requests, j.folds.len(), j.held_out);
+    let mut t = Table::new(["fitted on", "tested on", "model kept", "mean |error| model → calibrated", "within 150 µs", "RMS demerit"]);
+    for f in &j.folds {
+        t.row([
+            format!("1–{}", f.origin),
+            format!("{}–{}", f.origin + 1, f.end),
+            (if f.model_kept { "yes" } else { "no" }).to_string(),
+            format!("{:.4} → {:.4} ms", f.model.mean_abs_error_ms, f.calibrated.mean_abs_error_ms),
+            format!("{:.1}% → {:.1}%", 100.0 * f.model.within_share, 100.0 * f.calibrated.within_share),
+            format!("{:.4} → {:.4} ms", f.model.rms_demerit_ms, f.calibrated.rms_demerit_ms),
+        ]);
+    }
+    out!("{}", t.render());
+    for f in j.folds.iter().filter(|f| !f.moved.is_empty()) {
+        let moved: Vec<String> = f.moved.iter().map(|(name, from, to)| format!("{name} {from:.4} → {to:.4}")).collect();
+        outln!("fitted on 1–{}, moved: {}", f.origin, moved.join(", "));
+    }
+    let (m, c) = (&j.model_figures, &j.calibrated_figures);
+    let how = format!("moving-block bootstrap, blocks of {} requests, {} resamples, percentile interval", j.block, JUDGE_RESAMPLES);
+    outln!("held out: mean |error| {:.4} → {:.4} ms, change {} ({how})", m.mean_abs_error_ms, c.mean_abs_error_ms, interval(&j.error_change, 1.0, " ms"));
+    outln!(
+        "held out: within {:.0} µs {:.1}% → {:.1}%, change {}",
+        JUDGE_WITHIN_MS * 1e3,
+        100.0 * m.within_share,
+        100.0 * c.within_share,
+        interval(&j.within_change, 100.0, " points")
+    );
+    outln!(
+        "held out: RMS demerit {:.4} → {:.4} ms, change {}; margin +{:.4} ms ({:.0}% of the model's)",
+        m.rms_demerit_ms,
+        c.rms_demerit_ms,
+        interval(&j.demerit_change, 1.0, " ms"),
+        j.demerit_margin_ms,
+        100.0 * JUDGE_DEMERIT_MARGIN
+    );
+    let why = match j.verdict {
+        freeblock::calibrate::Verdict::Improves => "mean |error| lower beyond its interval, the share within 150 µs not significantly lower, the demerit within its margin",
+        freeblock::calibrate::Verdict::NoGain => "mean |error| not told apart from no change, nothing significantly worse, the demerit within its margin",
+        freeblock::calibrate::Verdict::Worse => "mean |error| significantly higher, or the share within 150 µs significantly lower, or the demerit's interval past its margin",
+    };
+    outln!("verdict: {} ({why})", j.verdict.name());
+    outln!();
+    Ok(())
 }

@@ -298,6 +298,9 @@ pub fn parameters_of(spec: &DiskSpec) -> Vec<&'static str> {
 pub struct MeasuredTrace {
     origin: String,
     requests: Arc<[Request]>,
+    /// First request of the test set (the fit set is everything before it): the middle, unless
+    /// set by [`MeasuredTrace::prefix`].
+    split: usize,
 }
 
 impl MeasuredTrace {
@@ -331,7 +334,24 @@ impl MeasuredTrace {
         if let Some(i) = requests.iter().position(|r| r.measured.is_none()) {
             return Err(Error::Config { origin, message: format!("request {} (line {}) has no measured service time", i, i + 1) });
         }
-        Ok(Self { origin, requests: requests.into() })
+        let split = requests.len() / 2;
+        Ok(Self { origin, requests: requests.into(), split })
+    }
+
+    /// The first `end` requests, fitted on before `split` and tested from it on: a rolling-origin
+    /// fold ([`rolling_origins`]).
+    ///
+    /// # Errors
+    /// `end` past the trace, or fewer than [`MIN_HALF_REQUESTS`] requests on either side of the
+    /// split.
+    pub fn prefix(&self, end: usize, split: usize) -> Result<Self> {
+        if end > self.len() || split < MIN_HALF_REQUESTS || end < split + MIN_HALF_REQUESTS {
+            return Err(Error::Config {
+                origin: self.origin.clone(),
+                message: format!("cannot fit on requests 1–{split} and test on {}–{end} of {}: each side needs at least {MIN_HALF_REQUESTS} requests", split + 1, self.len()),
+            });
+        }
+        Ok(Self { origin: self.origin.clone(), requests: self.requests[..end].into(), split })
     }
 
     /// The name used in errors and reports.
@@ -358,16 +378,16 @@ impl MeasuredTrace {
         self.requests.is_empty()
     }
 
-    /// The first half (the fit set): requests `0 .. len / 2`.
+    /// The fit set: the first half, requests `0 .. len / 2` (or up to a [`MeasuredTrace::prefix`]'s split).
     #[must_use]
     pub fn fit_range(&self) -> Range<usize> {
-        0..self.len() / 2
+        0..self.split
     }
 
-    /// The second half (the test set).
+    /// The test set: the rest.
     #[must_use]
     pub fn test_range(&self) -> Range<usize> {
-        self.len() / 2..self.len()
+        self.split..self.len()
     }
 
     fn measured_ms(&self, range: Range<usize>) -> Vec<f64> {
@@ -1043,6 +1063,264 @@ pub fn calibrate(spec: &DiskSpec, trace: &MeasuredTrace, options: &CalibrateOpti
     })
 }
 
+// ---------------------------------------------------------------------------------------------
+// Judging calibrate on a drive (docs/calibrate.md, "Judging calibrate"): a criterion fixed before
+// it was run. Rolling-origin folds, held-out error per request as the primary figure, the RMS
+// demerit as a guard with a stated margin, and a moving-block bootstrap for the intervals.
+//
+//   trace:  |== fit ==|-- test --|                                   origin 20 %
+//           |====== fit ======|-- test --|                           origin 40 %
+//           |========== fit ==========|-- test --|                   origin 60 %
+//           |============== fit ==============|-- test --|           origin 80 %
+//                      \_____________ H: the last 80 %, each request scored by the spec
+//                                        calibrated on everything before its block
+//
+//   bootstrap resample of H:  [b3 b3 b3][b1 b1 b1][b7 b7 b7]…  blocks of consecutive requests
+// ---------------------------------------------------------------------------------------------
+
+/// Where the rolling origins fall, as fractions of the trace.
+pub const JUDGE_ORIGINS: [f64; 4] = [0.2, 0.4, 0.6, 0.8];
+/// A held-out request counts as predicted when within this of its measured time, ms.
+pub const JUDGE_WITHIN_MS: f64 = 0.150;
+/// The RMS demerit may get worse by at most this share of the model's own held-out demerit.
+pub const JUDGE_DEMERIT_MARGIN: f64 = 0.10;
+/// Requests per block of the moving-block bootstrap.
+pub const JUDGE_BLOCK: usize = 250;
+/// Bootstrap resamples.
+pub const JUDGE_RESAMPLES: u32 = 1000;
+/// Seed of the bootstrap (the calibrations use [`CalibrateOptions::default`], seed 1 too).
+pub const JUDGE_SEED: u64 = 1;
+
+/// The rolling-origin folds of a trace of `n` requests: `(origin, end)` per fraction of
+/// `fractions` (ascending, in (0, 1)), fitting on requests `0 .. origin` and testing on `origin ..
+/// end`, where `end` is the next origin (the last: `n`). Origins are `⌊n · fraction⌋`; repeated
+/// ones are dropped.
+#[must_use]
+pub fn rolling_origins(n: usize, fractions: &[f64]) -> Vec<(usize, usize)> {
+    let mut origins: Vec<usize> = fractions.iter().map(|f| (n as f64 * f).floor() as usize).filter(|&o| o > 0 && o < n).collect();
+    origins.dedup();
+    origins.iter().enumerate().map(|(k, &o)| (o, origins.get(k + 1).copied().unwrap_or(n))).collect()
+}
+
+/// One moving-block bootstrap resample of `0 .. n`: blocks of `block` consecutive indices (at most
+/// `n`), each starting uniformly among the `n − block + 1` possible starts, concatenated until `n`
+/// indices (the last block cut short). Empty when `n` is 0.
+pub fn moving_block_indices(n: usize, block: usize, rng: &mut impl rand::Rng) -> Vec<usize> {
+    let block = block.clamp(1, n.max(1));
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let start = rng.gen_range(0..=n - block);
+        out.extend((start..start + block).take(n - out.len()));
+    }
+    out
+}
+
+/// A change (calibrated − model) and its 95 % percentile interval over block-bootstrap resamples.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ChangeInterval {
+    /// The change on the held-out requests as they are.
+    pub observed: f64,
+    /// 2.5th percentile of the resampled changes.
+    pub low: f64,
+    /// 97.5th percentile of the resampled changes.
+    pub high: f64,
+    /// Resamples drawn.
+    pub resamples: u32,
+}
+
+impl ChangeInterval {
+    /// `score(measured, after) − score(measured, before)` and its interval over `resamples`
+    /// moving-block resamples (blocks of `block` requests; the same indices for both models).
+    #[must_use]
+    pub fn block_bootstrap(measured: &[f64], before: &[f64], after: &[f64], block: usize, resamples: u32, seed: u64, score: impl Fn(&[f64], &[f64]) -> f64) -> Self {
+        use rand::SeedableRng;
+        let n = measured.len().min(before.len()).min(after.len());
+        let observed = score(&measured[..n], &after[..n]) - score(&measured[..n], &before[..n]);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let draws = if n == 0 { 0 } else { resamples };
+        let mut changes: Vec<f64> = (0..draws)
+            .map(|_| {
+                let idx = moving_block_indices(n, block, &mut rng);
+                let pick = |v: &[f64]| -> Vec<f64> { idx.iter().map(|&i| v[i]).collect() };
+                let m = pick(measured);
+                score(&m, &pick(after)) - score(&m, &pick(before))
+            })
+            .collect();
+        changes.sort_by(f64::total_cmp);
+        Self { observed, low: percentile(&changes, 0.025), high: percentile(&changes, 0.975), resamples: draws }
+    }
+}
+
+/// The `q` quantile of sorted `v`, interpolating linearly between order statistics (0 when empty).
+fn percentile(v: &[f64], q: f64) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let x = q * (v.len() - 1) as f64;
+    let (i, f) = (x.floor() as usize, x - x.floor());
+    v[i] + f * (v[(i + 1).min(v.len() - 1)] - v[i])
+}
+
+/// Share of the requests whose simulated time is within [`JUDGE_WITHIN_MS`] of the measured one.
+fn share_within(measured: &[f64], simulated: &[f64]) -> f64 {
+    let n = measured.len().min(simulated.len());
+    measured.iter().zip(simulated).filter(|(m, s)| (*s - *m).abs() <= JUDGE_WITHIN_MS).count() as f64 / n.max(1) as f64
+}
+
+/// The judged figures of some held-out requests on one model.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct HeldOutFigures {
+    /// Mean |simulated − measured|, ms.
+    pub mean_abs_error_ms: f64,
+    /// Share within [`JUDGE_WITHIN_MS`].
+    pub within_share: f64,
+    /// RMS demerit (DiskSim's binned figure), ms.
+    pub rms_demerit_ms: f64,
+}
+
+impl HeldOutFigures {
+    fn of(measured: &[f64], simulated: &[f64]) -> Self {
+        Self { mean_abs_error_ms: mean_abs_error(measured, simulated), within_share: share_within(measured, simulated), rms_demerit_ms: rms_demerit(measured, simulated) }
+    }
+}
+
+/// One rolling-origin fold.
+#[derive(Debug, Clone, Serialize)]
+pub struct JudgeFold {
+    /// Requests fitted on: `0 .. origin`.
+    pub origin: usize,
+    /// Requests tested on: `origin .. end`.
+    pub end: usize,
+    /// Whether calibrate kept the model as it was.
+    pub model_kept: bool,
+    /// The parameters calibrate moved: name, the model's value, the fitted one.
+    pub moved: Vec<(&'static str, f64, f64)>,
+    /// The model on the tested requests.
+    pub model: HeldOutFigures,
+    /// The spec calibrated on the fitted requests.
+    pub calibrated: HeldOutFigures,
+}
+
+/// The verdict of the fixed criterion (docs/calibrate.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Mean |error| lower beyond the bootstrap's interval, the share within 150 µs not
+    /// significantly lower, the demerit within its margin.
+    Improves,
+    /// Mean |error| not told apart from no change, nothing significantly worse, the demerit
+    /// within its margin.
+    NoGain,
+    /// Mean |error| significantly higher, the share significantly lower, or the demerit's
+    /// interval reaching past its margin.
+    Worse,
+}
+
+impl Verdict {
+    /// Applies the criterion to the three changes' intervals and the demerit margin (ms).
+    #[must_use]
+    pub fn decide(error: &ChangeInterval, within: &ChangeInterval, demerit: &ChangeInterval, demerit_margin_ms: f64) -> Self {
+        let share_holds = within.high >= 0.0;
+        let demerit_holds = demerit.high <= demerit_margin_ms;
+        if !(share_holds && demerit_holds) {
+            Self::Worse
+        } else if error.high < 0.0 {
+            Self::Improves
+        } else if error.low <= 0.0 {
+            Self::NoGain
+        } else {
+            Self::Worse
+        }
+    }
+
+    /// Its name in reports.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Improves => "IMPROVES",
+            Self::NoGain => "NO GAIN",
+            Self::Worse => "WORSE",
+        }
+    }
+}
+
+/// Calibrate judged on one trace by the fixed criterion.
+#[derive(Debug, Clone, Serialize)]
+pub struct Judgement {
+    /// The trace.
+    pub trace: String,
+    /// The model's name.
+    pub model: String,
+    /// Requests in the trace.
+    pub requests: usize,
+    /// The rolling-origin folds.
+    pub folds: Vec<JudgeFold>,
+    /// Held-out requests (all folds' tested requests together).
+    pub held_out: usize,
+    /// The model on them.
+    pub model_figures: HeldOutFigures,
+    /// The calibrated specs on them (each request by its fold's spec).
+    pub calibrated_figures: HeldOutFigures,
+    /// Mean |error| change, ms.
+    pub error_change: ChangeInterval,
+    /// Share-within-150-µs change.
+    pub within_change: ChangeInterval,
+    /// RMS demerit change, ms.
+    pub demerit_change: ChangeInterval,
+    /// The most the demerit may get worse, ms ([`JUDGE_DEMERIT_MARGIN`] of the model's).
+    pub demerit_margin_ms: f64,
+    /// Requests per bootstrap block.
+    pub block: usize,
+    /// The verdict.
+    pub verdict: Verdict,
+}
+
+/// Judges `calibrate` (default options) on `trace` and `spec` by the criterion of
+/// docs/calibrate.md: rolling origins at [`JUDGE_ORIGINS`], held-out error per request, the
+/// demerit within [`JUDGE_DEMERIT_MARGIN`], moving-block bootstrap intervals.
+///
+/// # Errors
+/// A trace too short for the folds, or what [`calibrate`] refuses.
+pub fn judge(spec: &DiskSpec, trace: &MeasuredTrace) -> Result<Judgement> {
+    let folds_at = rolling_origins(trace.len(), &JUDGE_ORIGINS);
+    let original = Arc::new(Disk::new(spec.clone())?);
+    let (mut measured, mut before, mut after) = (Vec::new(), Vec::new(), Vec::new());
+    let mut folds = Vec::new();
+    for &(origin, end) in &folds_at {
+        let fold = trace.prefix(end, origin)?;
+        let c = calibrate(spec, &fold, &CalibrateOptions::default())?;
+        let moved: Vec<(&'static str, f64, f64)> = c.params.iter().filter(|p| p.fitted != p.original && p.follows.is_none()).map(|p| (p.name, p.original, p.fitted)).collect();
+        let model_kept = c.params.iter().all(|p| p.fitted == p.original);
+        // The tested requests, scored from a replay of everything before them (the cache warm).
+        let m = fold.measured_ms(origin..end);
+        let b = replay_range(Arc::clone(&original), &fold, 0..end)?.split_off(origin);
+        let a = if model_kept { b.clone() } else { replay_range(Arc::new(Disk::new(c.spec.clone())?), &fold, 0..end)?.split_off(origin) };
+        folds.push(JudgeFold { origin, end, model_kept, moved, model: HeldOutFigures::of(&m, &b), calibrated: HeldOutFigures::of(&m, &a) });
+        measured.extend(m);
+        before.extend(b);
+        after.extend(a);
+    }
+    let interval = |score: fn(&[f64], &[f64]) -> f64| ChangeInterval::block_bootstrap(&measured, &before, &after, JUDGE_BLOCK, JUDGE_RESAMPLES, JUDGE_SEED, score);
+    let (error_change, within_change, demerit_change) = (interval(mean_abs_error), interval(share_within), interval(rms_demerit));
+    let model_figures = HeldOutFigures::of(&measured, &before);
+    let demerit_margin_ms = JUDGE_DEMERIT_MARGIN * model_figures.rms_demerit_ms;
+    Ok(Judgement {
+        trace: trace.origin.clone(),
+        model: spec.name.clone(),
+        requests: trace.len(),
+        folds,
+        held_out: measured.len(),
+        model_figures,
+        calibrated_figures: HeldOutFigures::of(&measured, &after),
+        verdict: Verdict::decide(&error_change, &within_change, &demerit_change, demerit_margin_ms),
+        error_change,
+        within_change,
+        demerit_change,
+        demerit_margin_ms,
+        block: JUDGE_BLOCK,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use freeblock_disk::{library, Op};
@@ -1068,6 +1346,88 @@ mod tests {
         // Per request the slow model is 1 ms off and the exact one not at all.
         let per_request = HeldOutChange::mean_abs_error(&measured, &slow, &measured, 50, 3);
         assert!((per_request.observed_ms + 1.0).abs() < 1e-9 && per_request.sd_ms < 1e-9 && per_request.beyond_noise(), "{per_request:?}");
+    }
+
+    #[test]
+    fn moving_block_resamples_are_runs_of_consecutive_requests_and_repeat_with_the_seed() {
+        use rand::SeedableRng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let idx = moving_block_indices(1003, 100, &mut rng);
+        assert_eq!(idx.len(), 1003);
+        // Eleven blocks: ten whole ones of 100 consecutive indices and the last cut to 3, each
+        // within the trace.
+        for (k, block) in idx.chunks(100).enumerate() {
+            assert_eq!(block.len(), if k < 10 { 100 } else { 3 });
+            assert!(block.windows(2).all(|w| w[1] == w[0] + 1), "block {k} is not consecutive: {block:?}");
+            assert!(block[0] + 100 <= 1003, "block {k} starts at {}", block[0]);
+        }
+        // Not the identity: the starts are drawn.
+        assert!(idx.chunks(100).map(|b| b[0]).collect::<std::collections::BTreeSet<_>>().len() > 5);
+        let again = moving_block_indices(1003, 100, &mut rand_chacha::ChaCha8Rng::seed_from_u64(7));
+        assert_eq!(idx, again);
+        assert_ne!(idx, moving_block_indices(1003, 100, &mut rand_chacha::ChaCha8Rng::seed_from_u64(8)));
+        // A block longer than the data is the data; nothing to draw from nothing.
+        assert_eq!(moving_block_indices(5, 50, &mut rng), [0, 1, 2, 3, 4]);
+        assert!(moving_block_indices(0, 50, &mut rng).is_empty());
+    }
+
+    #[test]
+    fn the_block_bootstrap_interval_covers_a_known_change_and_repeats_with_the_seed() {
+        // Measured times that drift (a slow wave) with noise; "after" errs by about +0.5 ms and
+        // "before" by 0.05 ms more plus noise of ±0.1 ms: the expected change of mean |error| is
+        // −0.05 ms (less the noise's mean, −0.0001 ms).
+        let noise = |i: u64, k: u64| ((i.wrapping_mul(2_654_435_761).wrapping_add(k * 97)) % 1000) as f64 / 1000.0 - 0.5;
+        let measured: Vec<f64> = (0..4000u64).map(|i| 5.0 + (i as f64 / 400.0).sin() + 0.2 * noise(i, 1)).collect();
+        let after: Vec<f64> = measured.iter().enumerate().map(|(i, m)| m + 0.5 + 0.1 * noise(i as u64, 2)).collect();
+        let before: Vec<f64> = after.iter().enumerate().map(|(i, a)| a + 0.05 + 0.2 * noise(i as u64, 3)).collect();
+        let c = ChangeInterval::block_bootstrap(&measured, &before, &after, 250, 400, 3, mean_abs_error);
+        let expected = -0.05 + 0.2 * 0.0005;
+        assert!((c.observed - expected).abs() < 0.01, "{c:?}");
+        assert!(c.low < expected && expected < c.high && c.high - c.low < 0.02 && c.resamples == 400, "{c:?}");
+        assert_eq!(c, ChangeInterval::block_bootstrap(&measured, &before, &after, 250, 400, 3, mean_abs_error));
+        // Two models each off by 1 ms on a different, scattered tenth of the requests: the
+        // interval of the change straddles 0, and the observed change lies inside it.
+        let off = |k: u64| -> Vec<f64> { measured.iter().enumerate().map(|(i, m)| if noise(i as u64 * 31 + k, k) > 0.4 { m + 1.0 } else { *m }).collect() };
+        let n = ChangeInterval::block_bootstrap(&measured, &off(1), &off(4), 250, 400, 3, mean_abs_error);
+        assert!(n.low < 0.0 && n.high > 0.0 && n.low <= n.observed && n.observed <= n.high, "{n:?}");
+        // The percentile interval is the order statistics', not mean ± sd.
+        assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.5), 3.0);
+        assert!((percentile(&[0.0, 10.0], 0.025) - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn rolling_origins_fit_on_everything_before_and_test_on_the_next_block() {
+        assert_eq!(rolling_origins(10_000, &JUDGE_ORIGINS), [(2000, 4000), (4000, 6000), (6000, 8000), (8000, 10_000)]);
+        assert_eq!(rolling_origins(9999, &JUDGE_ORIGINS), [(1999, 3999), (3999, 5999), (5999, 7999), (7999, 9999)]);
+        // Origins that coincide, or fall on the ends, are dropped.
+        assert_eq!(rolling_origins(3, &JUDGE_ORIGINS), [(1, 2), (2, 3)]);
+        assert!(rolling_origins(0, &JUDGE_ORIGINS).is_empty());
+        // A fold is a prefix of the trace with its own split; too small a side is refused.
+        let requests: Vec<Request> = (0..100).map(|i| Request { measured: Some(5_000_000), ..Request::new(1_000_000, i * 8, 8, Op::Read) }).collect();
+        let trace = MeasuredTrace::from_requests("t", requests).unwrap();
+        assert_eq!((trace.fit_range(), trace.test_range()), (0..50, 50..100));
+        let fold = trace.prefix(60, 40).unwrap();
+        assert_eq!((fold.len(), fold.fit_range(), fold.test_range()), (60, 0..40, 40..60));
+        assert_eq!(fold.requests(), &trace.requests()[..60]);
+        for (end, split) in [(101, 50), (60, 5), (45, 40)] {
+            let e = trace.prefix(end, split).unwrap_err().to_string();
+            assert!(e.contains("each side needs"), "{end} {split}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_verdict_follows_the_fixed_criterion() {
+        let iv = |low: f64, high: f64| ChangeInterval { observed: (low + high) / 2.0, low, high, resamples: 1000 };
+        let margin = 0.01;
+        // Error lower beyond its interval, share not lower, demerit within the margin.
+        assert_eq!(Verdict::decide(&iv(-0.05, -0.01), &iv(-0.01, 0.02), &iv(-0.02, 0.01), margin), Verdict::Improves);
+        // Error interval containing 0 (the model kept: exactly 0).
+        assert_eq!(Verdict::decide(&iv(0.0, 0.0), &iv(0.0, 0.0), &iv(0.0, 0.0), margin), Verdict::NoGain);
+        assert_eq!(Verdict::decide(&iv(-0.02, 0.01), &iv(-0.01, 0.02), &iv(-0.02, 0.005), margin), Verdict::NoGain);
+        // Error higher; the share lower; the demerit's interval past the margin.
+        assert_eq!(Verdict::decide(&iv(0.01, 0.05), &iv(-0.01, 0.02), &iv(-0.02, 0.01), margin), Verdict::Worse);
+        assert_eq!(Verdict::decide(&iv(-0.05, -0.01), &iv(-0.03, -0.01), &iv(-0.02, 0.01), margin), Verdict::Worse);
+        assert_eq!(Verdict::decide(&iv(-0.05, -0.01), &iv(-0.01, 0.02), &iv(-0.02, 0.011), margin), Verdict::Worse);
     }
 
     #[test]

@@ -81,3 +81,34 @@ fn a_replayed_error_splits_into_revolutions_and_a_fine_rest() {
     eprintln!("hp_c2247a: {in_step} of {} requests pay the drive's own revolutions", records.len());
     assert!(in_step as f64 > 0.9 * records.len() as f64, "{in_step} of {}", records.len());
 }
+
+/// DiskSim 4.0-compatible read-any-free (issue 37 §3): with "Read any free blocks" and DEC
+/// read-ahead ("Buffer continuous read" = 4) DiskSim 4.0's read-any-free takes no effect, and the
+/// import leaves `cache.read_any_free_blocks` off. On the Atlas 10K's real trace the imported
+/// drive then gives DiskSim's published mean and RMS demerit to their printed digits; with the
+/// spec option on, 367 requests move and the mean is 0.06 ms off DiskSim's. No DiskSim output on
+/// hand tells the two apart request by request (docs/disksim-compat.md), so these two published
+/// figures are the check.
+#[test]
+fn the_imported_atlas10k_gives_disksims_published_figures_with_read_any_free_inert() {
+    let shared = shared().expect("the shared folder with disksim-models and disksim-validation is missing");
+    let trace = shared.join("disksim-validation/atlas10k.trace");
+    let spec = disksim::import(&shared.join("disksim-models/atlas10k.diskspecs")).unwrap();
+    assert!(!spec.cache.read_any_free_blocks && spec.source.contains("Read any free blocks"), "{}", spec.source);
+    let run = |read_any_free: bool| {
+        let mut s = spec.clone();
+        s.cache.read_any_free_blocks = read_any_free;
+        let records = replay(disk_for_trace(s, &trace).unwrap(), &trace).unwrap();
+        let measured: Vec<f64> = records.iter().map(|r| r.measured_ms).collect();
+        let simulated: Vec<f64> = records.iter().map(|r| r.simulated_ms).collect();
+        (simulated.iter().sum::<f64>() / simulated.len() as f64, rms_demerit(&measured, &simulated), simulated)
+    };
+    let (mean, demerit, inert) = run(false);
+    let (mean_on, demerit_on, ours) = run(true);
+    let moved = inert.iter().zip(&ours).filter(|(a, b)| (*a - *b).abs() > 0.010).count();
+    eprintln!("atlas10k: read-any-free inert (DiskSim 4.0) mean {mean:.4} ms, demerit {demerit:.4}; on: mean {mean_on:.4}, demerit {demerit_on:.4}; {moved} requests differ by > 10 µs");
+    let (disksim_mean, disksim_demerit) = (3.971, 0.268);
+    assert!((mean - disksim_mean).abs() < 0.0005 && (demerit - disksim_demerit).abs() < 0.0005, "mean {mean:.4} ms, demerit {demerit:.4} ms: not DiskSim's {disksim_mean} and {disksim_demerit}");
+    assert!((mean_on - disksim_mean).abs() > 0.02, "with read-any-free on the mean {mean_on:.4} ms should not be DiskSim's");
+    assert!(moved > 300, "{moved}");
+}

@@ -31,7 +31,8 @@
 //! platter (the angle the next seek starts from) turns on in real time. That is not physical;
 //! [`crate::CacheSpec::skip_unmapped_sectors`] selects it (imported DiskSim drives), and the
 //! physical revolution is the default. Zero-latency and "read any free blocks" reads keep the
-//! physical order, as DiskSim's results show for them.
+//! physical order (once seen on the Atlas 10K, whose DiskSim read-any-free turned out to take no
+//! effect at all: docs/disksim-compat.md; kept, as nothing on hand refutes it).
 //!
 //! Not modelled: several commands queued at the disk, "sneaky" and "almost" read hits, the
 //! limited fast-write level as such (with one command at a time it chooses what the full level

@@ -225,6 +225,34 @@ fn discarding_read_data_sends_a_re_read_to_the_media() {
     assert!(again.access.media_end > again.access.media_start);
 }
 
+/// `cache.read_any_free_blocks` (the drive's own "read any free blocks") keeps the sectors that
+/// pass under the head before a read's first one, so a re-read just behind it can hit; imported
+/// from DiskSim with DEC read-ahead (the Atlas 10K) it is off, as DiskSim 4.0 runs it, and the
+/// same re-reads go to the media.
+#[test]
+fn read_any_free_blocks_serves_a_re_read_behind_the_previous_read_only_when_on() {
+    let re_read_hits = |on: bool| {
+        let mut spec = atlas();
+        spec.cache.read_any_free_blocks = on;
+        let mut d = drive(spec);
+        let mut rng = Lcg(11);
+        let (mut t, mut hits) = (0, 0);
+        for _ in 0..40 {
+            let lbn = 1_000_000 + rng.next() % 15_000_000;
+            let first = d.serve(t, lbn, 8, Op::Read).unwrap();
+            // The 8 sectors just before it, right after it (no time for read-ahead to matter).
+            let behind = d.serve(first.access.end, lbn - 8, 8, Op::Read).unwrap();
+            hits += usize::from(behind.cache_hit);
+            t = behind.access.end + 20_000_000 + rng.next() % 10_000_000;
+        }
+        hits
+    };
+    assert!(!library::get("atlas10k").unwrap().cache.read_any_free_blocks, "the built-in Atlas 10K is DiskSim's: read-any-free off");
+    let (off, on) = (re_read_hits(false), re_read_hits(true));
+    assert_eq!(off, 0);
+    assert!(on >= 10, "{on} of 40 re-reads behind hit with read-any-free on");
+}
+
 /// Fuzz finding (crash-256f5d01): a defect remapped onto a sector of another track leaves that
 /// track holding LBNs that are not one run, so the track seemed to span every LBN between them and
 /// a write waited on it for ever instead of seeking. (The finding remapped LBN 45 into track 0's
