@@ -15,7 +15,7 @@ use freeblock_disk::library;
 use serde::Serialize;
 
 use crate::commands::ReproArgs;
-use crate::plot::{lines, lines_on, Line, Reference, XAxis};
+use crate::plot::{lines_on, Line, Reference, XAxis};
 use crate::progress::Runs;
 use crate::table::Table;
 
@@ -942,10 +942,10 @@ fn cloud_csv(runs: &[RunRows]) -> Result<String, std::fmt::Error> {
 fn plots(out: &Path, days: &RunRows, pts: &[Fig4Point]) -> Result<Vec<String>, Box<dyn std::error::Error>> {
     let fig4 = out.join("paper002-fig4.svg");
     let x = |p: &Fig4Point| p.blocks as f64;
-    lines(
+    lines_on(
         &fig4,
         "Paper 002 Fig. 4: seek time against the number of rearranged blocks",
-        "blocks placed in the reserved area",
+        ("blocks placed in the reserved area", XAxis::Integers),
         "mean seek time (ms)",
         &[
             Line { label: "seek time".into(), points: pts.iter().map(|p| (x(p), p.all.seek_ms)).collect() },

@@ -372,7 +372,7 @@ pub fn lines_on(path: &Path, title: &str, (x_desc, x_axis): (&str, XAxis), y_des
         XAxis::Integers => {
             let (first, last) = (x0.ceil(), x1.floor());
             let span = (last - first).max(0.0);
-            let step = [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0].into_iter().find(|s| span / s < 16.0).unwrap_or((span / 15.0).ceil());
+            let step = [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0].into_iter().find(|s| span / s < 16.0).unwrap_or((span / 15.0).ceil());
             Some((0..).map(|i| first + step * f64::from(i)).take_while(|&x| x <= last).collect())
         }
     };
