@@ -299,22 +299,6 @@ fn statement_value(metric: &str, paper: &str, ours: f64) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::statement_value;
-
-    #[test]
-    fn shares_print_unsigned_and_changes_signed() {
-        assert_eq!(statement_value("4 KB: share within 50 µs", "97.5%", 0.996), "99.6%");
-        assert_eq!(statement_value("headline: share of media bandwidth", ">15%", 0.347), "34.7%");
-        assert_eq!(statement_value("SPTF-SW60% free bandwidth / SSTF's (at 0.3 ms)", ">80%", 0.895), "89.5%");
-        assert_eq!(statement_value("SSTF free bandwidth / SPTF's (at 0.3 ms)", "2.1–2.6×", 1.82), "1.82×");
-        assert_eq!(statement_value("SSTF response / SPTF's − 1 (at 0.3 ms)", "13–15%", 0.206), "+20.6%");
-        assert_eq!(statement_value("fg cost at 0.4 ms (worst scheduler)", "<0.6%", -0.0001), "0.0%");
-        assert_eq!(statement_value("headline: free MB/s at <2% fg cost (SSTF, 0.3 ms)", ">3.1 MB/s", 8.853), "8.85 MB/s");
-    }
-}
-
 /// Why the scheduler comparisons of Fig. 8 come out as they do: each scheduler's rotational
 /// latency (the potential), and the ratios at the paper's MPL and with fuller pools: more tasks,
 /// or the paper's ten with no think time (§5.1's "ten requests active … at any given point").
@@ -333,4 +317,20 @@ fn scheduler_ratios(runs: &[freeblock::external_repro::RunRow]) -> CmdResult {
     t.row(["paper (MPL 10, 30 ms think)".to_string(), "≈50% / ≈20% of head time (§2.1)".to_string(), "-".to_string(), "2.1–2.6×".to_string(), "13–15%".to_string(), ">80%".to_string(), "5–6%".to_string()]);
     out!("{}", t.render());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::statement_value;
+
+    #[test]
+    fn shares_print_unsigned_and_changes_signed() {
+        assert_eq!(statement_value("4 KB: share within 50 µs", "97.5%", 0.996), "99.6%");
+        assert_eq!(statement_value("headline: share of media bandwidth", ">15%", 0.347), "34.7%");
+        assert_eq!(statement_value("SPTF-SW60% free bandwidth / SSTF's (at 0.3 ms)", ">80%", 0.895), "89.5%");
+        assert_eq!(statement_value("SSTF free bandwidth / SPTF's (at 0.3 ms)", "2.1–2.6×", 1.82), "1.82×");
+        assert_eq!(statement_value("SSTF response / SPTF's − 1 (at 0.3 ms)", "13–15%", 0.206), "+20.6%");
+        assert_eq!(statement_value("fg cost at 0.4 ms (worst scheduler)", "<0.6%", -0.0001), "0.0%");
+        assert_eq!(statement_value("headline: free MB/s at <2% fg cost (SSTF, 0.3 ms)", ">3.1 MB/s", 8.853), "8.85 MB/s");
+    }
 }
