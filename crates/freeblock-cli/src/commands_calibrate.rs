@@ -201,10 +201,17 @@ fn print_one(c: &Calibration, model: &str, disksim: Option<f64>, out: Option<&Pa
     Ok(())
 }
 
-/// A held-out change with its spread over resamples of the held-out requests.
+/// A held-out change with its spread over resamples of the held-out requests; when the two
+/// figures differ in sign, a line says what each is (the demerit compares whole distributions,
+/// so resampling with replacement shifts its mean; a mean |error| would not).
 fn noise_line(what: &str, h: &HeldOutChange) -> String {
+    let why = if h.observed_ms * h.mean_ms < 0.0 {
+        "\n  (the first is the change on the held-out requests as they are; the second the mean over resamples drawn with replacement, which repeat some requests and drop others: a demerit compares whole distributions, so that shifts it, here past zero; the verdict compares the first with the spread)"
+    } else {
+        ""
+    };
     format!(
-        "{what} {:+.4} ms; over {} resamples of the held-out requests (paired bootstrap) {:+.4} ± {:.4} ms, the calibrated model lower in {:.0}%: {}",
+        "{what} {:+.4} ms; over {} resamples of the held-out requests (paired bootstrap) {:+.4} ± {:.4} ms, the calibrated model lower in {:.0}%: {}{why}",
         h.observed_ms,
         h.resamples,
         h.mean_ms,

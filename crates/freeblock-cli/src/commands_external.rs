@@ -112,7 +112,7 @@ pub fn repro_external(a: &crate::commands::ReproArgs) -> CmdResult {
     use std::fmt::Write as _;
 
     use crate::plot::{lines, Line, Reference};
-    use crate::table::pct;
+    use crate::table::{pct, signed_pct};
 
     let mut c = if a.quick { er::ExternalReproConfig::quick() } else { er::ExternalReproConfig::default() };
     if let Some(t) = a.threads {
@@ -159,12 +159,18 @@ pub fn repro_external(a: &crate::commands::ReproArgs) -> CmdResult {
         .map(|p| Line { label: format!("random {} KB", p.size_kb), points: p.bins.iter().filter(|b| b.0.abs() < 1000.0).map(|&(x, y)| (x, 100.0 * y)).collect() })
         .collect();
     let fig7 = a.out.join("external-fig7.svg");
-    lines(&fig7, "Prediction error of foreground completions (paper 001 Fig. 7)", "actual − predicted (µs)", "% of requests per 25 µs", &near, &[Reference::At { label: "±50 µs".into(), x: 50.0 }, Reference::At { label: "".into(), x: -50.0 }])?;
+    // The paper gives Fig. 7 as two shares within a bound: each bound drawn at both signs, one legend entry.
+    let fig7_marks = [
+        Reference::At { label: format!("paper 001: {:.1}% of random 4 KB within ±50 µs", 100.0 * er::PAPER_4K_WITHIN_50US), xs: vec![-50.0, 50.0] },
+        Reference::At { label: format!("paper 001: {:.0}% of random 40 KB within ±150 µs", 100.0 * er::PAPER_40K_WITHIN_150US), xs: vec![-150.0, 150.0] },
+    ];
+    lines(&fig7, "Prediction error of foreground completions (paper 001 Fig. 7)", "actual − predicted (µs)", "% of requests per 25 µs", &near, &fig7_marks)?;
     // Fig. 8: free bandwidth and response time against conservatism.
     let by = |s: SchedulerSpec, mode: Mode, f: &dyn Fn(&er::RunRow) -> f64| -> Vec<(f64, f64)> { c.conservatism_ms.iter().filter_map(|&m| find(&report.runs, s, mode, m).map(|r| (m, f(r)))).collect() };
     let fig8a = a.out.join("external-fig8-free.svg");
     let free_lines: Vec<Line> = er::schedulers().iter().map(|&s| Line { label: s.to_string(), points: by(s, Mode::External, &|r| r.free_mb_s) }).collect();
-    lines(&fig8a, "Free bandwidth against seek conservatism (paper 001 Fig. 8)", "conservatism (ms)", "free MB/s", &free_lines, &[])?;
+    let headline = || Reference::Level { label: format!("paper 001: over {} MB/s steady (ours: a scan's first {} s)", er::PAPER_HEADLINE_MB_S, c.seconds), y: er::PAPER_HEADLINE_MB_S };
+    lines(&fig8a, "Free bandwidth against seek conservatism (paper 001 Fig. 8)", "conservatism (ms)", "free MB/s", &free_lines, &[headline()])?;
     let fig8b = a.out.join("external-fig8-response.svg");
     let mut resp_lines: Vec<Line> = er::schedulers().iter().map(|&s| Line { label: format!("{s} with scan"), points: by(s, Mode::External, &|r| r.response_ms) }).collect();
     for s in er::schedulers() {
@@ -172,7 +178,15 @@ pub fn repro_external(a: &crate::commands::ReproArgs) -> CmdResult {
             resp_lines.push(Line { label: format!("{s} alone"), points: c.conservatism_ms.iter().map(|&m| (m, alone.response_ms)).collect() });
         }
     }
-    lines(&fig8b, "Foreground response time against seek conservatism (paper 001 Fig. 8)", "conservatism (ms)", "mean response (ms)", &resp_lines, &[])?;
+    // The paper's foreground cost with the scan, applied to our SPTF alone.
+    let fig8b_marks: Vec<Reference> = find(&report.runs, SchedulerSpec::Sptf, Mode::ExternalAlone, 0.0)
+        .map(|alone| Reference::Curve {
+            label: format!("paper 001: SPTF alone +{:.0}% at 0.3 ms, +{:.1}% at 0.4 ms (the most the scan adds)", 100.0 * er::PAPER_FG_COST_AT_03, 100.0 * er::PAPER_FG_COST_AT_04),
+            points: vec![(0.3, alone.response_ms * (1.0 + er::PAPER_FG_COST_AT_03)), (0.4, alone.response_ms * (1.0 + er::PAPER_FG_COST_AT_04))],
+        })
+        .into_iter()
+        .collect();
+    lines(&fig8b, "Foreground response time against seek conservatism (paper 001 Fig. 8)", "conservatism (ms)", "mean response (ms)", &resp_lines, &fig8b_marks)?;
     // Fig. 9: external against the ideal host and the firmware, SPTF.
     let fig9 = a.out.join("external-fig9.svg");
     let fig9_lines = vec![
@@ -182,7 +196,7 @@ pub fn repro_external(a: &crate::commands::ReproArgs) -> CmdResult {
         Line { label: "ours: external, margin learned per distance (from the given one)".into(), points: by(SchedulerSpec::Sptf, Mode::ExternalAdaptive, &|r| r.free_mb_s) },
         Line { label: "in firmware at the same margin (single-track greedy)".into(), points: by(SchedulerSpec::Sptf, Mode::Firmware, &|r| r.free_mb_s) },
     ];
-    lines(&fig9, "External against in-firmware freeblock scheduling, SPTF (paper 001 Fig. 9)", "conservatism (ms)", "free MB/s", &fig9_lines, &[])?;
+    lines(&fig9, "External against in-firmware freeblock scheduling, SPTF (paper 001 Fig. 9)", "conservatism (ms)", "free MB/s", &fig9_lines, &[headline()])?;
 
     if a.json {
         let out = serde_json::json!({"report": report, "csv": [runs_path.display().to_string(), pdf_path.display().to_string()], "plots": [fig7.display().to_string(), fig8a.display().to_string(), fig8b.display().to_string(), fig9.display().to_string()]});
@@ -200,7 +214,7 @@ pub fn repro_external(a: &crate::commands::ReproArgs) -> CmdResult {
     out!("{}", t.render());
     let lead = |r: &er::RunRow| r.key.pick_lead_ms.map_or("at slot".to_string(), |x| format!("held {x} ms"));
     let mode_name = |r: &er::RunRow| serde_json::to_value(r.key.mode).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-    let cost_of = |r: &er::RunRow| fg_cost(&report.runs, r).map_or("-".into(), |x| format!("{:+.2}%", 100.0 * x));
+    let cost_of = |r: &er::RunRow| fg_cost(&report.runs, r).map_or("-".into(), |x| signed_pct(x, 2));
     outln!("\nFig. 8 and 9: free bandwidth and foreground response against conservatism (2 commands at the drive; the host's pick {})", c.pick_lead_ms.map_or("as a slot frees".to_string(), |x| format!("held until {x} ms before the mechanism frees")));
     let mut t = Table::new(["scheduler", "mode", "cons. ms", "free MB/s", "response ms", "fg cost", "late turns", "merged", "free cmds", "read-ahead hits"]);
     for r in report.runs.iter().filter(|r| r.key.in_paper_pool() && (r.key.max_outstanding == 2 && r.key.pick_lead_ms == c.pick_lead_ms || matches!(r.key.mode, Mode::Firmware | Mode::FirmwareAlone))) {
@@ -216,13 +230,13 @@ pub fn repro_external(a: &crate::commands::ReproArgs) -> CmdResult {
     outln!("A pick made as a slot frees commits a whole service time ahead, from fewer waiting requests; a free read in the slot delays it and so shortens the chosen");
     outln!("positioning, which made paper 001's host serve the foreground faster with the scan than without. Held picks make both runs choose from the same pool.");
     if let (Some(ext), Some(fw)) = (find(&report.runs, SchedulerSpec::Sptf, Mode::ExternalAlone, 0.0), find(&report.runs, SchedulerSpec::Sptf, Mode::FirmwareAlone, 0.0)) {
-        outln!("Fig. 6: external SPTF alone {:.2} ms against firmware SPTF alone {:.2} ms ({:+.1}%; paper: equal)", ext.response_ms, fw.response_ms, 100.0 * (ext.response_ms / fw.response_ms - 1.0));
+        outln!("Fig. 6: external SPTF alone {:.2} ms against firmware SPTF alone {:.2} ms ({}; paper: equal)", ext.response_ms, fw.response_ms, signed_pct(ext.response_ms / fw.response_ms - 1.0, 1));
     }
     if let (Some(fw), Some(e), Some(ideal)) = (find(&report.runs, SchedulerSpec::Sptf, Mode::Firmware, 0.4), find(&report.runs, SchedulerSpec::Sptf, Mode::External, 0.4), find(&report.runs, SchedulerSpec::Sptf, Mode::IdealHost, 0.4)) {
         outln!(
-            "The vertical gap in Fig. 9 at 0.4 ms (SPTF): external {:+.1}% against the firmware at the same margin, an ideal host with the one-per-track rule {:+.1}% (paper: almost all of the gap is that rule)",
-            100.0 * (e.free_mb_s / fw.free_mb_s - 1.0),
-            100.0 * (ideal.free_mb_s / fw.free_mb_s - 1.0)
+            "The vertical gap in Fig. 9 at 0.4 ms (SPTF): external {} against the firmware at the same margin, an ideal host with the one-per-track rule {} (paper: almost all of the gap is that rule)",
+            signed_pct(e.free_mb_s / fw.free_mb_s - 1.0, 1),
+            signed_pct(ideal.free_mb_s / fw.free_mb_s - 1.0, 1)
         );
     }
     outln!("\nOurs beyond the paper: recovering the gap to in-firmware (SPTF; the gap is to the firmware at 0 ms)");
@@ -249,17 +263,7 @@ pub fn repro_external(a: &crate::commands::ReproArgs) -> CmdResult {
     outln!("\nThe paper beside ours");
     let mut t = Table::new(["statement", "paper", "ours", "verdict"]);
     for k in &report.checks {
-        // A share is a plain percentage, a ratio as the paper writes it, a change signed.
-        let ours = if k.metric.contains("MB/s") {
-            format!("{:.2} MB/s", k.ours)
-        } else if k.metric.contains("share") || k.paper.starts_with('>') && k.paper.ends_with('%') {
-            format!("{:.1}%", 100.0 * k.ours)
-        } else if k.metric.contains('/') && !k.metric.contains("− 1") {
-            format!("{:.2}×", k.ours)
-        } else {
-            format!("{:+.1}%", 100.0 * k.ours)
-        };
-        t.row([k.metric.clone(), k.paper.clone(), ours, if k.matches { "matches".into() } else { "MISSES".to_string() }]);
+        t.row([k.metric.clone(), k.paper.clone(), statement_value(&k.metric, &k.paper, k.ours), if k.matches { "matches".into() } else { "MISSES".to_string() }]);
     }
     out!("{}", t.render());
     let ok = report.checks.iter().filter(|k| k.matches).count();
@@ -280,11 +284,26 @@ pub fn repro_external(a: &crate::commands::ReproArgs) -> CmdResult {
     Ok(())
 }
 
+/// Our value of one of paper 001's statements, in the statement's unit: a share (a part of a
+/// whole, or a ratio the paper gives as "> 80%") a plain percentage, a ratio as the paper writes
+/// it ("2.28×"), a change ("… − 1", a cost) signed.
+fn statement_value(metric: &str, paper: &str, ours: f64) -> String {
+    if metric.contains("MB/s") {
+        format!("{ours:.2} MB/s")
+    } else if metric.contains("share") || paper.starts_with('>') && paper.ends_with('%') {
+        crate::table::pct(ours)
+    } else if metric.contains('/') && !metric.contains("− 1") {
+        format!("{ours:.2}×")
+    } else {
+        crate::table::signed_pct(ours, 1)
+    }
+}
+
 /// Why the scheduler comparisons of Fig. 8 come out as they do: each scheduler's rotational
 /// latency (the potential), and the ratios at the paper's MPL and with fuller pools: more tasks,
 /// or the paper's ten with no think time (§5.1's "ten requests active … at any given point").
 fn scheduler_ratios(runs: &[freeblock::external_repro::RunRow]) -> CmdResult {
-    use crate::table::pct;
+    use crate::table::{pct, signed_pct};
     use freeblock::external_repro as er;
     outln!("\nWhy the scheduler comparisons miss (measured): free bandwidth follows the rotational latency a scheduler leaves");
     let mut t = Table::new(["foreground", "latency ms SSTF / SPTF / SW60 (firmware, alone)", "latency SSTF/SPTF", "free SSTF/SPTF (0.4 ms)", "SSTF response − 1", "SW60 free / SSTF", "SW60 response − 1"]);
@@ -293,9 +312,25 @@ fn scheduler_ratios(runs: &[freeblock::external_repro::RunRow]) -> CmdResult {
         let Some(r) = er::scheduler_ratios(runs, mpl, think_ms) else { continue };
         let [a, b, w] = r.latency_ms;
         let pool = if think_ms > 0.0 { format!("MPL {mpl}, {think_ms} ms think") } else { format!("MPL {mpl}, no think (always {mpl} waiting)") };
-        t.row([pool, format!("{a:.2} / {b:.2} / {w:.2}"), format!("{:.2}×", r.latency_ratio), format!("{:.2}×", r.free_ratio), format!("{:+.1}%", 100.0 * r.sstf_penalty), pct(r.sw60_of_sstf), format!("{:+.1}%", 100.0 * r.sw60_penalty)]);
+        t.row([pool, format!("{a:.2} / {b:.2} / {w:.2}"), format!("{:.2}×", r.latency_ratio), format!("{:.2}×", r.free_ratio), signed_pct(r.sstf_penalty, 1), pct(r.sw60_of_sstf), signed_pct(r.sw60_penalty, 1)]);
     }
     t.row(["paper (MPL 10, 30 ms think)".to_string(), "≈50% / ≈20% of head time (§2.1)".to_string(), "-".to_string(), "2.1–2.6×".to_string(), "13–15%".to_string(), ">80%".to_string(), "5–6%".to_string()]);
     out!("{}", t.render());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::statement_value;
+
+    #[test]
+    fn shares_print_unsigned_and_changes_signed() {
+        assert_eq!(statement_value("4 KB: share within 50 µs", "97.5%", 0.996), "99.6%");
+        assert_eq!(statement_value("headline: share of media bandwidth", ">15%", 0.347), "34.7%");
+        assert_eq!(statement_value("SPTF-SW60% free bandwidth / SSTF's (at 0.3 ms)", ">80%", 0.895), "89.5%");
+        assert_eq!(statement_value("SSTF free bandwidth / SPTF's (at 0.3 ms)", "2.1–2.6×", 1.82), "1.82×");
+        assert_eq!(statement_value("SSTF response / SPTF's − 1 (at 0.3 ms)", "13–15%", 0.206), "+20.6%");
+        assert_eq!(statement_value("fg cost at 0.4 ms (worst scheduler)", "<0.6%", -0.0001), "0.0%");
+        assert_eq!(statement_value("headline: free MB/s at <2% fg cost (SSTF, 0.3 ms)", ">3.1 MB/s", 8.853), "8.85 MB/s");
+    }
 }

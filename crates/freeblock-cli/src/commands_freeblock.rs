@@ -18,7 +18,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::progress::Runs;
 use crate::commands::ReproArgs;
 use crate::plot::{lines, stacked_bars, Line, Reference, SegmentMark, StackedBar};
-use crate::table::{pct, Table};
+use crate::table::{pct, signed_pct, Table};
 
 use crate::CmdResult;
 
@@ -35,7 +35,7 @@ fn check_value(metric: &str, v: f64) -> String {
     } else if metric.contains("delayed") {
         format!("{v:.0}")
     } else if metric.contains("gain") {
-        format!("{:+.1}%", 100.0 * v)
+        signed_pct(v, 1)
     } else {
         pct(v)
     }
@@ -210,7 +210,7 @@ fn free_mining_text(r: &FreeMiningReport) -> String {
             hours_cell(x.pass_s),
             per_day_cell(x.samples_per_day, x.extrapolated),
             pct(x.efficiency),
-            x.gain_over_full_scan.map_or("—".into(), |g| format!("{:+.1}%", 100.0 * g)),
+            x.gain_over_full_scan.map_or("—".into(), |g| signed_pct(g, 1)),
         ]);
         last = x.planner.clone();
     }
@@ -364,8 +364,10 @@ fn free_mining_plots(r: &FreeMiningReport, out: &Path) -> Result<Vec<String>, Bo
     )?;
     written.push(p);
     let p = out.join("paper000-fig8-potential.svg");
-    // The paper prints no potential figure of its own: ours alone.
-    lines(&p, "Paper 000 Fig. 8b: potential free bandwidth (rotational latency × media rate)", "multiprogramming level", "potential free bandwidth (MB/s)", &per_sched(&|x| x.potential_mb_s), &[])?;
+    // The paper prints no potential of its own; it says the 4.9 MB/s are about half of it.
+    let potential = free_mining::PAPER_FREE_MB_S / free_mining::PAPER_EFFICIENCY;
+    let potential_mark = Reference::Level { label: format!("paper 000: ~{potential:.1} MB/s at high MPL ({} MB/s realise ~{:.0}% of it)", free_mining::PAPER_FREE_MB_S, 100.0 * free_mining::PAPER_EFFICIENCY), y: potential };
+    lines(&p, "Paper 000 Fig. 8b: potential free bandwidth (rotational latency × media rate)", "multiprogramming level", "potential free bandwidth (MB/s)", &per_sched(&|x| x.potential_mb_s), &[potential_mark])?;
     written.push(p);
     let bars: Vec<StackedBar> = c
         .mpls
@@ -386,8 +388,8 @@ fn free_mining_plots(r: &FreeMiningReport, out: &Path) -> Result<Vec<String>, Bo
     let p = out.join("paper000-fig8c.svg");
     stacked_bars(
         &p,
-        &format!("Paper 000 Fig. 8c: head usage with the scan ({}, {}; rest: overhead, idle)", c.detail_scheduler, c.paper_planner),
-        "% of disk head time",
+        &format!("Paper 000 Fig. 8c: head usage with the scan ({}, {})", c.detail_scheduler, c.paper_planner),
+        "% of disk head time (rest: overhead, idle)",
         &["seek", "foreground transfer", "free transfer", "extra seek", "unused latency"],
         &bars,
     )?;
@@ -447,8 +449,9 @@ fn free_mining_plots(r: &FreeMiningReport, out: &Path) -> Result<Vec<String>, Bo
             Line { label: "potential".into(), points: inside.iter().map(|b| (x(b), b.potential_mb_s)).collect() },
         ];
         let p = out.join(format!("paper000-fig9b-{}.svg", d.planner));
-        // Fig. 9b's curve has no figure in the paper's text to set beside ours.
-        lines(&p, &format!("Paper 000 Fig. 9b: instantaneous free bandwidth ({}, MPL {}, {})", c.detail_scheduler, c.detail_mpl, d.planner), "time (% of the pass)", "MB/s", &bw, &[])?;
+        // Fig. 9b's curve has no figure in the paper's text to set beside ours: the legend says so.
+        let no_figure = Reference::Note { label: "paper 000: no number for this curve (free above potential early in the scan)".into() };
+        lines(&p, &format!("Paper 000 Fig. 9b: instantaneous free bandwidth ({}, MPL {}, {})", c.detail_scheduler, c.detail_mpl, d.planner), "time (% of the pass)", "MB/s", &bw, &[no_figure])?;
         written.push(p);
     }
 

@@ -34,13 +34,8 @@ fn trace_choice(a: &ReproArgs) -> Result<(Option<PathBuf>, Option<String>), Stri
 }
 
 fn pct(base: f64, ours: f64) -> String {
-    let change = -Fs2Row::improvement(base, ours);
-    // No "−0%": a change that rounds to nothing prints as 0.
-    if change.abs() < 0.5 {
-        "0%".into()
-    } else {
-        format!("{change:+.0}%")
-    }
+    // (improvement is in percent; no "-0%": a change that rounds to nothing prints as 0%.)
+    crate::table::signed_pct(-Fs2Row::improvement(base, ours) / 100.0, 0)
 }
 
 /// "12% less" or "5% more" (never "−5% less").
@@ -186,20 +181,20 @@ fn text(cfg: &Fs2ReproConfig, r: &Fs2Results, note: Option<&str>) -> Result<Stri
         }
         if let (Some(oracle), Some(paper)) = (r.row(&w.name, Variant::Oracle), r.row(&w.name, Variant::Fs2Paper)) {
             let (bound, reached) = (Fs2Row::improvement(base.access_ms, oracle.access_ms), Fs2Row::improvement(base.access_ms, paper.access_ms));
-            let share = if bound > 0.0 { format!("fs2_paper reaches {:.0}% of that cut", 100.0 * reached / bound) } else { "no cut to reach".into() };
+            let share = if bound > 0.0 { format!("fs2_paper reaches {}% of that cut", crate::table::plain(100.0 * reached / bound, 0)) } else { "no cut to reach".into() };
             writeln!(s, "oracle (the first run's blocks replicated before the run, in the order read; not a bound where later runs differ): access {}; {share}", cut_words(bound))?;
         }
         if let Some((pass, change)) = r.worst_pass_overhead(&w.name, Variant::Fs2Paper) {
             let first = r.row(&w.name, Variant::Fs2Paper).map_or(f64::NAN, |p| -Fs2Row::improvement(base.first_pass_response_ms, p.first_pass_response_ms));
-            writeln!(s, "fs2_paper's mean response against none's: first pass {:+.1}%, worst pass (#{pass}) {change:+.1}% (the paper's TPC-W: first run +1.7%, the worst)", first)?;
+            writeln!(s, "fs2_paper's mean response against none's: first pass {}, worst pass (#{pass}) {} (the paper's TPC-W: first run +1.7%, the worst)", crate::table::signed_pct(first / 100.0, 1), crate::table::signed_pct(change / 100.0, 1))?;
         }
         if let Some(st) = r.row(&w.name, Variant::Fs2Static) {
             writeln!(
                 s,
-                "fs2_static: access {:.0}%, seek {:.0}%, rotational {:.0}% faster; the paper's TPC-W FS2-static (Table 2): 24 / 53 / −1.6%.",
-                Fs2Row::improvement(base.access_ms, st.access_ms),
-                Fs2Row::improvement(base.seek_ms, st.seek_ms),
-                Fs2Row::improvement(base.rotational_ms, st.rotational_ms)
+                "fs2_static against none: access {}, seek {}, rotational {}; the paper's TPC-W FS2-static (Table 2): access 24% less, seek 53% less, rotational 1.6% more.",
+                cut_words(Fs2Row::improvement(base.access_ms, st.access_ms)),
+                cut_words(Fs2Row::improvement(base.seek_ms, st.seek_ms)),
+                cut_words(Fs2Row::improvement(base.rotational_ms, st.rotational_ms))
             )?;
         }
         if let Some(f) = r.row(&w.name, Variant::Fs2Ours).and_then(|x| x.fs2.as_ref()) {
@@ -247,8 +242,8 @@ fn text(cfg: &Fs2ReproConfig, r: &Fs2Results, note: Option<&str>) -> Result<Stri
                 continue;
             }
             let worst = moved.iter().map(|t| (t.access_cut_pct - at).abs()).fold(0.0, f64::max);
-            let cells: Vec<String> = moved.iter().map(|t| format!("{:.1} ms: {:.0}%", t.think_ms, t.access_cut_pct)).collect();
-            writeln!(s, "  {:<13} as run {:.0}%; {}; moves {:.0} points: {}", w.name, at, cells.join(", "), worst, if worst < 5.0 { "holds" } else { "MISSES the bar (depends on the think time)" })?;
+            let cells: Vec<String> = moved.iter().map(|t| format!("{:.1} ms: {}%", t.think_ms, crate::table::plain(t.access_cut_pct, 0))).collect();
+            writeln!(s, "  {:<13} as run {}%; {}; moves {:.0} points: {}", w.name, crate::table::plain(at, 0), cells.join(", "), worst, if worst < 5.0 { "holds" } else { "MISSES the bar (depends on the think time)" })?;
         }
         writeln!(s)?;
     }
@@ -271,7 +266,7 @@ fn text(cfg: &Fs2ReproConfig, r: &Fs2Results, note: Option<&str>) -> Result<Stri
             None if cut >= ACCESS_CUT_BAR => format!("holds ({} the paper's range)", within(cut, PAPER_ACCESS_RANGE)),
             None => "MISSES".to_string(),
         };
-        writeln!(s, "  {:<13} {:>4.0}%  {verdict}", w.name, if cut.abs() < 0.5 { 0.0 } else { cut })?;
+        writeln!(s, "  {:<13} {:>4}%  {verdict}", w.name, crate::table::plain(cut, 0))?;
     }
     writeln!(s)?;
     writeln!(s, "The paper's rows (improvement %, busy % with FS2 / on Ext2):")?;

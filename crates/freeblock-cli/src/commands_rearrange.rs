@@ -15,7 +15,7 @@ use freeblock_disk::library;
 use serde::Serialize;
 
 use crate::commands::ReproArgs;
-use crate::plot::{lines, Line, Reference};
+use crate::plot::{lines_on, Line, Reference, XAxis};
 use crate::progress::Runs;
 use crate::table::Table;
 
@@ -812,7 +812,7 @@ fn cloud_text(s: &mut String, setup: &TraceSetup, runs: &[RunRows], trace: Optio
     };
     for r in runs {
         if let (Some(off), Some(on)) = (weighted(r, false), weighted(r, true)) {
-            let cut = if off > 0.0 { format!("{:+.0}%", 100.0 * (on / off - 1.0)) } else { "—".into() };
+            let cut = if off > 0.0 { crate::table::signed_pct(on / off - 1.0, 0) } else { "—".into() };
             let _ = writeln!(s, "{}: mean seek time over off periods {off:.2} ms → on periods {on:.2} ms ({cut}; means over requests)", r.label);
         }
     }
@@ -942,32 +942,30 @@ fn cloud_csv(runs: &[RunRows]) -> Result<String, std::fmt::Error> {
 fn plots(out: &Path, days: &RunRows, pts: &[Fig4Point]) -> Result<Vec<String>, Box<dyn std::error::Error>> {
     let fig4 = out.join("paper002-fig4.svg");
     let x = |p: &Fig4Point| p.blocks as f64;
-    lines(
+    lines_on(
         &fig4,
         "Paper 002 Fig. 4: seek time against the number of rearranged blocks",
-        "blocks placed in the reserved area",
+        ("blocks placed in the reserved area", XAxis::Integers),
         "mean seek time (ms)",
         &[
             Line { label: "seek time".into(), points: pts.iter().map(|p| (x(p), p.all.seek_ms)).collect() },
             Line { label: "FCFS seek time".into(), points: pts.iter().map(|p| (x(p), p.all.fcfs_seek_ms)).collect() },
         ],
-        &[Reference::At { label: format!("paper 002: little gain past ~{PAPER_FIG4_KNEE_BLOCKS} blocks"), x: PAPER_FIG4_KNEE_BLOCKS as f64 }],
+        &[Reference::At { label: format!("paper 002: little gain past ~{PAPER_FIG4_KNEE_BLOCKS} blocks"), xs: vec![PAPER_FIG4_KNEE_BLOCKS as f64] }],
     )?;
     let per_day = out.join("paper002-days.svg");
     let day = |d: &DayRow| (d.day + 1) as f64;
     let paper = |t: &[[f64; 7]; 4]| days.days.iter().filter_map(|d| paper_day(t, d.day).map(|p| (day(d), p[SEEK]))).collect();
-    lines(
+    lines_on(
         &per_day,
         "Paper 002 Tables 2–3: seek time per day (days alternate off, on)",
-        "day",
+        ("day", XAxis::Integers),
         "mean seek time (ms)",
         &[
             Line { label: "ours, all requests".into(), points: days.days.iter().map(|d| (day(d), d.all.seek_ms)).collect() },
-            Line { label: "paper, all requests".into(), points: paper(&PAPER_TABLE_2) },
             Line { label: "ours, reads".into(), points: days.days.iter().map(|d| (day(d), d.reads.seek_ms)).collect() },
-            Line { label: "paper, reads".into(), points: paper(&PAPER_TABLE_3) },
         ],
-        &[],
+        &[Reference::Curve { label: "paper 002 Table 2: all requests".into(), points: paper(&PAPER_TABLE_2) }, Reference::Curve { label: "paper 002 Table 3: reads".into(), points: paper(&PAPER_TABLE_3) }],
     )?;
     Ok(vec![fig4.display().to_string(), per_day.display().to_string()])
 }

@@ -13,7 +13,7 @@ use freeblock_disk::library;
 use crate::progress::Runs;
 use crate::commands::{DemoArgs, ReproArgs};
 use crate::plot::{stacked_bars, SegmentMark, StackedBar};
-use crate::table::{pct, Table};
+use crate::table::{pct, signed_pct, Table};
 
 use crate::CmdResult;
 
@@ -105,7 +105,7 @@ fn head_usage_text(bars: &[HeadUsageBar]) -> String {
 }
 
 fn fmt_check_value(metric: &str, v: f64) -> String {
-    if metric.contains("vs SPTF") { format!("{:+.1}%", 100.0 * v) } else { pct(v) }
+    if metric.contains("vs SPTF") { signed_pct(v, 1) } else { pct(v) }
 }
 
 fn verdict(ok: bool) -> String {
@@ -336,7 +336,7 @@ fn local_global_text(lg: &freeblock::rangewrite::LocalGlobalReport) -> String {
             format!("{:.2}", r.read_mean_ms),
             format!("{:.1}", r.run_time_s),
             format!("{:.1}", r.transactions_per_s),
-            if base { "—".into() } else { format!("{:+.1}%", 100.0 * r.app_gain) },
+            if base { "—".into() } else { signed_pct(r.app_gain, 1) },
             if base { String::new() } else { against_osdi(r.app_gain, lg.osdi2008_app_gain).to_string() },
         ]);
     }
@@ -347,8 +347,7 @@ fn local_global_text(lg: &freeblock::rangewrite::LocalGlobalReport) -> String {
         let row = lg.rows.iter().find(|r| r.scheduler == g.scheduler && r.variant == Variant::Global && r.k == g.k);
         let pending = row.map_or(String::new(), |r| format!("{:.1}", r.report.candidates_per_decision));
         let cost = row.map_or(String::new(), |r| format!("{:.1}", r.report.positionings_per_decision));
-        // (`+ 0.0` turns −0.0 into 0.0 for printing.)
-        let signed = |x: f64| format!("{:+.1}%", 100.0 * x + 0.0);
+        let signed = |x: f64| signed_pct(x, 1);
         t.row([g.scheduler.clone(), g.k.to_string(), signed(-g.write_mean_reduction), signed(-g.write_p99_reduction), signed(g.throughput_gain), pending, cost]);
     }
     s.push_str(&t.render());
@@ -372,13 +371,13 @@ fn local_global_text(lg: &freeblock::rangewrite::LocalGlobalReport) -> String {
                 "global does NOT beat local"
             };
             summary.push(format!(
-                "{sched}: {verdict}: mean write response {:.2} → {:.2} ms ({:+.1}%), p99 {:.2} → {:.2} ms, transactions/s {:+.1}%; mean read response {:.2} ms without range writes, {:.2} local, {:.2} global",
+                "{sched}: {verdict}: mean write response {:.2} → {:.2} ms ({}), p99 {:.2} → {:.2} ms, transactions/s {}; mean read response {:.2} ms without range writes, {:.2} local, {:.2} global",
                 l.write_mean_ms,
                 g.write_mean_ms,
-                100.0 * mean_change + 0.0,
+                signed_pct(mean_change, 1),
                 l.write_p99_ms,
                 g.write_p99_ms,
-                100.0 * tps_change + 0.0,
+                signed_pct(tps_change, 1),
                 b.read_mean_ms,
                 l.read_mean_ms,
                 g.read_mean_ms,
@@ -395,14 +394,14 @@ fn local_global_text(lg: &freeblock::rangewrite::LocalGlobalReport) -> String {
     let below = gains.iter().filter(|&&g| g < lo).count();
     let _ = writeln!(
         s,
-        "Application level (transactions/s over no range writes, same scheduler): ours {:+.1}% to {:+.1}% across the {} range-write runs; OSDI 2008 reports {osdi} on the HP C2247A.",
-        100.0 * min,
-        100.0 * max,
+        "Application level (transactions/s over no range writes, same scheduler): ours {} to {} across the {} range-write runs; OSDI 2008 reports {osdi} on the HP C2247A.",
+        signed_pct(min, 1),
+        signed_pct(max, 1),
         gains.len()
     );
     let _ = writeln!(s, "  {within} of {} runs fall within that range, {below} below it (we miss there), {} above.", gains.len(), gains.len() - within - below);
     if let Some(b) = lg.best_app_gain() {
-        let _ = writeln!(s, "  Best: {} {} with {} candidates, {:+.1}%.", b.scheduler, b.variant, b.k, 100.0 * b.app_gain);
+        let _ = writeln!(s, "  Best: {} {} with {} candidates, {}.", b.scheduler, b.variant, b.k, signed_pct(b.app_gain, 1));
     }
     s
 }

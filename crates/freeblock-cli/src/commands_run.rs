@@ -31,7 +31,7 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::Type as ParquetType;
 
-use crate::plot::{lines, stacked_bars, Line, StackedBar};
+use crate::plot::{lines, percentiles, stacked_bars, Line, StackedBar};
 use crate::table::{pct, Table};
 
 use crate::CmdResult;
@@ -174,7 +174,7 @@ pub fn run(a: &RunArgs) -> CmdResult {
 
 /// What the background tasks cost the foreground: its response and throughput without and with.
 fn cost_text(without: &RunReport, with: &RunReport) -> String {
-    let change = |a: f64, b: f64| if a > 0.0 { format!("{:+.2}%", 100.0 * (b - a) / a) } else { "-".into() };
+    let change = |a: f64, b: f64| if a > 0.0 { crate::table::signed_pct((b - a) / a, 2) } else { "-".into() };
     let mut t = Table::new(["foreground", "without", "with", "change"]);
     for (name, a, b) in [
         ("response mean, ms", without.response.mean_ms, with.response.mean_ms),
@@ -265,7 +265,7 @@ fn write_report_files(r: &RunReport, dir: &Path) -> Result<Vec<PathBuf>, Box<dyn
         .map(|(label, x)| Line { label: label.into(), points: quantiles(x) })
         .collect();
     let times = dir.join("response.svg");
-    lines(&times, &format!("Response and access times: {} under {}", r.disk, r.scheduler), "percentile", "ms", &series, &[])?;
+    percentiles(&times, &format!("Response and access times: {} under {}", r.disk, r.scheduler), "ms (log scale)", &series, None)?;
     written.push(times);
 
     if let Some(fb) = r.freeblock.as_ref().filter(|fb| !fb.timeline.is_empty()) {

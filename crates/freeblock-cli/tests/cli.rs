@@ -15,6 +15,24 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// The text of every `<text>` element of an SVG file.
+fn svg_texts(path: &Path) -> Vec<String> {
+    let svg = std::fs::read_to_string(path).unwrap();
+    svg.split("<text").skip(1).filter_map(|t| Some(t.split_once('>')?.1.split_once("</text>")?.0.trim().replace("&apos;", "'"))).collect()
+}
+
+/// Issue 37 §4: every plot a reproduction writes in `dir` marks the paper's figure (a legend
+/// entry naming the paper, or saying it gives no number) and has no empty legend entry.
+fn assert_every_plot_marks_the_paper(dir: &Path) {
+    let svgs: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "svg")).collect();
+    assert!(!svgs.is_empty(), "no plots in {}", dir.display());
+    for svg in svgs {
+        let texts = svg_texts(&svg);
+        assert!(texts.iter().any(|t| t.starts_with("paper") || t.starts_with("OSDI 2008")), "{} marks no paper figure: {texts:?}", svg.display());
+        assert!(texts.iter().all(|t| !t.is_empty()), "{}: an empty label in {texts:?}", svg.display());
+    }
+}
+
 const GOOD_SPEC: &str = r#"
 name = "tiny"
 rpm = 7200.0
@@ -140,6 +158,7 @@ fn repro_range_writes_prints_local_vs_global_and_writes_its_files() {
         assert_eq!(mine[0][8].parse::<f64>().unwrap(), 0.0, "no range writes is the baseline");
     }
     assert!(dir.join("osdi2008-local-global.svg").exists());
+    assert_every_plot_marks_the_paper(&dir);
 
     let (code, json, err) = freeblock(&["repro", "range-writes", "--requests", "160", "--json", "--out", out]);
     assert_eq!(code, 0, "{err}");
@@ -179,6 +198,12 @@ fn repro_free_mining_quick_prints_every_figure_and_writes_its_files() {
         assert!(dir.join(plot).exists(), "{plot}");
     }
     assert!(std::fs::read_to_string(dir.join("free-mining-fig10.csv")).unwrap().lines().count() > 1);
+    assert_every_plot_marks_the_paper(&dir);
+    // Fig. 9c's three paper levels: one legend entry each.
+    let fig9c = svg_texts(&dir.join("paper000-fig9c-single_track.svg"));
+    for what in ["free transfer", "extra seek", "unused latency"] {
+        assert_eq!(fig9c.iter().filter(|t| t.starts_with(&format!("paper 000: {what}"))).count(), 1, "{what}: {fig9c:?}");
+    }
 
     // JSON, and the same figures from a second run on two threads (deterministic).
     let json_run = || {
@@ -260,6 +285,13 @@ fn repro_rearrangement_quick_prints_the_tables_and_writes_its_files() {
     for file in ["rearrangement-days.csv", "rearrangement-fig4.csv", "rearrangement-moves.csv", "paper002-fig4.svg", "paper002-days.svg"] {
         assert!(dir.join(file).exists(), "{file}");
     }
+    assert_every_plot_marks_the_paper(&dir);
+    // Days are whole: the day axis labels days 1 and 2 and nothing between (its ticks print as
+    // whole numbers; the y axis's, in ms, with a decimal).
+    let texts = svg_texts(&dir.join("paper002-days.svg"));
+    let whole: Vec<&String> = texts.iter().filter(|t| t.parse::<u32>().is_ok()).collect();
+    assert_eq!(whole, ["1", "2"], "{texts:?}");
+    assert!(!texts.iter().any(|t| t.parse::<f64>().is_ok_and(|v| v > 1.0 && v < 2.0)), "a tick between days: {texts:?}");
     let days = std::fs::read_to_string(dir.join("rearrangement-days.csv")).unwrap();
     // Tables 2-3: 2 days (--quick), all and reads, each with the paper's value beside.
     let t23: Vec<&str> = days.lines().filter(|l| l.starts_with("tables_2_3,")).collect();
@@ -320,6 +352,7 @@ fn repro_lfs_cleaning_quick_prints_the_paper_beside_ours_and_writes_its_files() 
         assert!(text.contains(needle), "missing `{needle}` in:\n{text}");
     }
     assert!(dir.join("lfs-cleaning.svg").exists());
+    assert_every_plot_marks_the_paper(&dir);
     let csv = std::fs::read_to_string(dir.join("lfs-cleaning.csv")).unwrap();
     let rows: Vec<&str> = csv.lines().skip(1).collect();
     // Five cleaners at each utilisation of the quick sweep, every one with a throughput.
@@ -402,6 +435,7 @@ fn repro_external_tiny_prints_the_paper_beside_ours_and_writes_its_files() {
     for plot in ["external-fig7.svg", "external-fig8-free.svg", "external-fig8-response.svg", "external-fig9.svg"] {
         assert!(dir.join(plot).exists(), "{plot}");
     }
+    assert_every_plot_marks_the_paper(&dir);
     let csv = std::fs::read_to_string(dir.join("external-runs.csv")).unwrap();
     // Runs with the scan deliver free bandwidth; runs without deliver none.
     let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
@@ -410,4 +444,20 @@ fn repro_external_tiny_prints_the_paper_beside_ours_and_writes_its_files() {
     let (code, _, err) = freeblock(&["repro", "external", "--seconds", "0", "--out", out]);
     assert_eq!(code, 1);
     assert!(one_error_line(&err).contains("--seconds"), "{err}");
+}
+
+/// Issue 37 §4: head usage's paper marks stay within the bars (a one-sided "transfer below 55%"
+/// drawn from its segment's start once reached 102%), and every figure marks the paper.
+#[test]
+fn repro_head_usage_marks_the_paper_within_the_bars() {
+    let dir = scratch("head-usage");
+    let (code, text, err) = freeblock(&["repro", "head-usage", "--requests", "300", "--quiet", "--out", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains("comparisons with paper 000 within tolerance"), "{text}");
+    assert_every_plot_marks_the_paper(&dir);
+    for fig in 2..=6 {
+        let texts = svg_texts(&dir.join(format!("paper000-fig{fig}.svg")));
+        let top = texts.iter().filter_map(|t| t.parse::<f64>().ok()).fold(0.0, f64::max);
+        assert!(top <= 100.0, "fig. {fig}: the axis runs to {top}%");
+    }
 }

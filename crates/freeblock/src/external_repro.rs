@@ -566,7 +566,7 @@ fn checks(c: &ExternalReproConfig, errors: &[ErrorPdf], runs: &[RunRow], media_m
             .max_by(|x, y| x.free_mb_s.total_cmp(&y.free_mb_s));
         if let Some(best) = best {
             out.push(check(&format!("headline: free MB/s at <2% fg cost ({}, {} ms)", best.key.scheduler, best.key.conservatism_ms), ">3.1 MB/s", PAPER_HEADLINE_MB_S * 0.9, f64::INFINITY, best.free_mb_s));
-            out.push(check("headline: share of media bandwidth", "15%", PAPER_HEADLINE_SHARE * 0.8, f64::INFINITY, best.free_mb_s / media_mb_s));
+            out.push(check("headline: share of media bandwidth", ">15%", PAPER_HEADLINE_SHARE * 0.8, f64::INFINITY, best.free_mb_s / media_mb_s));
         }
     }
     // Fig. 9, for SPTF: external against the firmware, and against an ideal host with the same
