@@ -122,7 +122,7 @@ fn starvation_text(disk: &str, seconds: f64, rows: &[StarvationRow]) -> String {
         let verdict = if (lo..=hi).contains(&worst_s) {
             "within it".to_string()
         } else if worst_s > hi {
-            format!("longer: with no age limit nothing bounds the wait but the end of the {seconds} s run; the drives in those reports evidently have one (see the rows with a limit)")
+            format!("longer (MISSES): with no age limit nothing bounds the wait but the end of the {seconds} s run; a firmware age limit of 1–4 s gives the reported figure (the rows with a limit)")
         } else {
             "shorter (MISSES)".into()
         };
