@@ -1225,7 +1225,7 @@ impl<'w> Simulation<'w> {
             // With a firmware queue, the host sends commands while the drive has room (the one in
             // service counts); idle-time work only to a drive with nothing else.
             if let (Some(fw), true) = (firmware, settled) {
-                while busy.is_some() as usize + fw_queue.len() < fw.queue_depth as usize
+                while usize::from(busy.is_some()) + fw_queue.len() < fw.queue_depth as usize
                     && (!disk_queue.is_empty() || (!idle_queue.is_empty() && busy.is_none() && fw_queue.is_empty()))
                 {
                     let job = host_pick!();
