@@ -28,6 +28,7 @@ pub(crate) type CmdResult = Result<(), Box<dyn std::error::Error>>;
 mod commands;
 mod commands_calibrate;
 mod commands_external;
+mod commands_firmware;
 mod commands_freeblock;
 mod commands_fs2;
 mod commands_lfs;
@@ -86,6 +87,10 @@ enum Command {
     Sweep(commands_sweep::SweepArgs),
     /// Verify an FS2 replica table against its block map, or repair it (paper 003's `chkfs2`).
     Fs2Check(commands_fs2::Fs2CheckArgs),
+    /// What a drive's own command queue (NCQ, 1–32 commands ordered by positioning time, with
+    /// an age limit) does: random 4 KB reads at queue depths 1–32, and a sequential reader
+    /// starving random reads at deep queue, beside the published figures (issue 34).
+    FirmwareQueue(commands_firmware::FirmwareQueueArgs),
     /// Measure simulator speed (simulated requests per second) and the freeblock planner
     /// (decision time, registered-set memory).
     Bench(commands::BenchArgs),
@@ -157,6 +162,7 @@ where
         Command::Sweep(a) => commands_sweep::sweep(&a),
         Command::Fs2Check(a) => commands_fs2::fs2_check(&a),
         Command::Bench(a) => commands::bench(&a, probe),
+        Command::FirmwareQueue(a) => commands_firmware::firmware_queue(&a),
         Command::Demo(a) => commands::demo(&a),
         Command::Serve(a) => commands_serve::serve(&a),
         Command::Stats(a) => commands_serve::stats(&a),

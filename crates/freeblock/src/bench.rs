@@ -11,6 +11,7 @@ use freeblock_disk::{library, Disk, Op};
 use serde::Serialize;
 
 use crate::error::Result;
+use crate::firmware::FirmwareQueue;
 use crate::freeblock::{BackgroundSets, Freeblock, FreeblockConfig, PlannerKind, TaskSpec};
 use crate::workload::OltpSpec;
 use crate::sched::SchedulerSpec;
@@ -65,24 +66,25 @@ fn per_cpu_s(requests: u64, cpu_s: Option<f64>) -> Option<f64> {
 }
 
 /// Runs `requests` random 4 KB requests on the Atlas 10K under `scheduler` with `mpl` requests
-/// outstanding, and times it. `cache` keeps the model's on-disk cache (DiskSim's buffer
+/// outstanding (held by the drive's `firmware` queue, when given), and times it. `cache` keeps the model's on-disk cache (DiskSim's buffer
 /// controller: segments, read-ahead, write-back); without it the drive is the media model the
 /// paper reproductions use.
 ///
 /// # Errors
 /// Setup errors only.
-pub fn time_case(scheduler: SchedulerSpec, mpl: u32, requests: u64, cache: bool) -> Result<SpeedRow> {
+pub fn time_case(scheduler: SchedulerSpec, mpl: u32, firmware: Option<FirmwareQueue>, requests: u64, cache: bool) -> Result<SpeedRow> {
     let spec = library::get("atlas10k")?;
     let disk = Arc::new(Disk::new(if cache { spec } else { spec.without_cache() })?);
     let spec = WorkloadSpec::Random(RandomSpec { count: Some(requests), ..RandomSpec::default() });
     let workload = spec.build(disk.capacity(), 1)?;
-    let config = SimConfig { scheduler, mpl, ..SimConfig::default() };
+    let config = SimConfig { scheduler, mpl, firmware, ..SimConfig::default() };
     let cpu0 = thread_cpu_ns();
     let t0 = Instant::now();
     let report = Simulation::new(disk, workload, config).run(None)?;
     let wall = t0.elapsed().as_secs_f64();
     let cpu_s = cpu0.zip(thread_cpu_ns()).map(|(a, b)| b.saturating_sub(a) as f64 / 1e9);
-    let name = format!("{scheduler}, {mpl} outstanding, cache {}", if cache { "on" } else { "off" });
+    let queue = firmware.map_or(String::new(), |f| format!(", firmware queue {} (age limit {} ms)", f.queue_depth, f.age_limit_ms.unwrap_or(f64::INFINITY)));
+    let name = format!("{scheduler}, {mpl} outstanding{queue}, cache {}", if cache { "on" } else { "off" });
     Ok(SpeedRow {
         case: name,
         requests: report.requests,
@@ -99,8 +101,11 @@ pub fn time_case(scheduler: SchedulerSpec, mpl: u32, requests: u64, cache: bool)
 /// slows whichever run it lands on; the fastest of a few is the model's own speed.
 pub const SPEED_ROUNDS: usize = 3;
 
-/// The foundation issue's four speed cases (FCFS with 1 and 8 outstanding, SPTF with 8 and 32)
-/// on the media model, where the targets apply, then the same with the on-disk cache on.
+/// The foundation issue's four speed cases (FCFS with 1 and 8 outstanding, SPTF with 8 and 32:
+/// the host's scheduler choosing, a drive queue of one) and issue 34's firmware queue (32
+/// outstanding behind FCFS, the drive's 32-command queue choosing by positioning time, with a
+/// 500 ms age limit) on the media model, where the targets apply, then the same with the on-disk
+/// cache on.
 ///
 /// Each case runs [`SPEED_ROUNDS`] times with the cache off and on in turn (off, on, off, on, …),
 /// so that both sides of a pair see the same machine; each row is its fastest run, and its CPU
@@ -109,18 +114,20 @@ pub const SPEED_ROUNDS: usize = 3;
 /// # Errors
 /// Setup errors only.
 pub fn simulator_speed(requests: u64) -> Result<Vec<SpeedRow>> {
+    let firmware = Some(FirmwareQueue::new(32, Some(500.0)));
     let cases = [
-        (SchedulerSpec::Fcfs, 1, Some(1.5e6)),
-        (SchedulerSpec::Fcfs, 8, Some(1.5e6)),
-        (SchedulerSpec::Sptf, 8, Some(1.0e6)),
-        (SchedulerSpec::Sptf, 32, Some(5.0e5)),
+        (SchedulerSpec::Fcfs, 1, None, Some(1.5e6)),
+        (SchedulerSpec::Fcfs, 8, None, Some(1.5e6)),
+        (SchedulerSpec::Sptf, 8, None, Some(1.0e6)),
+        (SchedulerSpec::Sptf, 32, None, Some(5.0e5)),
+        (SchedulerSpec::Fcfs, 32, firmware, None),
     ];
     // best[cache as usize][case]
     let mut best: [Vec<Option<SpeedRow>>; 2] = [vec![None; cases.len()], vec![None; cases.len()]];
     for _ in 0..SPEED_ROUNDS {
-        for (i, &(s, mpl, target)) in cases.iter().enumerate() {
+        for (i, &(s, mpl, firmware, target)) in cases.iter().enumerate() {
             for cache in [false, true] {
-                let mut row = time_case(s, mpl, requests, cache)?;
+                let mut row = time_case(s, mpl, firmware, requests, cache)?;
                 row.target_per_s = if cache { None } else { target };
                 let slot = &mut best[usize::from(cache)][i];
                 // The least CPU time of the runs so far, whichever run was fastest by the clock.
@@ -350,16 +357,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn speed_rows_are_the_four_cases_cache_off_then_on() {
+    fn speed_rows_are_the_five_cases_cache_off_then_on() {
         let rows = simulator_speed(50).unwrap();
         let cases: Vec<&str> = rows.iter().map(|r| r.case.as_str()).collect();
-        assert_eq!(cases.len(), 8, "{cases:?}");
+        assert_eq!(cases.len(), 10, "{cases:?}");
         for (i, r) in rows.iter().enumerate() {
-            let cache = if i < 4 { "cache off" } else { "cache on" };
+            let cache = if i < 5 { "cache off" } else { "cache on" };
             assert!(r.case.ends_with(cache), "row {i}: {}", r.case);
-            assert_eq!(r.case.replace("cache on", "cache off"), rows[i % 4].case, "row {i}");
+            assert_eq!(r.case.replace("cache on", "cache off"), rows[i % 5].case, "row {i}");
             assert_eq!(r.requests, 50, "{}", r.case);
             assert_eq!(r.target_per_s.is_some(), i < 4, "{}", r.case);
+            assert_eq!(r.case.contains("firmware queue 32"), i % 5 == 4, "{}", r.case);
             assert!(r.wall_s > 0.0 && r.requests_per_s > 0.0, "{}", r.case);
             if cfg!(target_os = "linux") {
                 let cpu = r.cpu_s.unwrap_or_else(|| panic!("{}: no CPU time on Linux", r.case));

@@ -29,6 +29,7 @@ pub mod error;
 pub mod experiment;
 pub mod external;
 pub mod external_repro;
+pub mod firmware;
 pub mod free_mining;
 pub mod freeblock;
 pub mod fs2;

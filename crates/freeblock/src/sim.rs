@@ -22,6 +22,7 @@
 //! | freeblock scheduling | before each foreground access, [`Freeblock::serve`] plans background transfers into its rotational latency |
 //! | freeblock scheduling outside the drive | [`Simulation::with_external`]: the device is a black box ([`crate::external::BlackBox`]); at dispatch the host ([`ExternalHost`]) plans free reads with its learned model (the engine's drive) and queues commands, ≤ `max_outstanding` at the drive; the drive's completions are the completion events |
 //! | layout policies | called at arrival, dispatch, completion, background delivery and timers ([`LayoutPolicy`]) |
+//! | the drive's own queue (NCQ) | [`SimConfig::firmware`]: the scheduler's picks go to a firmware queue while it has room; the mechanism serves whichever the firmware picks (positioning time, overdue commands first: [`crate::firmware`]), completions out of order; freeblock plans into the gap before that pick |
 //!
 //! ## Online mode
 //!
@@ -59,6 +60,7 @@ use serde::{Deserialize, Serialize};
 use crate::des::EventQueue;
 use crate::error::{number, Error, Result};
 use crate::external::ExternalHost;
+use crate::firmware::FirmwareQueue;
 use crate::freeblock::{BackgroundApp, Delivery, Freeblock, FreeblockConfig, Promoted, TaskControl, TaskId, TaskReport};
 use crate::layout::policy::{Completed, LayoutCtx, LayoutPolicy, LogicalIo, PhysIo, RequestInfo, Service};
 use crate::layout::streams::{IssueContext, StreamIo, StreamWorkload};
@@ -103,6 +105,11 @@ pub struct SimConfig {
     /// its best one. `Some`: every decision goes through the candidate search
     /// ([`choose`]: FCFS, SSTF or SPTF, local or global), as range-write experiments do.
     pub selection: Option<Selection>,
+    /// The drive's own command queue ([`crate::firmware`], `[sim.firmware]`): up to its depth of
+    /// commands at the drive, served in the firmware's positioning-time order with an age limit.
+    /// `None` (the default): the scheduler's pick goes straight to the mechanism.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub firmware: Option<FirmwareQueue>,
 }
 
 /// Candidate-aware scheduling (range writes, flex reads): see [`SimConfig::selection`].
@@ -128,6 +135,7 @@ impl Default for SimConfig {
             max_time_s: 0.0,
             keep_records: false,
             selection: None,
+            firmware: None,
         }
     }
 }
@@ -167,7 +175,8 @@ impl SimConfig {
     /// [`Error::Config`] naming the field (`sim.mpl`, `sim.think_ms`, …): `mpl` outside
     /// `1..=`[`MAX_MPL`], a think time or time limit that is NaN, negative or past
     /// [`MAX_SIMULATED_NS`], an SPTF-SW window that is NaN or negative, or a warm-up that
-    /// leaves no request of `max_requests` to measure.
+    /// leaves no request of `max_requests` to measure; a firmware queue setting out of range
+    /// (`sim.firmware.queue_depth`, `sim.firmware.age_limit_ms`).
     pub fn validate(&self) -> Result<()> {
         let bad = |field: &str, message: String| Err(Error::Config { origin: format!("sim.{field}"), message });
         if self.mpl == 0 || self.mpl > MAX_MPL {
@@ -188,6 +197,9 @@ impl SimConfig {
             if !(window_pct.is_finite() && window_pct >= 0.0) {
                 return bad("scheduler.window_pct", format!("must be a percentage ≥ 0, not {}", number(window_pct)));
             }
+        }
+        if let Some(firmware) = &self.firmware {
+            firmware.validate()?;
         }
         if self.max_requests != 0 && self.warmup >= self.max_requests {
             return bad("warmup", format!("{} warm-up requests leave none of max_requests = {} to measure", self.warmup, self.max_requests));
@@ -634,7 +646,13 @@ impl<'w> Simulation<'w> {
             if self.freeblock.as_ref().and_then(Freeblock::idle_after_ns).is_some() {
                 return refuse("freeblock.idle_after_ms", "idle-time background work");
             }
+            if self.config.firmware.is_some_and(|f| f.reorders()) {
+                return refuse("sim.firmware", "a firmware queue in the engine's drive (the black box keeps its own commands)");
+            }
         }
+        // The drive's own queue, when it reorders: the host's pick waits there for the firmware's.
+        let firmware = self.config.firmware.filter(FirmwareQueue::reorders);
+        let age_limit = firmware.and_then(|f| f.age_limit_ns());
         if matches!(self.source, Source::Streams(_)) && self.layout.as_mut().and_then(|l| l.map_mut()).is_none() {
             return Err(Error::Config { origin: "layout".into(), message: "streams that place their own writes need a layout policy with a block map".into() });
         }
@@ -654,6 +672,11 @@ impl<'w> Simulation<'w> {
         let mut driver_queue: VecDeque<Job> = VecDeque::new();
         let mut idle_queue: VecDeque<Job> = VecDeque::new();
         let mut busy: Option<(Job, freeblock_disk::Service)> = None;
+        // Commands at the drive waiting for the firmware's pick (with a firmware queue), and when
+        // each reached the drive (same indices).
+        let mut fw_queue: Vec<Pending> = Vec::new();
+        let mut fw_meta: Vec<Meta> = Vec::new();
+        let mut fw_received: Vec<SimTime> = Vec::new();
         let mut last_lbn = 0u64;
         let mut open: HashMap<u64, Open> = HashMap::new();
         let mut requests_in_flight = 0u64;
@@ -720,7 +743,7 @@ impl<'w> Simulation<'w> {
                 // Pulled at the top of the event loop instead, where the engine knows how far it
                 // may run before the next arrival.
                 Source::Online(_) => return Ok(()),
-                Source::Requests(w) => w.next_request()?.map(Staged::Request),
+                Source::Requests(w) => w.next_request_for(stream)?.map(Staged::Request),
                 Source::Streams(s) => {
                     let map = layout.as_mut().and_then(|l| l.map_mut()).expect("checked before the run");
                     let mut ictx = IssueContext { map, disk: drive.disk(), head: drive.head(), now };
@@ -854,7 +877,7 @@ impl<'w> Simulation<'w> {
                     // the disk working (an endless scan would never let the run end).
                     idle_busy = false;
                     let foreground_over = (workload_done.get() || issued.get() >= limit) && requests_in_flight == 0 && busy.is_none() && driver_queue.is_empty();
-                    if let (Some(fb), true) = (&mut self.freeblock, disk_queue.is_empty()) {
+                    if let (Some(fb), true) = (&mut self.freeblock, disk_queue.is_empty() && fw_queue.is_empty()) {
                         if !(foreground_over && fb.has_endless_app()) {
                             if now > hard_limit {
                                 return Err(Error::Config {
@@ -873,7 +896,7 @@ impl<'w> Simulation<'w> {
                 Event::Timer => {
                     // Past the end of the workload, with nothing left to serve, a timer has
                     // nothing to act on (it would only rearrange an idle disk).
-                    let over = workload_done.get() && requests_in_flight == 0 && disk_queue.is_empty() && idle_queue.is_empty() && busy.is_none();
+                    let over = workload_done.get() && requests_in_flight == 0 && disk_queue.is_empty() && fw_queue.is_empty() && idle_queue.is_empty() && busy.is_none();
                     if timer_at == Some(now) && !over {
                         if now > hard_limit {
                             return Err(Error::Config {
@@ -1129,7 +1152,7 @@ impl<'w> Simulation<'w> {
                 // Once nothing else is left to happen, timers do not keep the run going.
                 // (An online run is not over while its source may still send requests.)
                 let online_open = matches!(self.source, Source::Online(_)) && !workload_done.get();
-                let finished = events.is_empty() && requests_in_flight == 0 && disk_queue.is_empty() && idle_queue.is_empty() && busy.is_none() && !online_open;
+                let finished = events.is_empty() && requests_in_flight == 0 && disk_queue.is_empty() && fw_queue.is_empty() && idle_queue.is_empty() && busy.is_none() && !online_open;
                 if wanted != timer_at && !finished {
                     if let Some(t) = wanted {
                         events.push(t.max(now), Event::Timer);
@@ -1149,52 +1172,81 @@ impl<'w> Simulation<'w> {
             }
             // Start the next I/O if the disk is free. Events at the same instant (e.g. the
             // arrival a completion just triggered) are handled first, so the scheduler sees them.
+            // The host's pick: the scheduler's choice among the requests waiting in the host (or
+            // idle-time work when none waits), with the candidate it is served at; the driver's
+            // FIFO moves up and the layout policy hears which candidate was chosen.
+            macro_rules! host_pick {
+                () => {{
+                    let mut job = if disk_queue.is_empty() {
+                        idle_queue.pop_front().expect("not empty")
+                    } else if let Some(sel) = selection {
+                        let refs: Vec<&Alternatives> = disk_meta.iter().map(|m| m.layout.as_ref().and_then(|l| l.alternatives.as_ref()).expect("candidate-aware jobs carry alternatives")).collect();
+                        let choice = choose(&disk, self.drive.head(), now, &refs, self.config.scheduler, sel.mode, sel.search).map_err(Error::Layout)?;
+                        sel_stats.decisions += 1;
+                        sel_stats.evaluated += choice.evaluated as u64;
+                        sel_stats.pending_candidates += refs.iter().map(|a| a.len() as u64).sum::<u64>();
+                        let mut job = take_job(&mut disk_queue, &mut disk_meta, choice.request);
+                        let alt = job.meta.layout.as_ref().and_then(|l| l.alternatives.as_ref()).expect("present");
+                        job.pending.lbn = choice.lbn;
+                        job.pending.target = alt.target(choice.candidate);
+                        if let Some(l) = &mut job.meta.layout {
+                            l.choice = Some(choice);
+                        }
+                        job
+                    } else {
+                        // Outside the drive, positioning counts from when the commands already in
+                        // hand are predicted to be done.
+                        let decide_at = self.external.as_ref().map_or(now, |host| host.decision_time(now));
+                        let ctx = Context { drive: &self.drive, now: decide_at, last_lbn };
+                        let i = if disk_queue.len() == 1 { 0 } else { self.scheduler.pick(&disk_queue, &ctx) };
+                        let mut job = take_job(&mut disk_queue, &mut disk_meta, i);
+                        // A request with several candidates, chosen by its first: the device serves
+                        // it at whichever it reaches first.
+                        if let Some(io) = job.phys().filter(|io| io.starts.len() > 1) {
+                            let alt = Alternatives::new(&disk, io.op, io.starts.clone(), io.sectors, "dispatch").map_err(Error::Layout)?;
+                            let c = best_candidate(&disk, self.drive.head(), now, &[&alt], Rank::Positioning, CandidateSearch::SeekPruned).expect("one request");
+                            job.pending.lbn = c.lbn;
+                            job.pending.target = alt.target(c.candidate);
+                        }
+                        job
+                    };
+                    if let Some(d) = driver_queue.pop_front() {
+                        disk_queue.push(d.pending);
+                        disk_meta.push(d.meta);
+                    }
+                    if let (Some(layout), Some(part)) = (&mut self.layout, job.meta.layout.as_deref_mut()) {
+                        part.chosen = part.io.starts.iter().position(|&s| s == job.pending.lbn).unwrap_or(0);
+                        layout.dispatched(&part.io, part.chosen);
+                    }
+                    job
+                }};
+            }
+            let settled = !idle_busy && events.peek_time() != Some(now);
+            // With a firmware queue, the host sends commands while the drive has room (the one in
+            // service counts); idle-time work only to a drive with nothing else.
+            if let (Some(fw), true) = (firmware, settled) {
+                while usize::from(busy.is_some()) + fw_queue.len() < fw.queue_depth as usize
+                    && (!disk_queue.is_empty() || (!idle_queue.is_empty() && busy.is_none() && fw_queue.is_empty()))
+                {
+                    let job = host_pick!();
+                    fw_queue.push(job.pending);
+                    fw_meta.push(job.meta);
+                    fw_received.push(now);
+                }
+            }
             let device_free = match &self.external {
                 Some(host) => host.wants_request(now),
                 None => busy.is_none(),
             };
-            if device_free && !idle_busy && events.peek_time() != Some(now) && (!disk_queue.is_empty() || !idle_queue.is_empty()) {
-                let mut job = if disk_queue.is_empty() {
-                    idle_queue.pop_front().expect("not empty")
-                } else if let Some(sel) = selection {
-                    let refs: Vec<&Alternatives> = disk_meta.iter().map(|m| m.layout.as_ref().and_then(|l| l.alternatives.as_ref()).expect("candidate-aware jobs carry alternatives")).collect();
-                    let choice = choose(&disk, self.drive.head(), now, &refs, self.config.scheduler, sel.mode, sel.search).map_err(Error::Layout)?;
-                    sel_stats.decisions += 1;
-                    sel_stats.evaluated += choice.evaluated as u64;
-                    sel_stats.pending_candidates += refs.iter().map(|a| a.len() as u64).sum::<u64>();
-                    let mut job = take_job(&mut disk_queue, &mut disk_meta, choice.request);
-                    let alt = job.meta.layout.as_ref().and_then(|l| l.alternatives.as_ref()).expect("present");
-                    job.pending.lbn = choice.lbn;
-                    job.pending.target = alt.target(choice.candidate);
-                    if let Some(l) = &mut job.meta.layout {
-                        l.choice = Some(choice);
-                    }
-                    job
+            let work_waits = if firmware.is_some() { !fw_queue.is_empty() } else { !disk_queue.is_empty() || !idle_queue.is_empty() };
+            if device_free && settled && work_waits {
+                let job = if firmware.is_some() {
+                    let i = crate::firmware::pick(&fw_queue, &fw_received, age_limit, &self.drive, now);
+                    fw_received.remove(i);
+                    take_job(&mut fw_queue, &mut fw_meta, i)
                 } else {
-                    // Outside the drive, positioning counts from when the commands already in
-                    // hand are predicted to be done.
-                    let decide_at = self.external.as_ref().map_or(now, |host| host.decision_time(now));
-                    let ctx = Context { drive: &self.drive, now: decide_at, last_lbn };
-                    let i = if disk_queue.len() == 1 { 0 } else { self.scheduler.pick(&disk_queue, &ctx) };
-                    let mut job = take_job(&mut disk_queue, &mut disk_meta, i);
-                    // A request with several candidates, chosen by its first: the device serves
-                    // it at whichever it reaches first.
-                    if let Some(io) = job.phys().filter(|io| io.starts.len() > 1) {
-                        let alt = Alternatives::new(&disk, io.op, io.starts.clone(), io.sectors, "dispatch").map_err(Error::Layout)?;
-                        let c = best_candidate(&disk, self.drive.head(), now, &[&alt], Rank::Positioning, CandidateSearch::SeekPruned).expect("one request");
-                        job.pending.lbn = c.lbn;
-                        job.pending.target = alt.target(c.candidate);
-                    }
-                    job
+                    host_pick!()
                 };
-                if let Some(d) = driver_queue.pop_front() {
-                    disk_queue.push(d.pending);
-                    disk_meta.push(d.meta);
-                }
-                if let (Some(layout), Some(part)) = (&mut self.layout, job.meta.layout.as_deref_mut()) {
-                    part.chosen = part.io.starts.iter().position(|&s| s == job.pending.lbn).unwrap_or(0);
-                    layout.dispatched(&part.io, part.chosen);
-                }
                 let p = job.pending;
                 let svc = if let Some(host) = &mut self.external {
                     host.dispatch(now, &p, self.freeblock.as_mut(), &mut self.drive)?;
@@ -1231,7 +1283,7 @@ impl<'w> Simulation<'w> {
                         external_jobs.insert(p.id, job);
                     }
                 }
-            } else if busy.is_none() && !self.external.as_ref().is_some_and(ExternalHost::is_busy) && !idle_busy && idle_since.is_none() && disk_queue.is_empty() && idle_queue.is_empty() {
+            } else if busy.is_none() && !self.external.as_ref().is_some_and(ExternalHost::is_busy) && !idle_busy && idle_since.is_none() && disk_queue.is_empty() && idle_queue.is_empty() && fw_queue.is_empty() {
                 idle_since = Some(now);
                 if let (Some(after), false) = (idle_after, idle_check_pending) {
                     events.push(now + after, Event::IdleCheck { since: now });

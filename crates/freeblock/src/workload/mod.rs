@@ -135,6 +135,16 @@ pub trait Workload: Send {
     /// the workload yields nothing more.
     fn next_request(&mut self) -> Result<Option<Request>, WorkloadError>;
 
+    /// The next request of closed-loop stream `stream` (`0 .. mpl`), for a workload whose
+    /// streams differ (a sequential reader beside random readers). Default: the shared
+    /// [`Workload::next_request`], whichever stream asks.
+    ///
+    /// # Errors
+    /// As [`Workload::next_request`].
+    fn next_request_for(&mut self, _stream: u32) -> Result<Option<Request>, WorkloadError> {
+        self.next_request()
+    }
+
     /// How the simulator must issue this workload's requests; constant for a workload.
     fn arrival(&self) -> ArrivalKind;
 
@@ -148,6 +158,10 @@ pub trait Workload: Send {
 impl<W: Workload + ?Sized> Workload for Box<W> {
     fn next_request(&mut self) -> Result<Option<Request>, WorkloadError> {
         (**self).next_request()
+    }
+
+    fn next_request_for(&mut self, stream: u32) -> Result<Option<Request>, WorkloadError> {
+        (**self).next_request_for(stream)
     }
 
     fn arrival(&self) -> ArrivalKind {
