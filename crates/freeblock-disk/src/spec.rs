@@ -25,10 +25,10 @@ pub const MAX_SURFACES: u32 = 1024;
 pub const MAX_CYLINDERS: u32 = 1 << 22;
 /// Most sectors on one track (2^20; real tracks hold a few thousand).
 pub const MAX_SECTORS_PER_TRACK: u32 = 1 << 20;
-/// Most tracks (cylinders × surfaces) a spec may have (2^23, e.g. 14 surfaces of 599,000
-/// cylinders). Per-track sparing keeps a spare range per track, so this bounds the model's memory
-/// (about 400 MB at the limit in the worst scheme).
-pub const MAX_TRACKS: u64 = 1 << 23;
+/// Most tracks (cylinders × surfaces) a spec may have (2^24, e.g. 18 surfaces of 932,000
+/// cylinders; the 20 TB `ultrastar_hc560` has 11.4 million). Per-track sparing keeps a spare range
+/// per track, so this bounds the model's memory (about 800 MB at the limit in the worst scheme).
+pub const MAX_TRACKS: u64 = 1 << 24;
 /// Largest sector, bytes (real drives use 512 or 4096).
 pub const MAX_SECTOR_BYTES: u32 = 65_536;
 /// Largest skew or first-sector offset, sectors. Angles are computed in `f64` from

@@ -9,6 +9,7 @@ mod disksim_import;
 mod g4_import;
 mod hostile_specs;
 mod mapping_roundtrip;
+mod modern_drives;
 mod remapped_defects;
 mod seek_asymmetry;
 mod spec_errors;
