@@ -143,9 +143,12 @@ pub struct StatsArgs {
     /// The server's stats endpoint (its --stats address).
     #[arg(default_value = "127.0.0.1:9100")]
     addr: SocketAddr,
+    /// Print the endpoint's Prometheus text as served, not the summary.
+    #[arg(long)]
+    raw: bool,
 }
 
-/// Prints a running server's counters.
+/// Prints a running server's counters: a summary, or the raw Prometheus text (`--raw`).
 pub fn stats(args: &StatsArgs) -> CmdResult {
     let mut s = TcpStream::connect_timeout(&args.addr, Duration::from_secs(5))?;
     s.set_read_timeout(Some(Duration::from_secs(5)))?;
@@ -153,6 +156,10 @@ pub fn stats(args: &StatsArgs) -> CmdResult {
     let mut text = String::new();
     s.read_to_string(&mut text)?;
     let body = text.split_once("\r\n\r\n").map_or(text.as_str(), |(_, b)| b);
-    out!("{body}");
+    if args.raw {
+        out!("{body}");
+    } else {
+        out!("{}", freeblock_server::stats::readable(body));
+    }
     Ok(())
 }

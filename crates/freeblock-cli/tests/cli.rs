@@ -461,3 +461,39 @@ fn repro_head_usage_marks_the_paper_within_the_bars() {
         assert!(top <= 100.0, "fig. {fig}: the axis runs to {top}%");
     }
 }
+
+/// A free loopback port (bound and let go: another process could take it in between, which
+/// makes the test fail, never pass wrongly).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+#[test]
+fn stats_prints_a_summary_and_the_raw_text_on_request() {
+    let dir = scratch("stats-view");
+    let (nbd, stats) = (format!("127.0.0.1:{}", free_port()), format!("127.0.0.1:{}", free_port()));
+    let store = dir.join("disk.img");
+    let mut server = Command::new(env!("CARGO_BIN_EXE_freeblock"))
+        .args(["serve", "--disk", "hp_c2247a", "--store", store.to_str().unwrap(), "--pace", "none", "--listen", &nbd, "--stats", &stats])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start freeblock serve");
+    let started = std::time::Instant::now();
+    let summary = loop {
+        let (code, out, err) = freeblock(&["stats", &stats]);
+        if code == 0 {
+            break out;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "the stats endpoint never answered: {err}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let (code, raw, err) = freeblock(&["stats", "--raw", &stats]);
+    let _ = server.kill();
+    let _ = server.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 0, "{err}");
+    assert!(summary.starts_with("requests\n") && summary.contains("errors          0 (0 for a full file system)") && summary.contains("connections     0 served"), "{summary}");
+    assert!(!summary.contains("# TYPE"), "the summary is not the raw text: {summary}");
+    assert!(raw.contains("# TYPE freeblock_requests_total counter\nfreeblock_requests_total{op=\"read\"} 0"), "{raw}");
+}

@@ -189,13 +189,14 @@ pub enum ConfigError {
         /// The cause.
         source: std::io::Error,
     },
-    /// The file is not a valid configuration.
-    #[error("{path}: {message}")]
+    /// The file is not a valid configuration: where (line and dotted key, as experiment files
+    /// say it: [`freeblock_disk::toml_place`]) and what.
+    #[error("{path}: {}", place.describe())]
     Parse {
         /// The file.
         path: PathBuf,
-        /// What is wrong (TOML's message names the line).
-        message: String,
+        /// The line, the key and the parser's message.
+        place: freeblock_disk::toml_place::TomlPlace,
     },
     /// A field has a value the server refuses.
     #[error("{field}: {message}")]
@@ -220,7 +221,7 @@ impl ServerConfig {
     /// [`ConfigError::Read`], [`ConfigError::Parse`].
     pub fn from_file(path: &std::path::Path) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.into(), source })?;
-        toml::from_str(&text).map_err(|e| ConfigError::Parse { path: path.into(), message: e.to_string() })
+        toml::from_str(&text).map_err(|e| ConfigError::Parse { path: path.into(), place: freeblock_disk::toml_place::locate(&text, &e) })
     }
 
     /// Where to listen on TCP: the configured address, or loopback on the NBD port when no Unix
@@ -301,5 +302,24 @@ mod tests {
         assert!(err("store = \"a\"\n[connections]\nbacklog = 5").contains("backlog"));
         let c = parse("store = \"a\"\n[connections]\nmax = 8\nidle_timeout_s = 30").unwrap();
         assert_eq!((c.connections.max, c.connections.in_flight_mb, c.connections.idle_timeout()), (8, 64, Some(std::time::Duration::from_secs(30))));
+    }
+
+    #[test]
+    fn a_bad_value_in_a_server_file_is_named_by_its_line_and_key() {
+        let dir = std::env::temp_dir().join(format!("freeblock-config-place-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cases = [
+            // A value the tagged [layout] table refuses: toml alone names the header (line 3).
+            ("store = \"a.img\"\npace = \"none\"\n[layout]\ntype = \"lfs\"\npartition_mb = \"big\"\n", "line 5", "layout.partition_mb"),
+            ("store = \"a.img\"\n[sim]\nqueue_depth = -3\n", "line 3", "sim.queue_depth"),
+            ("store = \"a.img\"\n\n[connections]\nmax = 8\nbacklog = 5\n", "line 5", "connections.backlog"),
+        ];
+        for (i, (text, line, key)) in cases.into_iter().enumerate() {
+            let path = dir.join(format!("server{i}.toml"));
+            std::fs::write(&path, text).unwrap();
+            let e = ServerConfig::from_file(&path).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("{}: {line}", path.display())) && e.contains(key), "{text}: {e}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

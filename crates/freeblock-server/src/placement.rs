@@ -102,13 +102,18 @@ pub struct PlacementCounters {
     /// Groups of commits made durable together, each with one sync of the store and one of the
     /// journal ([`crate::commits`]).
     pub groups: AtomicU64,
+    /// The layout's own writes (a move's or replica's copy, an LFS segment write) that found the
+    /// file system full: the copy dropped, or the segment write kept to be tried again.
+    pub background_no_space: AtomicU64,
+    /// LFS: a segment write is waiting for room in the file system (a FLUSH fails meanwhile).
+    log_full: std::sync::atomic::AtomicBool,
 }
 
 impl PlacementCounters {
     /// The counters now.
     #[must_use]
     pub fn snapshot(&self) -> PlacementSummary {
-        PlacementSummary { blocks_copied: self.blocks_copied.load(Ordering::Relaxed), commits: self.commits.load(Ordering::Relaxed), checkpoints: self.checkpoints.load(Ordering::Relaxed), groups: self.groups.load(Ordering::Relaxed) }
+        PlacementSummary { background_no_space: self.background_no_space.load(Ordering::Relaxed), blocks_copied: self.blocks_copied.load(Ordering::Relaxed), commits: self.commits.load(Ordering::Relaxed), checkpoints: self.checkpoints.load(Ordering::Relaxed), groups: self.groups.load(Ordering::Relaxed) }
     }
 
     /// Waits until every segment write sealed so far is in the store and its map commit is
@@ -124,10 +129,22 @@ impl PlacementCounters {
             if durable >= target {
                 return Ok(());
             }
+            if self.log_full.load(Ordering::Acquire) {
+                return Err(format!("the file system under the store is full: {} segment writes wait in memory, tried again at the next segment write", target - durable));
+            }
             if self.stopped.load(Ordering::Acquire) {
                 return Err(format!("the engine stopped with {} segment writes not in the store", target - durable));
             }
             changed.await;
+        }
+    }
+
+    /// Counts one of the layout's own writes that found no space, saying so on stderr (the 1st,
+    /// 2nd, 4th, 8th… time).
+    fn background_no_space(&self, what: &str, e: &std::io::Error) {
+        let n = self.background_no_space.fetch_add(1, Ordering::Relaxed) + 1;
+        if n.is_power_of_two() {
+            eprintln!("freeblock serve: the layout's {what} found no space ({n} so far): {e}; clients are still served");
         }
     }
 
@@ -143,8 +160,8 @@ impl PlacementCounters {
     pub fn prometheus(&self) -> String {
         let s = self.snapshot();
         format!(
-            "# TYPE freeblock_layout_blocks_copied_total counter\nfreeblock_layout_blocks_copied_total {}\n# TYPE freeblock_layout_map_commits_total counter\nfreeblock_layout_map_commits_total {}\n# TYPE freeblock_layout_map_checkpoints_total counter\nfreeblock_layout_map_checkpoints_total {}\n# TYPE freeblock_layout_map_groups_total counter\nfreeblock_layout_map_groups_total {}\n",
-            s.blocks_copied, s.commits, s.checkpoints, s.groups
+            "# TYPE freeblock_layout_background_no_space_total counter\nfreeblock_layout_background_no_space_total {}\n# TYPE freeblock_layout_blocks_copied_total counter\nfreeblock_layout_blocks_copied_total {}\n# TYPE freeblock_layout_map_commits_total counter\nfreeblock_layout_map_commits_total {}\n# TYPE freeblock_layout_map_checkpoints_total counter\nfreeblock_layout_map_checkpoints_total {}\n# TYPE freeblock_layout_map_groups_total counter\nfreeblock_layout_map_groups_total {}\n",
+            s.background_no_space, s.blocks_copied, s.commits, s.checkpoints, s.groups
         )
     }
 }
@@ -152,6 +169,8 @@ impl PlacementCounters {
 /// [`PlacementCounters`] at one instant.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PlacementSummary {
+    /// The layout's own writes that found the file system full.
+    pub background_no_space: u64,
     /// Blocks the policy's moves copied.
     pub blocks_copied: u64,
     /// Journal commits made durable.
@@ -255,12 +274,8 @@ impl Placement {
         LayoutError::Io { file: "the backing store".into(), action, message: e.to_string() }
     }
 
-    /// Writes `data` at physical byte `at`, keeping the scrub's checksums.
-    fn write_bytes(&self, at: u64, data: &[u8]) -> Result<(), LayoutError> {
-        self.write_bytes_io(at, data).map_err(|e| self.io_err("write", &e))
-    }
-
-    /// [`Placement::write_bytes`], its error as the file gave it (`ENOSPC` tells a full file system).
+    /// Writes `data` at physical byte `at`, keeping the scrub's checksums; the error as the file
+    /// gave it (`ENOSPC` tells a full file system).
     fn write_bytes_io(&self, at: u64, data: &[u8]) -> std::io::Result<()> {
         let write = || self.store.write(at, data);
         match &self.sums {
@@ -368,13 +383,29 @@ impl Placement {
         let Some(seq) = LfsPolicy::segment_write(done.io.tag) else { return Ok(()) };
         let Some(log) = self.log.as_mut() else { return Ok(()) };
         log.completed(seq)?;
+        self.apply_segment_writes()
+    }
+
+    /// LFS: the segment writes done, in seal order, into the store. One that finds the file
+    /// system full stays in memory (its writes were acknowledged) and is tried again at the next
+    /// segment write's completion; a FLUSH fails meanwhile.
+    fn apply_segment_writes(&mut self) -> Result<(), LayoutError> {
         while let Some(pieces) = self.log.as_ref().and_then(LogBytes::ready) {
             for (lbn, bytes) in pieces {
-                self.write_bytes(lbn * self.sector_bytes, &bytes)?;
+                if let Err(e) = self.write_bytes_io(lbn * self.sector_bytes, &bytes) {
+                    if !crate::store::is_no_space(&e) {
+                        return Err(self.io_err("write", &e));
+                    }
+                    self.counters.log_full.store(true, Ordering::Release);
+                    self.counters.background_no_space(&format!("segment write at sector {lbn}"), &e);
+                    self.counters.durable_changed.notify_waiters();
+                    return Ok(());
+                }
             }
             self.log.as_mut().expect("checked").applied();
             self.applied += 1;
         }
+        self.counters.log_full.store(false, Ordering::Release);
         Ok(())
     }
 
@@ -506,7 +537,15 @@ impl Placement {
         if bytes.len() != len {
             return Err(LayoutError::Config { field: "layout", message: format!("a move read {} bytes and writes {len} at sector {}", bytes.len(), done.lbn) });
         }
-        self.write_bytes(done.lbn * self.sector_bytes, &bytes)?;
+        if let Err(e) = self.write_bytes_io(done.lbn * self.sector_bytes, &bytes) {
+            // A full file system drops the copy (the policy maps nothing there) and the engine
+            // goes on serving clients; any other failure stops it.
+            if !crate::store::is_no_space(&e) || !self.inner.own_write_lost(tag)? {
+                return Err(self.io_err("write", &e));
+            }
+            self.counters.background_no_space(&format!("copy of {} sectors to sector {}", done.io.sectors, done.lbn), &e);
+            return Ok(());
+        }
         self.counters.blocks_copied.fetch_add(done.io.sectors / self.block_sectors, Ordering::Relaxed);
         Ok(())
     }
@@ -551,7 +590,13 @@ impl LayoutPolicy for Placement {
         // The zeroes are in place before the map that names the block there is durable.
         for b in fresh {
             if let Some(at) = self.fs2_map().and_then(|m| m.first_copy(b)) {
-                self.write_bytes(at * self.sector_bytes, &vec![0u8; self.block_bytes() as usize])?;
+                // A punched hole: it takes no space, so a full file system cannot stop it.
+                let (at, len) = (at * self.sector_bytes, self.block_bytes());
+                let zeroed = match &self.sums {
+                    Some(s) => s.write_with(&self.store, at, len, || self.store.zero_range(at, len)),
+                    None => self.store.zero_range(at, len),
+                };
+                zeroed.map_err(|e| self.io_err("zero", &e))?;
             }
         }
         self.mirror_journal(Vec::new())
@@ -566,6 +611,11 @@ impl LayoutPolicy for Placement {
     }
 
     fn flush(&mut self, ctx: &mut LayoutCtx<'_>, out: &mut Vec<PhysIo>) -> Result<(), LayoutError> {
+        // LFS: a segment write that found no space is tried again first.
+        if self.log.is_some() {
+            self.apply_segment_writes()?;
+            self.mirror_journal(Vec::new())?;
+        }
         self.call(ctx, |p, c| p.flush(c, out))
     }
 

@@ -146,3 +146,97 @@ impl Stats {
         s
     }
 }
+
+/// A person's view of the Prometheus text the stats endpoint serves (`freeblock stats`; the raw
+/// text is `freeblock stats --raw`): requests and bytes by command, errors, the model's response
+/// time and the replies' lateness, connections, the layout's own work and the scrub's progress,
+/// each section only when the server exports it. Lines it does not know are left out.
+#[must_use]
+pub fn readable(prometheus: &str) -> String {
+    use std::collections::BTreeMap;
+    // name{labels} value, comments skipped.
+    let metrics: BTreeMap<&str, f64> = prometheus
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.rsplit_once(' '))
+        .filter_map(|(k, v)| v.trim().parse::<f64>().ok().map(|v| (k.trim(), v)))
+        .collect();
+    let get = |k: &str| metrics.get(k).copied();
+    let int = |k: &str| get(k).map_or(0, |v| v as u64);
+    let mut s = String::new();
+    let _ = writeln!(s, "requests");
+    for (_, op) in COUNTED {
+        let (n, b) = (int(&format!("freeblock_requests_total{{op=\"{op}\"}}")), int(&format!("freeblock_bytes_total{{op=\"{op}\"}}")));
+        if n > 0 {
+            let _ = writeln!(s, "  {op:<13} {n:>10}  {:>12.1} MiB", b as f64 / (1u64 << 20) as f64);
+        }
+    }
+    let total: u64 = COUNTED.iter().map(|(_, op)| int(&format!("freeblock_requests_total{{op=\"{op}\"}}"))).sum();
+    let _ = writeln!(s, "  {:<13} {total:>10}", "all");
+    let _ = writeln!(s, "errors          {} ({} for a full file system)", int("freeblock_errors_total"), int("freeblock_no_space_errors_total"));
+    for (name, title) in [("freeblock_model_response_seconds", "model response"), ("freeblock_lateness_seconds", "reply lateness")] {
+        let count = int(&format!("{name}_count"));
+        if count == 0 {
+            continue;
+        }
+        let q = |p: &str| get(&format!("{name}{{quantile=\"{p}\"}}")).unwrap_or(0.0) * 1e3;
+        let mean = get(&format!("{name}_sum")).unwrap_or(0.0) * 1e3 / count as f64;
+        let _ = writeln!(s, "{title:<15} mean {mean:.3} ms, p50 {:.3}, p99 {:.3}, max {:.3} ms ({count} requests)", q("0.5"), q("0.99"), q("1"));
+    }
+    let _ = writeln!(s, "connections     {} served, {} refused (at the cap)", int("freeblock_connections_total"), int("freeblock_connections_refused_total"));
+    if get("freeblock_layout_map_commits_total").is_some() {
+        let _ = writeln!(
+            s,
+            "layout          {} blocks copied by its moves, {} map commits in {} groups, {} snapshots; {} of its own writes found no space",
+            int("freeblock_layout_blocks_copied_total"),
+            int("freeblock_layout_map_commits_total"),
+            int("freeblock_layout_map_groups_total"),
+            int("freeblock_layout_map_checkpoints_total"),
+            int("freeblock_layout_background_no_space_total")
+        );
+    }
+    if let Some(progress) = get("freeblock_scrub_pass_progress") {
+        let v = |verdict: &str| int(&format!("freeblock_scrub_blocks_total{{verdict=\"{verdict}\"}}"));
+        let _ = writeln!(
+            s,
+            "scrub           pass {} at {:.1}%; blocks verified {}, mismatched {}, unverified {}, read errors {}",
+            int("freeblock_scrub_passes_total") + 1,
+            progress * 100.0,
+            v("verified"),
+            v("mismatched"),
+            v("unverified"),
+            v("read_error")
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_readable_view_says_what_the_counters_hold() {
+        let stats = Stats::default();
+        for _ in 0..3 {
+            stats.count(Counted::Read, 1 << 20);
+        }
+        stats.count(Counted::Write, 4096);
+        stats.error();
+        stats.no_space();
+        stats.connection();
+        for ms in [2, 4, 6] {
+            stats.response(ms * 1_000_000);
+        }
+        let text = format!("{}# TYPE freeblock_scrub_pass_progress gauge\nfreeblock_scrub_pass_progress 0.25\nfreeblock_scrub_passes_total 1\n", stats.prometheus());
+        let view = readable(&text);
+        assert!(view.contains("read                   3           3.0 MiB"), "{view}");
+        assert!(view.contains("all                    4"), "{view}");
+        assert!(view.contains("errors          1 (1 for a full file system)"), "{view}");
+        assert!(view.contains("model response  mean 4.000 ms"), "{view}");
+        assert!(!view.contains("reply lateness"), "nothing timed late: {view}");
+        assert!(view.contains("connections     1 served, 0 refused"), "{view}");
+        assert!(view.contains("scrub           pass 2 at 25.0%"), "{view}");
+        assert!(!view.contains("layout"), "no layout exported: {view}");
+    }
+}

@@ -80,3 +80,65 @@ fn range_writes_fail_the_request_that_found_no_space_and_go_on() {
 fn fs2_fails_the_request_that_found_no_space_and_goes_on() {
     fill_until_enospc("fs2", 1 << 20);
 }
+
+/// Writes blocks under `layout` (a policy that copies blocks on its own), restarts it with no
+/// room left in the file system, then reads the written blocks over and over so that the policy copies them (FS2 replicas,
+/// rearrangement's moves into its area; blocks `apart` bytes apart): each copy finds the file system full. The copy alone
+/// is dropped (counted in the stats), the engine goes on serving every client, and every
+/// acknowledged block reads back right, also after a restart.
+fn background_copies_find_no_space(layout: &str, space: u64, apart: u64) {
+    let dir = Scratch::new("nospace-background");
+    let mut cfg = config(DISK, &dir.path("disk.img"), Pace::None);
+    cfg.layout = Some(toml::from_str::<LayoutSpec>(layout).unwrap());
+    cfg.stats = Some("127.0.0.1:0".parse().unwrap());
+    // Written with room, then served again with none left: every copy the policy makes finds
+    // the file system full.
+    // Whole blocks of every policy (rearrangement's are larger than 4 KiB).
+    const PIECE: usize = 64 << 10;
+    let at = |b: u64| b * apart;
+    let pattern = |b: u64| pattern(b).repeat(PIECE / 4096);
+    let acked: Vec<u64> = (0..24).collect();
+    let first = start(cfg.clone());
+    let mut c = Client::connect(first.addr, &first.export).unwrap();
+    for &b in &acked {
+        c.write_fua(at(b), &pattern(b)).unwrap();
+    }
+    drop(c);
+    first.stop();
+    let mut limited = cfg.clone();
+    limited.store_space_limit = Some(space);
+    let server = start(limited);
+    let mut c = Client::connect(server.addr, &server.export).unwrap();
+    let background = |s: &str| -> u64 { s.lines().find_map(|l| l.strip_prefix("freeblock_layout_background_no_space_total ")).expect("the counter is exported").trim().parse().unwrap() };
+    let started = std::time::Instant::now();
+    let mut rounds = 0;
+    while background(&fetch_stats(server.stats.unwrap())) == 0 && started.elapsed() < std::time::Duration::from_secs(20) {
+        for &b in &acked {
+            assert_eq!(c.read(at(b), PIECE as u32).unwrap(), pattern(b), "{layout}: block {b} while copies find no space");
+        }
+        rounds += 1;
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let stats = fetch_stats(server.stats.unwrap());
+    assert!(background(&stats) > 0, "{layout}: no copy of the layout found the file system full in {rounds} rounds of reads: {stats}");
+    // The engine still serves every client, and every acknowledged block.
+    let mut other = Client::connect(server.addr, &server.export).unwrap();
+    for &b in &acked {
+        assert_eq!(other.read(at(b), PIECE as u32).unwrap(), pattern(b), "{layout}: block {b} after a copy found no space");
+    }
+    drop((c, other));
+    let finished = server.stop();
+    assert!(finished.placement.is_some_and(|p| p.background_no_space > 0), "{layout}: the summary counts the dropped copies");
+    let report = check_store(&dir.path("disk.img"), false);
+    assert!(report.clean(), "{layout}: {report}");
+    let again = start(cfg);
+    let mut c = Client::connect(again.addr, &again.export).unwrap();
+    for &b in &acked {
+        assert_eq!(c.read(at(b), PIECE as u32).unwrap(), pattern(b), "{layout}: block {b} after the restart");
+    }
+}
+
+#[test]
+fn rearrangement_drops_a_move_that_found_no_space_and_goes_on() {
+    background_copies_find_no_space("type = \"rearrange\"\nperiod_s = 0.05\nschedule = \"always\"", 64 << 10, 64 << 10);
+}

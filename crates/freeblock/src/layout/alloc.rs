@@ -176,12 +176,73 @@ pub fn offer_equidistant(
     k: u32,
     blocks: u64,
 ) -> Result<(Track, Candidates)> {
+    offer_equidistant_noting(map, disk, near, k, blocks, &mut NoRoom::default())
+}
+
+/// Tracks found with no room during a batch of offers that only take free space (the pieces of
+/// one long write): a track with no place for `k` equidistant runs of `b` blocks has none for
+/// longer runs either, and none later in the batch, so the next search skips it without
+/// scanning it again. Without it, each piece of a long write walked every track the earlier
+/// pieces filled: time quadratic in the write's length (issue 37 §2). The offers are the same
+/// with it or without it.
+#[derive(Debug, Default)]
+pub struct NoRoom {
+    /// Per track and candidate count, the fewest blocks found not to fit.
+    tracks: std::collections::HashMap<(Track, u32), u64>,
+    /// `(k, blocks, n)`: the first `n` tracks of the walk have no room for `k` runs of `blocks`
+    /// or more, so a search skips them without looking (the walk is the same for the batch).
+    prefixes: Vec<(u32, u64, usize)>,
+}
+
+impl NoRoom {
+    /// Whether `track` is known to have no place for `k` runs of `blocks` blocks.
+    fn known_full(&self, track: Track, k: u32, blocks: u64) -> bool {
+        self.tracks.get(&(track, k)).is_some_and(|&fewest| blocks >= fewest)
+    }
+
+    fn note(&mut self, track: Track, k: u32, blocks: u64) {
+        let fewest = self.tracks.entry((track, k)).or_insert(blocks);
+        *fewest = (*fewest).min(blocks);
+    }
+
+    /// Leading tracks of the walk a search for `k` runs of `blocks` may skip.
+    fn skip(&self, k: u32, blocks: u64) -> usize {
+        self.prefixes.iter().filter(|&&(pk, pb, _)| pk == k && pb <= blocks).map(|p| p.2).max().unwrap_or(0)
+    }
+
+    /// The search for `k` runs of `blocks` found room first at walk position `found`.
+    fn full_before(&mut self, k: u32, blocks: u64, found: usize) {
+        match self.prefixes.iter_mut().find(|p| p.0 == k && p.1 == blocks) {
+            Some(p) => p.2 = p.2.max(found),
+            None => self.prefixes.push((k, blocks, found)),
+        }
+    }
+}
+
+/// [`offer_equidistant`] within a batch of offers sharing `no_room`: the map may only lose free
+/// space between the calls of one batch (offers reserve; nothing is freed), or a track skipped
+/// may have room again.
+///
+/// # Errors
+/// As [`offer_equidistant`].
+pub fn offer_equidistant_noting(map: &mut BlockMap, disk: &Disk, near: HeadState, k: u32, blocks: u64, no_room: &mut NoRoom) -> Result<(Track, Candidates)> {
     check_counts(k, blocks)?;
     // Walked lazily: the nearest tracks with room are usually a few, the disk's tracks many.
-    let found = tracks_near(disk, map, near).find_map(|track| equidistant_starts(map, disk, track, k, blocks, 0).ok().map(|starts| (track, starts)));
-    let Some((track, starts)) = found else {
+    let skip = no_room.skip(k, blocks);
+    let found = tracks_near(disk, map, near).enumerate().skip(skip).find_map(|(i, track)| {
+        if no_room.known_full(track, k, blocks) {
+            return None;
+        }
+        let starts = equidistant_starts(map, disk, track, k, blocks, 0);
+        if starts.is_err() {
+            no_room.note(track, k, blocks);
+        }
+        starts.ok().map(|starts| (i, track, starts))
+    });
+    let Some((i, track, starts)) = found else {
         return Err(LayoutError::NoSpace { what: format!("{k} equidistant candidates of {blocks} blocks on any track") });
     };
+    no_room.full_before(k, blocks, i);
     let need = blocks * map.block_sectors();
     for &s in &starts {
         map.reserve(PhysRange::new(s, need))?;

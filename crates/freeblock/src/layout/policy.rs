@@ -245,6 +245,19 @@ pub trait LayoutPolicy: Send + AsAny {
     /// A map update the policy refuses.
     fn complete(&mut self, ctx: &mut LayoutCtx<'_>, done: &Completed<'_>) -> Result<()>;
 
+    /// The bytes of the policy's own write `tag` (a move's or a replica's copy) did not reach
+    /// stable storage: the block server's file system was full. Called before that write's
+    /// [`complete`](Self::complete), which must then add nothing to the map: the move or copy is
+    /// dropped (a later period or job may make it again) and every block keeps the places it
+    /// had. Returns whether the policy dropped it; `false` (the default) when it cannot, and the
+    /// caller must stop rather than map a place that holds nothing.
+    ///
+    /// # Errors
+    /// A map update the policy refuses.
+    fn own_write_lost(&mut self, _tag: u64) -> Result<bool> {
+        Ok(false)
+    }
+
     /// When the policy next wants [`timer`](Self::timer) called, if ever.
     fn next_timer(&self) -> Option<SimTime> {
         None

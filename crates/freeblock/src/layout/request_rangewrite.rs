@@ -58,7 +58,7 @@ use std::collections::{HashMap, HashSet};
 use freeblock_disk::{Disk, Op};
 use serde::{Deserialize, Serialize};
 
-use super::alloc::{offer_equidistant, offer_equidistant_on_cylinder};
+use super::alloc::{offer_equidistant_noting, offer_equidistant_on_cylinder, NoRoom};
 use super::error::{LayoutError, Result};
 use super::journal::{DirtyRule, Journal, MapOp, MemStorage, RecoveryReport};
 use super::map::{BlockMap, Candidates, MapConfig, PhysRange, WriteRequest};
@@ -379,7 +379,7 @@ impl RequestRangeWrites {
     /// free space near the heads has `candidates` places for it, else its two halves, each
     /// offered the same way; a single block with no room for all its candidates gets one
     /// place, the nearest free one. Each piece is one physical I/O.
-    fn offer_write(&mut self, ctx: &LayoutCtx<'_>, logical: u64, blocks: u64, pieces: &mut Vec<PhysIo>) -> Result<()> {
+    fn offer_write(&mut self, ctx: &LayoutCtx<'_>, logical: u64, blocks: u64, pieces: &mut Vec<PhysIo>, no_room: &mut NoRoom) -> Result<()> {
         let k = self.config.candidates;
         // A run longer than a track (for all its candidates) fits nowhere: no search.
         let per_track = match self.config.spread {
@@ -390,7 +390,7 @@ impl RequestRangeWrites {
             Err(LayoutError::NoSpace { what: format!("{k} candidates of {blocks} blocks (longer than a track)") })
         } else {
             match self.config.spread {
-                Spread::Track => offer_equidistant(&mut self.map, ctx.disk, ctx.head, k, blocks).map(|o| o.1),
+                Spread::Track => offer_equidistant_noting(&mut self.map, ctx.disk, ctx.head, k, blocks, no_room).map(|o| o.1),
                 Spread::Cylinder => offer_equidistant_on_cylinder(&mut self.map, ctx.disk, ctx.head, k, blocks).map(|o| o.1),
             }
         };
@@ -398,10 +398,10 @@ impl RequestRangeWrites {
             Ok(c) => c,
             Err(LayoutError::NoSpace { .. }) if blocks > 1 => {
                 let half = blocks / 2;
-                self.offer_write(ctx, logical, half, pieces)?;
-                return self.offer_write(ctx, logical + half, blocks - half, pieces);
+                self.offer_write(ctx, logical, half, pieces, no_room)?;
+                return self.offer_write(ctx, logical + half, blocks - half, pieces, no_room);
             }
-            Err(LayoutError::NoSpace { .. }) if k > 1 => offer_equidistant(&mut self.map, ctx.disk, ctx.head, 1, 1)?.1,
+            Err(LayoutError::NoSpace { .. }) if k > 1 => offer_equidistant_noting(&mut self.map, ctx.disk, ctx.head, 1, 1, no_room)?.1,
             Err(e) => return Err(e),
         };
         let sectors = blocks * self.config.block_sectors;
@@ -471,7 +471,8 @@ impl LayoutPolicy for RequestRangeWrites {
             self.enter(b)?;
         }
         let mut pieces = Vec::new();
-        if let Err(e) = self.offer_write(ctx, first, end - first, &mut pieces) {
+        // One search memory for all the pieces: the offers only take free space meanwhile.
+        if let Err(e) = self.offer_write(ctx, first, end - first, &mut pieces, &mut NoRoom::default()) {
             // Refused whole: the pieces already offered give their places back.
             for io in &pieces {
                 if let Some(Piece { write: Some(req), .. }) = self.pieces.remove(&io.tag) {

@@ -1027,6 +1027,17 @@ impl LayoutPolicy for Fs2 {
         self.start_jobs(ctx)
     }
 
+    fn own_write_lost(&mut self, tag: u64) -> Result<bool> {
+        let Some(job) = self.active.get_mut(&(tag & !OWN_TAG)).filter(|j| tag & OWN_TAG != 0 && j.reads_left == 0) else { return Ok(false) };
+        // Every copy of the job is stale: its completion adds no replica, and frees the place.
+        for &b in &job.blocks {
+            if job.stale.insert(b) {
+                self.report.copies_aborted += 1;
+            }
+        }
+        Ok(true)
+    }
+
     fn report(&self) -> serde_json::Value {
         serde_json::to_value(self.fs2_report()).unwrap_or(serde_json::Value::Null)
     }

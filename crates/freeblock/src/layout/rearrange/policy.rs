@@ -1006,6 +1006,27 @@ impl LayoutPolicy for Rearrange {
         Ok(())
     }
 
+    fn own_write_lost(&mut self, tag: u64) -> Result<bool> {
+        // Only a move's data write carries bytes (the table write is the journal files).
+        if tag & MOVE_TAG == 0 || tag & TABLE_TAG != 0 {
+            return Ok(false);
+        }
+        let id = tag & !MOVE_TAG;
+        if self.active.get(&id).is_none_or(|m| m.stage != Stage::WriteTarget) {
+            return Ok(false);
+        }
+        // Dropped, not queued again: retried at once it would fail again on a full file system;
+        // the next period plans it anew. The block stays where the map has it.
+        let m = self.active.remove(&id).expect("checked");
+        self.moving.remove(&m.block);
+        self.report.aborted += 1;
+        if m.kind == Kind::In {
+            // Reservations are in memory only (see the module docs).
+            self.map.release(&Candidates::single(m.slot_lbn), 1)?;
+        }
+        Ok(true)
+    }
+
     fn next_timer(&self) -> Option<SimTime> {
         Some(self.next_timer)
     }
