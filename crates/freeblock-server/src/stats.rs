@@ -165,13 +165,14 @@ pub fn readable(prometheus: &str) -> String {
     let int = |k: &str| get(k).map_or(0, |v| v as u64);
     let mut s = String::new();
     let _ = writeln!(s, "requests");
+    let mut total = 0;
     for (_, op) in COUNTED {
         let (n, b) = (int(&format!("freeblock_requests_total{{op=\"{op}\"}}")), int(&format!("freeblock_bytes_total{{op=\"{op}\"}}")));
+        total += n;
         if n > 0 {
             let _ = writeln!(s, "  {op:<13} {n:>10}  {:>12.1} MiB", b as f64 / (1u64 << 20) as f64);
         }
     }
-    let total: u64 = COUNTED.iter().map(|(_, op)| int(&format!("freeblock_requests_total{{op=\"{op}\"}}"))).sum();
     let _ = writeln!(s, "  {:<13} {total:>10}", "all");
     let _ = writeln!(s, "errors          {} ({} for a full file system)", int("freeblock_errors_total"), int("freeblock_no_space_errors_total"));
     for (name, title) in [("freeblock_model_response_seconds", "model response"), ("freeblock_lateness_seconds", "reply lateness")] {

@@ -568,21 +568,20 @@ pub fn statements(cfg: &LfsCleaningConfig, all: &[Point]) -> Vec<Statement> {
         out.push(Statement { paper: "(ours) up to ~3x ORIGINAL (best ours/ORIGINAL)".into(), paper_value: 3.0, ours: v, how: format!("at {:.0}%", best.utilisation_pct), agrees: (2.5..=3.5).contains(&v), cause: free_cause(best, &best.ours) });
     }
     // The issue-33 bars, over the best free cleaner (FREEBLOCK, ours or ours+IDLE) at each point.
-    let best_free = |p: &Point| -> (&'static str, Run) {
+    fn best_free(p: &Point) -> (&'static str, &Run) {
         let named = [("FREEBLOCK", &p.freeblock), ("ours", &p.ours), ("ours+IDLE", &p.ours_idle)];
-        let (name, run) = named.into_iter().max_by(|a, b| a.1.tps.total_cmp(&b.1.tps)).unwrap_or(("ours", &p.ours));
-        (name, run.clone())
-    };
+        named.into_iter().max_by(|a, b| a.1.tps.total_cmp(&b.1.tps)).unwrap_or(("ours", &p.ours))
+    }
     if let Some(best) = points.iter().max_by(|a, b| (best_free(a).1.tps / a.original.tps.max(1e-9)).total_cmp(&(best_free(b).1.tps / b.original.tps.max(1e-9)))) {
         let (name, run) = best_free(best);
         let v = run.tps / best.original.tps.max(1e-9);
-        out.push(Statement { paper: "(best free cleaner) at least 3x ORIGINAL somewhere".into(), paper_value: 3.0, ours: v, how: format!("at {:.0}%, {name}", best.utilisation_pct), agrees: v >= 3.0, cause: free_cause(best, &run) });
+        out.push(Statement { paper: "(best free cleaner) at least 3x ORIGINAL somewhere".into(), paper_value: 3.0, ours: v, how: format!("at {:.0}%, {name}", best.utilisation_pct), agrees: v >= 3.0, cause: free_cause(best, run) });
     }
     let upto85: Vec<&Point> = points.iter().filter(|p| p.utilisation_pct <= 85.0 + 1e-9 && p.ideal_tps > 0.0).collect();
     if let Some(worst) = upto85.iter().min_by(|a, b| (best_free(a).1.tps / a.ideal_tps).total_cmp(&(best_free(b).1.tps / b.ideal_tps))) {
         let (name, run) = best_free(worst);
         let v = run.tps / worst.ideal_tps;
-        out.push(Statement { paper: "(best free cleaner) close to IDEAL up to 85% (lowest best/IDEAL)".into(), paper_value: 0.85, ours: v, how: format!("lowest at {:.0}%, {name}", worst.utilisation_pct), agrees: v >= 0.85, cause: free_cause(worst, &run) });
+        out.push(Statement { paper: "(best free cleaner) close to IDEAL up to 85% (lowest best/IDEAL)".into(), paper_value: 0.85, ours: v, how: format!("lowest at {:.0}%, {name}", worst.utilisation_pct), agrees: v >= 0.85, cause: free_cause(worst, run) });
     }
     out
 }
