@@ -245,7 +245,8 @@ pub fn validate(a: &ValidateArgs) -> CmdResult {
 pub struct ReproArgs {
     /// Which reproduction: head-usage (paper 000 §3), range-writes (paper 004), free-mining
     /// (paper 000 §6), rearrangement (paper 002), fs2 (paper 003), lfs-cleaning (paper 000 §5),
-    /// external (paper 001; --quick: 5 s per run, three conservatism values).
+    /// external (paper 001; --quick: 5 s per run, three conservatism values), scrub (issue 35:
+    /// five scrub schemes on the 14 TB model beside OpenZFS PR #11166; --quick: 12 s per run).
     pub what: String,
     /// head-usage, range-writes: requests per run (paper: 10000).
     #[arg(long, default_value_t = 10_000)]
@@ -285,7 +286,8 @@ pub struct ReproArgs {
     /// if it exists, else that part is skipped).
     #[arg(long)]
     pub trace: Option<PathBuf>,
-    /// external: simulated seconds per run (default 300; 5 with --quick).
+    /// external: simulated seconds per run (default 300; 5 with --quick). scrub: default 60; 12
+    /// with --quick.
     #[arg(long)]
     pub seconds: Option<f64>,
     /// lfs-cleaning: how §5 is read. `today`: the file system is the whole log and ORIGINAL
@@ -301,6 +303,22 @@ pub struct ReproArgs {
     /// reserve the rest (default 0.85: §5 gives none, so it is fitted to ORIGINAL's two ratios).
     #[arg(long, value_name = "SHARE")]
     pub fs_share: Option<f64>,
+    /// scrub: share of the disk (from its start) the QD 1 random reads cover, (0, 1] (default 1).
+    #[arg(long, value_name = "SHARE")]
+    pub fg_span: Option<f64>,
+    /// scrub: the idle-class scrubber's (and freeblock's) foreground idle time before it reads, ms
+    /// (default 100).
+    #[arg(long)]
+    pub idle_after_ms: Option<f64>,
+    /// scrub: the sampled scrub's share of the blocks read a day, (0, 1] (default 0.05).
+    #[arg(long, value_name = "SHARE")]
+    pub sample_share: Option<f64>,
+    /// scrub: the ZFS-like scrubber's pause after each read, after #11166, ms (default 1).
+    #[arg(long)]
+    pub zfs_pause_ms: Option<f64>,
+    /// scrub: the drive's age limit, ms; `none` for no limit (default 250).
+    #[arg(long)]
+    pub age_limit_ms: Option<String>,
     /// Folder for plots and CSV.
     #[arg(long, default_value = "out/repro")]
     pub out: PathBuf,
@@ -325,7 +343,8 @@ pub fn repro(a: &ReproArgs) -> CmdResult {
         "fs2" => crate::commands_fs2::fs2(a),
         "lfs-cleaning" => crate::commands_lfs::lfs_cleaning(a),
         "external" => crate::commands_external::repro_external(a),
-        other => Err(format!("unknown reproduction `{other}` (known: head-usage, range-writes, free-mining, rearrangement, fs2, lfs-cleaning, external)").into()),
+        "scrub" => crate::commands_scrub::repro_scrub(a),
+        other => Err(format!("unknown reproduction `{other}` (known: head-usage, range-writes, free-mining, rearrangement, fs2, lfs-cleaning, external, scrub)").into()),
     };
     result.and_then(|()| quick_note(a))
 }
@@ -333,7 +352,7 @@ pub fn repro(a: &ReproArgs) -> CmdResult {
 /// After a `--quick` reproduction's text: its verdicts are indicative only. Printed by every path
 /// that finishes a reproduction (this binary's threads, or the Python package's Dask tasks).
 pub fn quick_note(a: &ReproArgs) -> CmdResult {
-    if a.quick && !a.json && matches!(a.what.as_str(), "free-mining" | "rearrangement" | "fs2" | "lfs-cleaning" | "external") {
+    if a.quick && !a.json && matches!(a.what.as_str(), "free-mining" | "rearrangement" | "fs2" | "lfs-cleaning" | "external" | "scrub") {
         outln!("--quick: a smaller run than the paper's, so every verdict above is indicative only; run without --quick to compare with the paper");
     }
     Ok(())

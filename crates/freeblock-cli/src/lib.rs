@@ -34,6 +34,7 @@ mod commands_fs2;
 mod commands_lfs;
 mod commands_rearrange;
 mod commands_run;
+mod commands_scrub;
 mod commands_check;
 mod commands_serve;
 mod commands_seek_profile;

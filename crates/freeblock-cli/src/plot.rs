@@ -439,6 +439,10 @@ pub fn lines_on(path: &Path, title: &str, (x_desc, x_axis): (&str, XAxis), y_des
     for (k, s) in series.iter().enumerate() {
         let colour = COLOURS[k % COLOURS.len()];
         chart.draw_series(LineSeries::new(s.points.iter().copied(), colour.stroke_width(2)))?;
+        // A series of one point (one scheme's operating point) is a dot: a line of one point draws nothing.
+        if let [p] = s.points[..] {
+            chart.draw_series([Circle::new(p, 6, colour.filled())])?;
+        }
         line_entries.push((s.label.clone(), Swatch::Stroke(colour)));
     }
     line_entries.extend(entries);

@@ -42,6 +42,7 @@ pub mod report;
 pub mod repro;
 pub mod request;
 pub mod sched;
+pub mod scrub_repro;
 pub mod seek_profile;
 pub mod sim;
 pub mod validate;

@@ -1140,6 +1140,10 @@ impl<'w> Simulation<'w> {
                             }
                         }
                     }
+                    // Online: a request arriving at this same instant (a client's next,
+                    // sent as this one completed) joins the queue before the next pick, as
+                    // the next request of a batch workload's stream would.
+                    poll_online!(Some(now));
                     if self.freeblock.as_ref().is_some_and(Freeblock::should_stop) {
                         break 'events;
                     }
