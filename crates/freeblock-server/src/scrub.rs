@@ -128,6 +128,8 @@ pub struct ScrubCounters {
     pub per_pass: AtomicU64,
     /// The first blocks found not to match (at most [`MISMATCHES_KEPT`]).
     pub mismatches: Mutex<Vec<u64>>,
+    /// When the scrub started (its rate and ETA are measured from here).
+    pub started: std::sync::OnceLock<std::time::Instant>,
 }
 
 /// How many mismatched blocks are kept by number (all are counted).
@@ -150,6 +152,15 @@ pub struct ScrubSummary {
     pub passes: u64,
     /// Fraction of the pass under way delivered.
     pub progress: f64,
+    /// Bytes scrubbed since the scrub started (every pass).
+    pub bytes: u64,
+    /// Mean scrub rate since it started, bytes a second (wall clock: the model's time under
+    /// `--pace real`).
+    pub bytes_per_s: f64,
+    /// Seconds to finish the pass under way at that rate (`None`: nothing scrubbed yet).
+    pub pass_eta_s: Option<f64>,
+    /// Seconds a whole pass over the disk takes at that rate (`None`: nothing scrubbed yet).
+    pub whole_disk_s: Option<f64>,
 }
 
 impl ScrubCounters {
@@ -157,7 +168,16 @@ impl ScrubCounters {
     #[must_use]
     pub fn snapshot(&self) -> ScrubSummary {
         let per = self.per_pass.load(Ordering::Relaxed);
+        let in_pass = self.in_pass.load(Ordering::Relaxed);
+        let bytes = (self.passes.load(Ordering::Relaxed) * per + in_pass) * SCRUB_BLOCK;
+        let elapsed_s = self.started.get().map_or(0.0, |t| t.elapsed().as_secs_f64());
+        let bytes_per_s = if elapsed_s > 0.0 { bytes as f64 / elapsed_s } else { 0.0 };
+        let at_rate = |blocks: u64| (bytes_per_s > 0.0).then(|| (blocks * SCRUB_BLOCK) as f64 / bytes_per_s);
         ScrubSummary {
+            bytes,
+            bytes_per_s,
+            pass_eta_s: at_rate(per.saturating_sub(in_pass)),
+            whole_disk_s: at_rate(per),
             mismatches: self.mismatches.lock().expect("never poisoned").clone(),
             verified: self.verified.load(Ordering::Relaxed),
             mismatched: self.mismatched.load(Ordering::Relaxed),
@@ -319,6 +339,7 @@ impl Scrub {
     /// # Errors
     /// The thread could not be started.
     pub fn new(store: Arc<Store>, sums: Arc<Checksums>, sector_bytes: u64, counters: Arc<ScrubCounters>, passes: u64) -> std::io::Result<Self> {
+        counters.started.get_or_init(std::time::Instant::now);
         let (to_check, runs) = mpsc::sync_channel::<(u64, u64)>(CHANNEL_RUNS);
         let checked = Arc::clone(&counters);
         let checker = std::thread::Builder::new().name("freeblock-scrub".into()).spawn(move || {

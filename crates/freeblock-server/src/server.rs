@@ -300,6 +300,7 @@ async fn serve_stats(mut s: tokio::net::TcpStream, export: Arc<Export>) {
             "# TYPE freeblock_scrub_blocks_total counter\nfreeblock_scrub_blocks_total{{verdict=\"verified\"}} {}\nfreeblock_scrub_blocks_total{{verdict=\"mismatched\"}} {}\nfreeblock_scrub_blocks_total{{verdict=\"unverified\"}} {}\nfreeblock_scrub_blocks_total{{verdict=\"read_error\"}} {}\n# TYPE freeblock_scrub_passes_total counter\nfreeblock_scrub_passes_total {}\n# TYPE freeblock_scrub_pass_progress gauge\nfreeblock_scrub_pass_progress {:.6}\n",
             s.verified, s.mismatched, s.unverified, s.read_errors, s.passes, s.progress
         ));
+        body.push_str(&crate::stats::scrub_rate_prometheus(&s));
     }
     if let Some(c) = &export.placement {
         body.push_str(&c.prometheus());

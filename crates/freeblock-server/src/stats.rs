@@ -147,6 +147,36 @@ impl Stats {
     }
 }
 
+/// The scrub's rate and ETA as Prometheus text: bytes scrubbed (a counter, for `rate()`), the
+/// mean rate since the scrub started, and at that rate the seconds to finish the pass under way
+/// and to scrub the whole disk (`+Inf` before anything is scrubbed).
+#[must_use]
+pub fn scrub_rate_prometheus(s: &crate::scrub::ScrubSummary) -> String {
+    let secs = |x: Option<f64>| x.map_or_else(|| "+Inf".to_string(), |v| format!("{v:.1}"));
+    format!(
+        "# TYPE freeblock_scrub_bytes_total counter\nfreeblock_scrub_bytes_total {}\n# TYPE freeblock_scrub_bytes_per_second gauge\nfreeblock_scrub_bytes_per_second {:.1}\n# TYPE freeblock_scrub_pass_eta_seconds gauge\nfreeblock_scrub_pass_eta_seconds {}\n# TYPE freeblock_scrub_whole_disk_seconds gauge\nfreeblock_scrub_whole_disk_seconds {}\n",
+        s.bytes,
+        s.bytes_per_s,
+        secs(s.pass_eta_s),
+        secs(s.whole_disk_s)
+    )
+}
+
+/// A duration for a person: seconds, minutes, hours or days.
+fn duration_text(s: f64) -> String {
+    if !s.is_finite() {
+        "never (nothing scrubbed yet)".into()
+    } else if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.1} min", s / 60.0)
+    } else if s < 172_800.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else {
+        format!("{:.1} days", s / 86_400.0)
+    }
+}
+
 /// A person's view of the Prometheus text the stats endpoint serves (`freeblock stats`; the raw
 /// text is `freeblock stats --raw`): requests and bytes by command, errors, the model's response
 /// time and the replies' lateness, connections, the layout's own work and the scrub's progress,
@@ -209,6 +239,15 @@ pub fn readable(prometheus: &str) -> String {
             v("read_error")
         );
     }
+    if let Some(rate) = get("freeblock_scrub_bytes_per_second") {
+        let _ = writeln!(
+            s,
+            "                {:.2} MB/s (mean since it started), this pass done in {}, the whole disk in {}",
+            rate / 1e6,
+            duration_text(get("freeblock_scrub_pass_eta_seconds").unwrap_or(f64::INFINITY)),
+            duration_text(get("freeblock_scrub_whole_disk_seconds").unwrap_or(f64::INFINITY))
+        );
+    }
     s
 }
 
@@ -239,5 +278,24 @@ mod tests {
         assert!(view.contains("connections     1 served, 0 refused"), "{view}");
         assert!(view.contains("scrub           pass 2 at 25.0%"), "{view}");
         assert!(!view.contains("layout"), "no layout exported: {view}");
+    }
+
+    #[test]
+    fn the_scrub_rate_and_eta_reach_the_readable_view() {
+        let counters = crate::scrub::ScrubCounters::default();
+        let empty = crate::scrub::ScrubCounters::default().snapshot();
+        assert!(readable(&scrub_rate_prometheus(&empty)).contains("the whole disk in never"), "nothing scrubbed: no ETA");
+        counters.per_pass.store(1000, std::sync::atomic::Ordering::Relaxed);
+        counters.in_pass.store(250, std::sync::atomic::Ordering::Relaxed);
+        counters.started.get_or_init(|| std::time::Instant::now() - std::time::Duration::from_secs(10));
+        let s = counters.snapshot();
+        assert_eq!(s.bytes, 250 * crate::scrub::SCRUB_BLOCK);
+        // 250 blocks in about 10 s: the 750 left take about 30 s, a whole pass about 40 s.
+        let (eta, whole) = (s.pass_eta_s.unwrap(), s.whole_disk_s.unwrap());
+        assert!((29.0..31.0).contains(&eta) && (39.0..41.0).contains(&whole), "{eta} {whole}");
+        let text = scrub_rate_prometheus(&s);
+        assert!(text.contains(&format!("freeblock_scrub_bytes_total {}", s.bytes)), "{text}");
+        let view = readable(&text);
+        assert!(view.contains("MB/s (mean since it started), this pass done in 30 s, the whole disk in 40 s"), "{view}");
     }
 }
