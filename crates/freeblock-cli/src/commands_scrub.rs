@@ -142,7 +142,7 @@ paced = ZFS-like, 1 in flight, a {:.0} ms pause so as to read {}% of the blocks 
     if let (Some(none), Some(before), Some(after)) = (r.row(a, Scheme::None), r.row(a, Scheme::ZfsBefore), r.row(a, Scheme::ZfsAfter)) {
         s += &format!("Idle IOPS: ours {} (PR #11166, Seagate 14 TB).\n", against(none.iops, sr::PUBLISHED_IDLE_IOPS));
         s += &format!(
-            "  Why: 166 IOPS is {:.2} ms a read; ours is {:.2} ms = a seek over{span} plus half a turn ({:.2} ms) on average. The published test read a pool's data, not the whole disk: short seeks. `--fg-span` narrows ours.\n",
+            "  Why: 166 IOPS is {:.2} ms a read; ours take {:.2} ms, a seek{span} plus half a turn ({:.2} ms) on average. The published test read a pool's data, not the whole disk, so its seeks were short; `--fg-span` narrows ours.\n",
             1e3 / sr::PUBLISHED_IDLE_IOPS,
             none.mean_ms,
             60_000.0 / 7200.0 / 2.0

@@ -501,6 +501,18 @@ impl OnlineSource for Arc<Mutex<Host>> {
     }
 }
 
+/// The black box's firmware effects for `disk`: every effect on as [`Effects::default`] (paper
+/// 001's Atlas 10K on Ultra2 SCSI), with the bus-overlap jitter scaled to this drive's bus. That
+/// jitter is per sector: 2 µs on a bus taking 6.4 µs a sector is a third of it; unscaled on SATA's
+/// 0.85 µs a sector it would be more than twice the transfer itself, up to 4 ms on a free read of
+/// half a 14 TB track, which the host cannot predict.
+#[must_use]
+pub fn drive_effects(disk: &Disk) -> Effects {
+    let atlas = Effects::default();
+    let scale = disk.spec().controller.bus_sector_ms / crate::external_repro::ULTRA2_BUS_SECTOR_MS;
+    Effects { bus_overlap_jitter_ns_per_sector: (atlas.bus_overlap_jitter_ns_per_sector as f64 * scale.min(1.0)).round() as u64, ..atlas }
+}
+
 /// The drive of the repro, its media model (cache off).
 ///
 /// # Errors
@@ -612,7 +624,7 @@ pub fn run_one(disk: &Arc<Disk>, c: &ScrubReproConfig, fg: Foreground, scheme: S
                 // A banded drive cannot be characterised through the black box (docs/external.md),
                 // so the host plans with the true model: a host that characterised perfectly.
                 let host_config = ExternalConfig { model: HostModel::Truth, ..ExternalConfig::default() };
-                let black_box = BlackBox::new(Arc::clone(disk), Effects::default(), c.seed);
+                let black_box = BlackBox::new(Arc::clone(disk), drive_effects(disk), c.seed);
                 sim = sim.with_external(ExternalHost::new(black_box, Arc::clone(disk), host_config)?);
             }
             let report = sim.run(None)?;
