@@ -676,3 +676,84 @@ pub fn scrub(c: &ScrubReproConfig, progress: &(dyn Fn(usize, usize) + Sync)) -> 
         rows,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A short window: the shape of the results, not their values.
+    fn short() -> ScrubReproConfig {
+        ScrubReproConfig { seconds: 3.0, warmup_s: 0.5, ..ScrubReproConfig::default() }
+    }
+
+    #[test]
+    fn the_host_driver_alone_serves_the_foreground_as_a_plain_run_does() {
+        let disk = drive(DRIVE).unwrap();
+        let c = short();
+        for fg in [Foreground::RandomQd1, Foreground::OltpQd8] {
+            let plain = run_one(&disk, &c, fg, Scheme::None).unwrap();
+            let hosted = run_one(&disk, &c, fg, Scheme::HostDriven).unwrap();
+            assert!(plain.requests > 0);
+            assert_eq!((plain.requests, plain.mean_ms, plain.p99_ms), (hosted.requests, hosted.mean_ms, hosted.p99_ms), "{fg:?}");
+            assert_eq!(hosted.scrub_mb_s, 0.0);
+        }
+    }
+
+    #[test]
+    fn freeblock_scrubs_and_keeps_its_foreground_where_throttled_scrubs_do_not() {
+        let disk = drive(DRIVE).unwrap();
+        let c = short();
+        let a = Foreground::RandomQd1;
+        let none = run_one(&disk, &c, a, Scheme::None).unwrap();
+        let fb = run_one(&disk, &c, a, Scheme::FreeblockFirmware).unwrap();
+        assert!(fb.scrub_mb_s > 1.0, "freeblock scrubbed: {fb:?}");
+        assert!(fb.iops >= KEEP_SHARE * none.iops, "freeblock keeps the foreground: {fb:?} against {none:?}");
+        assert!(fb.eta_hours.is_some_and(|h| h > 0.0) && fb.scrubs_per_day > 0.0);
+        let before = run_one(&disk, &c, a, Scheme::ZfsBefore).unwrap();
+        let after = run_one(&disk, &c, a, Scheme::ZfsAfter).unwrap();
+        assert!(before.scrub_mb_s > 0.0 && after.scrub_mb_s > 0.0);
+        assert!(before.iops < after.iops && after.iops < none.iops, "the throttle helps, and still costs: {before:?} {after:?} {none:?}");
+        // A closed loop with no think time leaves the disk no idle time: the idle class never runs.
+        let idle = run_one(&disk, &c, a, Scheme::IdleClass).unwrap();
+        assert_eq!((idle.scrub_mb_s, idle.eta_hours, idle.requests), (0.0, None, none.requests));
+        let b = Foreground::OltpQd8;
+        let none = run_one(&disk, &c, b, Scheme::None).unwrap();
+        let fb = run_one(&disk, &c, b, Scheme::FreeblockFirmware).unwrap();
+        assert!(fb.scrub_mb_s > 1.0 && fb.mean_ms <= none.mean_ms * (1.0 + MEAN_RESPONSE_SLACK), "{fb:?} against {none:?}");
+    }
+
+    #[test]
+    fn the_sampled_scrub_is_paced_to_its_share() {
+        let disk = drive(DRIVE).unwrap();
+        let c = short();
+        let capacity_bytes = disk.capacity() * u64::from(disk.spec().sector_bytes);
+        // 5% of 14 TB a day is 8.1 MB/s: a MiB every 129 ms.
+        let pause = sampled_pause_ms(capacity_bytes, 0.05, ZFS_READ_KIB);
+        assert!((pause - 1_048_576.0 / (0.05 * capacity_bytes as f64 / 86_400.0) * 1e3).abs() < 1e-9);
+        let row = run_one(&disk, &c, Foreground::RandomQd1, Scheme::ZfsSampled).unwrap();
+        let wanted_mb_s = c.sample_share_per_day * capacity_bytes as f64 / 86_400.0 / 1e6;
+        assert!(row.scrub_mb_s > 0.5 * wanted_mb_s && row.scrub_mb_s <= 1.1 * wanted_mb_s, "{row:?} against {wanted_mb_s} MB/s");
+        assert!(row.sample_hours.is_some_and(|h| h >= 24.0 * 0.9), "paced to the share a day: {row:?}");
+    }
+
+    #[test]
+    fn bad_knobs_are_named() {
+        let cases: [(fn(&mut ScrubReproConfig), &str); 5] = [
+            (|c| c.seconds = 0.0, "--seconds"),
+            (|c| c.warmup_s = 100.0, "--warmup"),
+            (|c| c.fg_span = 1.5, "--fg-span"),
+            (|c| c.sample_share_per_day = f64::NAN, "--sample-share"),
+            (|c| c.idle_after_ms = -1.0, "--idle-after-ms"),
+        ];
+        for (spoil, name) in cases {
+            let mut c = ScrubReproConfig::default();
+            spoil(&mut c);
+            let e = c.validate().unwrap_err().to_string();
+            assert!(e.contains(name), "{name}: {e}");
+        }
+        let mut c = ScrubReproConfig::default();
+        c.age_limit_ms = Some(-3.0);
+        assert!(c.validate().unwrap_err().to_string().contains("age_limit_ms"));
+        assert!(ScrubReproConfig::quick().validate().is_ok());
+    }
+}
