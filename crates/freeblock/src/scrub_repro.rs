@@ -26,7 +26,7 @@
 //! | ZFS-like, after #11166 | the host: one read at a time, a pause of [`ScrubReproConfig::zfs_after_pause_ms`] after each | the pause: a foreground read waiting at the drive is alone there when the firmware chooses, as #11166's credit makes it |
 //! | idle class | the host: sequential reads, one at a time, only after no foreground I/O for [`ScrubReproConfig::idle_after_ms`] | the foreground's own gaps (none under a closed loop) |
 //! | freeblock in the firmware | the drive: sectors passing under the head before each foreground access, plus idle time | nothing; it is free by construction |
-//! | freeblock from the host | the host (paper 001), with the drive's queue reordering what it holds | its predictions (a learned margin of 0.4 ms) |
+//! | freeblock from the host | the host (paper 001), with the drive's queue reordering what it holds | its predictions (a 0.4 ms seek margin) |
 //! | ZFS-like, paced (sampled) | one read at a time, paced to read [`ScrubReproConfig::sample_share_per_day`] of the disk a day | the pace |
 //!
 //! Each run covers `seconds` of simulated time; statistics start after `warmup_s`. The scrub
@@ -86,7 +86,7 @@ pub const OLTP_QD: u32 = 8;
 /// The OLTP-like load's share of reads (2:1 reads to writes, paper 000's OLTP).
 pub const OLTP_READ_FRACTION: f64 = 2.0 / 3.0;
 
-/// Simulated nanoseconds in a day.
+/// Seconds in a day.
 const DAY_S: f64 = 86_400.0;
 
 /// The foregrounds.
