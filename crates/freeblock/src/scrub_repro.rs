@@ -30,8 +30,8 @@
 //! | ZFS-like, paced (sampled) | one read at a time, paced to read [`ScrubReproConfig::sample_share_per_day`] of the disk a day | the pace |
 //!
 //! Each run covers `seconds` of simulated time; statistics start after `warmup_s`. The scrub
-//! rate is measured over the window and the whole-disk ETA extrapolated from it (capacity ÷
-//! rate): a freeblock scan's first part, where wanted sectors are everywhere, goes faster than
+//! rate is measured over the window (the freeblock rows: over the whole run, from the engine's
+//! accounts) and the whole-disk ETA extrapolated from it (capacity ÷ rate): a freeblock scan's first part, where wanted sectors are everywhere, goes faster than
 //! its tail, so its ETA is a lower bound (`freeblock repro free-mining` measures whole passes on
 //! the Atlas 10K).
 //!
@@ -434,6 +434,11 @@ impl Host {
             Some(Kind::Foreground) => {
                 self.tally.foreground(r);
                 self.fg_outstanding -= 1;
+                if self.fg_outstanding == 0 {
+                    self.fg_idle_since = Some(r.end_ns);
+                }
+                // The stream's next request is ready at once: a closed loop with no think time
+                // leaves no idle period for the idle class.
                 self.fg_ready.push_back(r.end_ns);
             }
             Some(Kind::Scrub) => {
