@@ -743,22 +743,19 @@ mod tests {
 
     #[test]
     fn bad_knobs_are_named() {
-        let cases: [(fn(&mut ScrubReproConfig), &str); 5] = [
-            (|c| c.seconds = 0.0, "--seconds"),
-            (|c| c.warmup_s = 100.0, "--warmup"),
-            (|c| c.fg_span = 1.5, "--fg-span"),
-            (|c| c.sample_share_per_day = f64::NAN, "--sample-share"),
-            (|c| c.idle_after_ms = -1.0, "--idle-after-ms"),
+        let d = ScrubReproConfig::default;
+        let cases = [
+            (ScrubReproConfig { seconds: 0.0, ..d() }, "--seconds"),
+            (ScrubReproConfig { warmup_s: 100.0, ..d() }, "--warmup"),
+            (ScrubReproConfig { fg_span: 1.5, ..d() }, "--fg-span"),
+            (ScrubReproConfig { sample_share_per_day: f64::NAN, ..d() }, "--sample-share"),
+            (ScrubReproConfig { idle_after_ms: -1.0, ..d() }, "--idle-after-ms"),
+            (ScrubReproConfig { age_limit_ms: Some(-3.0), ..d() }, "age_limit_ms"),
         ];
-        for (spoil, name) in cases {
-            let mut c = ScrubReproConfig::default();
-            spoil(&mut c);
+        for (c, name) in cases {
             let e = c.validate().unwrap_err().to_string();
             assert!(e.contains(name), "{name}: {e}");
         }
-        let mut c = ScrubReproConfig::default();
-        c.age_limit_ms = Some(-3.0);
-        assert!(c.validate().unwrap_err().to_string().contains("age_limit_ms"));
         assert!(ScrubReproConfig::quick().validate().is_ok());
     }
 }
