@@ -14,27 +14,32 @@
 //!   pass weights            = slot weights[2..7] × the cylinder's balance weight (saturating)
 //! ```
 //!
-//! | what                      | where                                   | when it is refreshed           |
-//! |---------------------------|-----------------------------------------|--------------------------------|
-//! | a track's slot            | `slot_of[track]`                        | on first use; evicted in turn  |
-//! | the slot's weights        | `weights[slot × max_spt ..]`, unscaled  | when the track's version moved |
-//! | the track's version       | [`BackgroundSets::track_version`]       | every change to its sectors    |
-//! | the balance scale         | applied on the way out                  | each copy                      |
+//! | what                      | where                                   | when it is refreshed            |
+//! |---------------------------|-----------------------------------------|---------------------------------|
+//! | a track's slot            | slot `track % slots` (direct-mapped)    | on use; the track there goes    |
+//! | the slot's weights        | `weights[slot × max_spt ..]`, unscaled  | when the slot is (re)filled     |
+//! | which tracks went stale   | [`BackgroundSets::changes_since`]       | read before every use           |
+//! | the balance scale         | applied on the way out                  | each copy                       |
 //!
 //! The weights are exactly what [`BackgroundSets::mark_wanted`] gives for the pass: it adds one
 //! saturating increment per task (and per urgent mark) and every increment is scaled alike, so
 //! scaling the unscaled sum afterwards and saturating once is the same number. The cache changes
-//! no plan, only how fast it is found. Its memory is capped ([`MAX_BYTES`]); past the cap, slots
-//! are reused in turn.
+//! no plan, only how fast it is found.
+//!
+//! It keeps nothing per track of the disk. A slot is found from the track's number, and a slot
+//! whose track changed is emptied from the sets' change log (the tracks touched since the last
+//! decision, a few per decision). A reader that missed more than the log holds (a whole-disk
+//! registration) empties every slot. Its memory is capped ([`MAX_BYTES`]).
 
 use freeblock_disk::Layout;
 
 use crate::freeblock::sets::BackgroundSets;
 
-/// Most bytes of weights kept (the Atlas 10K's 60,000 tracks need about 40 MB).
-pub(super) const MAX_BYTES: usize = 64 << 20;
+/// Most bytes of weights kept. The Atlas 10K's 60,000 tracks need 40 MB to be kept whole; a
+/// 20 TB drive's 11.4 million would need 100 GB, so a big drive keeps the tracks it weighed last.
+pub(super) const MAX_BYTES: usize = 2 << 20;
 
-/// No slot.
+/// No track.
 const NONE: u32 = u32::MAX;
 
 /// Per-track sector weights for the tracks the planner has weighed.
@@ -43,17 +48,15 @@ pub(super) struct TrackWeights {
     surfaces: u32,
     /// Length of every slot: the most sectors any track has.
     max_spt: usize,
-    /// Most slots kept.
-    max_slots: usize,
-    /// Per track (`cylinder × surfaces + surface`): its slot, or [`NONE`].
-    slot_of: Vec<u32>,
-    /// Per slot: the track it holds, that track's version when the slot was filled, and its
-    /// heaviest sector (when that times the scale fits a `u16`, nothing saturates).
-    owner: Vec<(u32, u64, u16)>,
-    /// Every slot's weights, `max_spt` apiece.
+    /// Slots kept: track `t` lives in slot `t % slots` (a track pushes out the one there before).
+    slots: usize,
+    /// Per slot: the track it holds ([`NONE`]: none), and its heaviest sector (when that times
+    /// the scale fits a `u16`, nothing saturates).
+    owner: Vec<(u32, u16)>,
+    /// Every slot's weights, `max_spt` apiece (allocated on first use).
     weights: Vec<u16>,
-    /// The slot to reuse next once all are taken.
-    next_victim: usize,
+    /// [`BackgroundSets::changes`] when the kept weights were last brought up to date.
+    seen: u64,
     /// Scratch for the track's LBN pieces.
     pieces: Vec<(std::ops::Range<u64>, u32)>,
 }
@@ -63,49 +66,55 @@ impl TrackWeights {
     pub(super) fn new(layout: &Layout, max_spt: u32) -> Self {
         let tracks = layout.cylinders() as usize * layout.surfaces() as usize;
         let max_spt = (max_spt as usize).max(1);
-        Self {
-            surfaces: layout.surfaces(),
-            max_spt,
-            max_slots: (MAX_BYTES / (2 * max_spt)).clamp(1, tracks.max(1)),
-            slot_of: vec![NONE; tracks],
-            owner: Vec::new(),
-            weights: Vec::new(),
-            next_victim: 0,
-            pieces: Vec::new(),
+        Self::with_slots(layout.surfaces(), max_spt, (MAX_BYTES / (2 * max_spt)).clamp(1, tracks.max(1)))
+    }
+
+    fn with_slots(surfaces: u32, max_spt: usize, slots: usize) -> Self {
+        Self { surfaces, max_spt, slots, owner: Vec::new(), weights: Vec::new(), seen: 0, pieces: Vec::new() }
+    }
+
+    /// Forgets the tracks whose wanted sectors changed since the last call (all of them when the
+    /// sets' change log no longer reaches back that far).
+    fn catch_up(&mut self, sets: &BackgroundSets) {
+        if sets.changes() == self.seen {
+            return;
         }
+        match sets.changes_since(self.seen) {
+            Some(changed) => {
+                for t in changed {
+                    if let Some(o) = self.owner.get_mut(t as usize % self.slots) {
+                        if o.0 == t {
+                            o.0 = NONE;
+                        }
+                    }
+                }
+            }
+            None => self.owner.iter_mut().for_each(|o| o.0 = NONE),
+        }
+        self.seen = sets.changes();
     }
 
     /// The unscaled weight of every sector of track `(c, s)` (`spt` sectors), by sector number,
     /// weighed again if the track changed since it was last weighed; and the heaviest of them.
     pub(super) fn track(&mut self, sets: &BackgroundSets, c: u32, s: u32, spt: u32) -> (&[u16], u16) {
-        let track = c as usize * self.surfaces as usize + s as usize;
-        let version = sets.track_version(c, s);
-        let mut slot = self.slot_of[track];
-        if slot != NONE && self.owner[slot as usize].1 == version {
-            let at = slot as usize * self.max_spt;
-            return (&self.weights[at..at + spt as usize], self.owner[slot as usize].2);
+        self.catch_up(sets);
+        if self.owner.is_empty() {
+            self.owner = vec![(NONE, 0); self.slots];
+            self.weights = vec![0; self.slots * self.max_spt];
         }
-        if slot == NONE {
-            slot = if self.owner.len() < self.max_slots {
-                self.owner.push((track as u32, version, 0));
-                self.weights.resize(self.owner.len() * self.max_spt, 0);
-                (self.owner.len() - 1) as u32
-            } else {
-                let victim = self.next_victim;
-                self.next_victim = (victim + 1) % self.max_slots;
-                self.slot_of[self.owner[victim].0 as usize] = NONE;
-                victim as u32
-            };
-            self.slot_of[track] = slot;
+        let track = c * self.surfaces + s;
+        let slot = track as usize % self.slots;
+        let at = slot * self.max_spt;
+        if self.owner[slot].0 == track {
+            return (&self.weights[at..at + spt as usize], self.owner[slot].1);
         }
-        let at = slot as usize * self.max_spt;
         let w = &mut self.weights[at..at + spt as usize];
         w.fill(0);
         self.pieces.clear();
         sets.disk().layout().arc_lbns(c, s, 0, spt, &mut self.pieces);
         sets.mark_wanted(&self.pieces, w, 1);
         let heaviest = w.iter().copied().max().unwrap_or(0);
-        self.owner[slot as usize] = (track as u32, version, heaviest);
+        self.owner[slot] = (track, heaviest);
         (w, heaviest)
     }
 
@@ -180,8 +189,7 @@ mod tests {
         let mut sets = BackgroundSets::new(Arc::clone(&disk));
         let tasks = [sets.add_task(Op::Read, 4096).unwrap(), sets.add_task(Op::Read, 512).unwrap()];
         let mut big = TrackWeights::new(layout, max_spt);
-        let mut small = TrackWeights::new(layout, max_spt);
-        small.max_slots = 3;
+        let mut small = TrackWeights::with_slots(layout.surfaces(), max_spt as usize, 3);
         let mut rng = ChaCha8Rng::seed_from_u64(11);
         // A few cylinders, so the same tracks are weighed again after changes.
         let cylinders: Vec<u32> = (0..4).map(|_| rng.gen_range(0..layout.cylinders())).collect();
