@@ -332,6 +332,15 @@ impl Planner {
         self.track_weights.copy_pass(sets, pass.cylinder, pass.surface, pass.spt, pass.first, pass.count, scale, w)
     }
 
+    /// What `pass` holds (as [`Self::weigh`] sums it), without its sectors one by one.
+    fn pass_total(&mut self, sets: &BackgroundSets, pass: &Pass) -> u64 {
+        if pass.count == 0 || sets.track_wanted(pass.cylinder, pass.surface) == 0 {
+            return 0;
+        }
+        let scale = self.balance_scale(pass.cylinder);
+        self.track_weights.pass_total(sets, pass.cylinder, pass.surface, pass.spt, pass.first, pass.count, scale)
+    }
+
     /// What passes over track `t` between the window's start and its deadline weighs.
     fn window_weight(&mut self, sets: &BackgroundSets, t: (u32, u32), w: &Window) -> u64 {
         let disk = sets.disk();
@@ -352,8 +361,13 @@ impl Planner {
     /// with reading over by `until`.
     #[allow(clippy::too_many_arguments)]
     fn single(&mut self, sets: &BackgroundSets, head: HeadState, leave: SimTime, c: u32, s: u32, move_op: Op, until: SimTime) -> Plan {
+        let arrive = leave + sets.disk().move_ns(head, c, s, move_op);
+        self.single_arriving(sets, arrive, c, s, move_op, until)
+    }
+
+    /// [`Self::single`] for heads that arrive on `(c, s)` at `arrive`.
+    fn single_arriving(&mut self, sets: &BackgroundSets, arrive: SimTime, c: u32, s: u32, move_op: Op, until: SimTime) -> Plan {
         let disk = sets.disk();
-        let arrive = leave + disk.move_ns(head, c, s, move_op);
         let pass = Self::pass(disk, &self.track_angles(disk, c, s), c, s, arrive, until);
         let wanted = if self.kind == PlannerKind::MultiTrack {
             // Chains may reuse the pass: keep its sectors.
@@ -389,16 +403,15 @@ impl Planner {
         let b_angles = self.track_angles(disk, b.0, b.1);
         let pb = Self::pass(disk, &b_angles, b.0, b.1, a_arrive + move_ab, until);
         // With nothing wanted on one of them, the best split is a single-track plan, which the
-        // caller looks at anyway (and reaches it no later).
+        // caller looks at anyway (and reaches it no later). Nor can a split read more than both
+        // passes hold: their totals (bit counts for most tracks) come before their sectors.
+        let (ta, tb) = (self.pass_total(sets, &pa), self.pass_total(sets, &pb));
+        if ta == 0 || tb == 0 || !self.may_beat(ta + tb, beat) {
+            return Plan::default();
+        }
         let a_total = self.weigh(sets, &pa, false);
-        if a_total == 0 {
-            return Plan::default();
-        }
         let b_total = self.weigh(sets, &pb, true);
-        // Nor can a split read more than both passes hold.
-        if b_total == 0 || !self.may_beat(a_total + b_total, beat) {
-            return Plan::default();
-        }
+        debug_assert_eq!((a_total, b_total), (ta, tb));
         self.prefix_b.clear();
         self.prefix_b.push(0);
         self.prefix_b.extend(self.weights_b.iter().scan(0u32, |acc, &x| {
@@ -619,6 +632,16 @@ impl Planner {
             // Not even the cylinder's heaviest track passes the first test below: none does.
             let heaviest = u64::from(sets.cylinder_heaviest_track(c)) * self.balance_weight(c);
             let look_at = if heaviest == 0 || (if two { heaviest + near_wanted } else { heaviest }) <= best.wanted { 0 } else { surfaces };
+            // A move between cylinders depends on the surfaces only through whether they are the
+            // same (a head switch may outlast a short seek), and within a cylinder it is a head
+            // switch: so every surface's moves to and from this cylinder are one of two.
+            let (to_c, from_c) = if look_at > 0 {
+                let to = |sf: u32| disk.move_ns(w.head, c, sf, bg_op);
+                let from = |sf: u32| disk.move_ns(HeadState { cylinder: c, surface: sf }, dst.0, dst.1, w.fg_op);
+                ([to(w.head.surface), to(other)], [from(dst.1), from(other)])
+            } else {
+                ([0; 2], [0; 2])
+            };
             for sf in 0..look_at {
                 if (c, sf) == src || (c, sf) == dst {
                     continue;
@@ -630,9 +653,10 @@ impl Planner {
                 if n == 0 || reachable <= best.wanted {
                     continue;
                 }
-                let x_head = HeadState { cylinder: c, surface: sf };
-                let to_dst = disk.move_ns(x_head, dst.0, dst.1, w.fg_op);
-                let e = (disk.move_ns(w.head, c, sf, bg_op) + to_dst).saturating_sub(direct);
+                let to_x = to_c[usize::from(sf != w.head.surface)];
+                let to_dst = from_c[usize::from(sf != dst.1)];
+                debug_assert_eq!((to_x, to_dst), (disk.move_ns(w.head, c, sf, bg_op), disk.move_ns(HeadState { cylinder: c, surface: sf }, dst.0, dst.1, w.fg_op)));
+                let e = (to_x + to_dst).saturating_sub(direct);
                 if e >= slack || (slack - e) * spt / rev * weight * self.balance_weight(c) < best.wanted {
                     continue;
                 }
@@ -647,7 +671,7 @@ impl Planner {
                 // The single-track pass is the widest arc any plan can read here (a split arrives
                 // later or leaves earlier): with nothing wanted in it, or too little to make a
                 // split beat the best, the splits need not be looked at.
-                let p = self.single(sets, w.head, w.free_at, c, sf, bg_op, until);
+                let p = self.single_arriving(sets, w.free_at + to_x, c, sf, bg_op, until);
                 let in_reach = p.wanted;
                 if can_end_here {
                     consider(&mut best, p);
