@@ -358,6 +358,10 @@ pub struct BenchArgs {
     /// (0: leave it out). About 20 minutes of wall-clock time per 40,000 s on one core.
     #[arg(long, default_value_t = 40_000.0)]
     pub steady_s: f64,
+    /// Freeblock rows: the planner's budget of other tracks examined per decision for the
+    /// decision-time rows (default: the planner's default, 100; 0 = no limit).
+    #[arg(long)]
+    pub max_tracks: Option<u32>,
     /// Freeblock rows in a few seconds: 2000 requests per measurement, the "complete scan" capped
     /// at 4000 (so it does not complete), the repeated scan 200 simulated seconds (no pass ends).
     #[arg(long)]
@@ -382,7 +386,7 @@ pub fn bench(a: &BenchArgs, probe: Option<&'static dyn freeblock::bench::Allocat
             pb.enable_steady_tick(std::time::Duration::from_millis(200));
             pb
         });
-        let result = freeblock::bench::freeblock_rows(requests, cap, steady_s, probe, |label| {
+        let result = freeblock::bench::freeblock_rows(requests, cap, steady_s, a.max_tracks, probe, |label| {
             if let Some(pb) = &pb {
                 pb.set_message(label.to_string());
             }

@@ -634,7 +634,7 @@ fn scale_text(b: &freeblock::bench::FreeblockBench) -> String {
     for r in &complete {
         t.row([
             "planner p99".to_string(),
-            format!("{}, {}, complete scan ({} decisions)", r.disk, r.planner, r.decisions),
+            format!("{}, {}, complete scan ({} decisions, at most {} other tracks each, {:.1} on average)", r.disk, r.planner, r.decisions, r.max_tracks, r.examined_per_decision),
             format!("{:.1} µs", r.p99_us),
             format!("≤ {TARGET_COMPLETE_SCAN_P99_US:.0} µs"),
             verdict(r.p99_us <= TARGET_COMPLETE_SCAN_P99_US).to_string(),
@@ -643,7 +643,7 @@ fn scale_text(b: &freeblock::bench::FreeblockBench) -> String {
     for r in &complete {
         t.row([
             "one pass, share of potential".to_string(),
-            format!("{}, {}, {}", r.disk, r.planner, r.foreground),
+            format!("{}, {}, {}, at most {} other tracks a decision", r.disk, r.planner, r.foreground, r.max_tracks),
             r.one_pass_share.map_or("n/a".into(), pct),
             format!("≥ {}", pct(TARGET_ONE_PASS_SHARE)),
             verdict(r.one_pass_share.is_some_and(|x| x >= TARGET_ONE_PASS_SHARE)).to_string(),

@@ -228,22 +228,27 @@ pub struct DecisionTimeRow {
     pub efficiency: f64,
     /// Other tracks examined per decision, on average.
     pub examined_per_decision: f64,
+    /// The planner's budget of other tracks examined per decision (0 = no limit).
+    pub max_tracks: u32,
 }
 
 /// Times every planner decision of an OLTP run (MPL `mpl`, FCFS) on `disk_name` with a
 /// whole-disk scan in 4 KB blocks registered, for at most `max_requests` foreground requests or
-/// until the scan is over.
+/// until the scan is over; `max_tracks` overrides the planner's budget of other tracks examined
+/// per decision (`FreeblockConfig::max_tracks`, 0 = no limit).
 ///
 /// # Errors
 /// Setup errors.
-pub fn decision_times(disk_name: &str, planner: PlannerKind, mpl: u32, max_requests: u64, seed: u64, probe: Option<&dyn AllocationProbe>) -> Result<DecisionTimeRow> {
+pub fn decision_times(disk_name: &str, planner: PlannerKind, mpl: u32, max_requests: u64, seed: u64, max_tracks: Option<u32>, probe: Option<&dyn AllocationProbe>) -> Result<DecisionTimeRow> {
     let disk = library::media(disk_name)?;
     let scan = TaskSpec::Scan { block_bytes: 4096, passes: 1, fraction: 1.0, first_lbn: None, blocks: None, next_pass_at: None, passes_in_flight: None };
     let base = probe.map(|p| {
         p.reset_peak();
         p.current_bytes()
     });
-    let mut fb = Freeblock::new(Arc::clone(&disk), FreeblockConfig { planner, tasks: vec![scan], ..FreeblockConfig::default() })?;
+    let defaults = FreeblockConfig::default();
+    let config = FreeblockConfig { planner, tasks: vec![scan], max_tracks: max_tracks.unwrap_or(defaults.max_tracks), ..defaults };
+    let mut fb = Freeblock::new(Arc::clone(&disk), config)?;
     fb.measure_decisions();
     let spec = OltpSpec::default();
     let think_ms = spec.think_time_ns() as f64 / 1e6;
@@ -285,6 +290,7 @@ pub fn decision_times(disk_name: &str, planner: PlannerKind, mpl: u32, max_reque
         one_pass_share,
         efficiency: report.efficiency,
         examined_per_decision: report.tracks_examined as f64 / report.decisions.max(1) as f64,
+        max_tracks: report.max_tracks,
     })
 }
 
@@ -476,12 +482,13 @@ pub struct FreeblockBench {
 /// foreground requests (OLTP, MPL 20, FCFS), then on the Atlas 10K over a complete scan (at
 /// most `complete_cap` requests), the registered set of a whole-disk scan of each disk in 4 KB
 /// blocks, the whole engine's state on the 20 TB drive after `requests` requests, and (when
-/// `steady_s` > 0) a repeated scan's steady state over `steady_s` simulated seconds. `tick` is
+/// `steady_s` > 0) a repeated scan's steady state over `steady_s` simulated seconds; the decision
+/// rows with `max_tracks` as the planner's budget when given. `tick` is
 /// called with a label before each measurement.
 ///
 /// # Errors
 /// Setup errors.
-pub fn freeblock_rows(requests: u64, complete_cap: u64, steady_s: f64, probe: Option<&dyn AllocationProbe>, mut tick: impl FnMut(&str)) -> Result<FreeblockBench> {
+pub fn freeblock_rows(requests: u64, complete_cap: u64, steady_s: f64, max_tracks: Option<u32>, probe: Option<&dyn AllocationProbe>, mut tick: impl FnMut(&str)) -> Result<FreeblockBench> {
     let planners = [PlannerKind::SingleTrack, PlannerKind::TwoTrack, PlannerKind::MultiTrack];
     let mut sets = Vec::new();
     for disk in ["ultrastar_he8", "atlas10k"] {
@@ -494,12 +501,12 @@ pub fn freeblock_rows(requests: u64, complete_cap: u64, steady_s: f64, probe: Op
     for disk in ["atlas10k", "ultrastar_he8"] {
         for p in planners {
             tick(&format!("decisions, {disk}, {p}"));
-            decisions.push(decision_times(disk, p, 20, requests, 1, probe)?);
+            decisions.push(decision_times(disk, p, 20, requests, 1, max_tracks, probe)?);
         }
     }
     for p in planners {
         tick(&format!("decisions over a complete scan, atlas10k, {p}"));
-        decisions.push(decision_times("atlas10k", p, 20, complete_cap, 1, probe)?);
+        decisions.push(decision_times("atlas10k", p, 20, complete_cap, 1, max_tracks, probe)?);
     }
     let steady = if steady_s > 0.0 {
         tick(&format!("repeated scan, {steady_s} simulated s"));

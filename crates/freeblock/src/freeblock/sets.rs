@@ -403,7 +403,7 @@ impl BackgroundSets {
 
     /// Sets the wanted weight of track index `track`, and logs the change.
     fn set_track_weight(&mut self, track: usize, weight: u32) {
-        if let Ok(w) = u16::try_from(weight).map_err(drop).and_then(|w| if w == SPILLED { Err(()) } else { Ok(w) }) {
+        if let Some(w) = u16::try_from(weight).ok().filter(|&w| w != SPILLED) {
             if self.track_wanted[track] == SPILLED {
                 self.track_spill.remove(&(track as u32));
             }
@@ -420,7 +420,7 @@ impl BackgroundSets {
     fn refresh_heaviest(&mut self, c: usize) {
         let first = c * self.surfaces as usize;
         let heaviest = (first..first + self.surfaces as usize).map(|t| self.track_weight(t)).max().unwrap_or(0);
-        self.cylinder_heaviest[c] = u16::try_from(heaviest).unwrap_or(SPILLED).min(SPILLED);
+        self.cylinder_heaviest[c] = u16::try_from(heaviest).unwrap_or(SPILLED);
     }
 
     /// Drops `task`'s wanted sectors in `range` without delivering anything. Returns the number of
