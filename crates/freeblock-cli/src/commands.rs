@@ -373,8 +373,16 @@ pub struct BenchArgs {
     /// Freeblock rows: most foreground requests of the complete-scan measurement.
     #[arg(long, default_value_t = 2_000_000)]
     pub scan_cap: u64,
+    /// Freeblock rows: simulated seconds of the repeated scan whose steady state is measured
+    /// (0: leave it out). About 20 minutes of wall-clock time per 40,000 s on one core.
+    #[arg(long, default_value_t = 40_000.0)]
+    pub steady_s: f64,
+    /// Freeblock rows: the planner's budget of other tracks examined per decision for the
+    /// decision-time rows (default: the planner's default, 100; 0 = no limit).
+    #[arg(long)]
+    pub max_tracks: Option<u32>,
     /// Freeblock rows in a few seconds: 2000 requests per measurement, the "complete scan" capped
-    /// at 4000 (so it does not complete).
+    /// at 4000 (so it does not complete), the repeated scan 200 simulated seconds (no pass ends).
     #[arg(long)]
     pub quick: bool,
     /// Print JSON.
@@ -391,13 +399,13 @@ pub fn bench(a: &BenchArgs, probe: Option<&'static dyn freeblock::bench::Allocat
     };
     let rows = if speed { freeblock::bench::simulator_speed(a.requests)? } else { Vec::new() };
     let fb = if freeblock_rows {
-        let (requests, cap) = if a.quick { (2_000, 4_000) } else { (a.decision_requests, a.scan_cap) };
+        let (requests, cap, steady_s) = if a.quick { (2_000, 4_000, 200.0) } else { (a.decision_requests, a.scan_cap, a.steady_s) };
         let pb = (!a.json).then(|| {
             let pb = ProgressBar::new_spinner();
             pb.enable_steady_tick(std::time::Duration::from_millis(200));
             pb
         });
-        let result = freeblock::bench::freeblock_rows(requests, cap, probe, |label| {
+        let result = freeblock::bench::freeblock_rows(requests, cap, steady_s, a.max_tracks, probe, |label| {
             if let Some(pb) = &pb {
                 pb.set_message(label.to_string());
             }

@@ -610,6 +610,73 @@ pub fn bench_text(b: &freeblock::bench::FreeblockBench, measured: bool) -> Strin
         "(heap measured = bytes the counting allocator saw BackgroundSets::new + register_whole_disk keep{})",
         if measured { "" } else { "; n/a: no counting allocator in this process (only the `freeblock` binary installs one), so the verdict uses the estimate" }
     );
+    s.push_str(&scale_text(b));
+    s
+}
+
+/// Issue 35's scale targets, each beside its measurement.
+fn scale_text(b: &freeblock::bench::FreeblockBench) -> String {
+    use freeblock::bench::{TARGET_COMPLETE_SCAN_P99_US, TARGET_ONE_PASS_SHARE, TARGET_STATE_BYTES, TARGET_STEADY_SHARE};
+    let mut s = String::new();
+    let _ = writeln!(s, "\nScale (issue 35): each measurement beside its target");
+    let mut t = Table::new(["measure", "case", "measured", "target", "verdict"]);
+    for r in &b.state {
+        let judged = r.measured_bytes.unwrap_or(r.sets_estimate_bytes);
+        t.row([
+            "whole freeblock state".to_string(),
+            format!("{} ({:.0} GB, {} tracks), whole-disk 4 KB scan, after {} requests", r.disk, r.capacity_gb, r.tracks, r.requests),
+            r.measured_bytes.map_or(format!("n/a (sets alone {:.1} MB)", r.sets_estimate_bytes as f64 / 1e6), |v| format!("{:.1} MB", v as f64 / 1e6)),
+            format!("≤ {:.0} MB", TARGET_STATE_BYTES as f64 / 1e6),
+            verdict(judged <= r.target_bytes).to_string(),
+        ]);
+    }
+    let complete: Vec<_> = b.decisions.iter().filter(|r| r.complete_scan).collect();
+    for r in &complete {
+        t.row([
+            "planner p99".to_string(),
+            format!("{}, {}, complete scan ({} decisions, at most {} other tracks each, {:.1} on average)", r.disk, r.planner, r.decisions, r.max_tracks, r.examined_per_decision),
+            format!("{:.1} µs", r.p99_us),
+            format!("≤ {TARGET_COMPLETE_SCAN_P99_US:.0} µs"),
+            verdict(r.p99_us <= TARGET_COMPLETE_SCAN_P99_US).to_string(),
+        ]);
+    }
+    for r in &complete {
+        t.row([
+            "one pass, share of potential".to_string(),
+            format!("{}, {}, {}, at most {} other tracks a decision", r.disk, r.planner, r.foreground, r.max_tracks),
+            r.one_pass_share.map_or("n/a".into(), pct),
+            format!("≥ {}", pct(TARGET_ONE_PASS_SHARE)),
+            verdict(r.one_pass_share.is_some_and(|x| x >= TARGET_ONE_PASS_SHARE)).to_string(),
+        ]);
+    }
+    if complete.is_empty() {
+        t.row(["planner p99, one pass".to_string(), "no scan completed (raise --scan-cap; --quick caps it)".into(), "n/a".into(), String::new(), String::new()]);
+    }
+    if let Some(r) = &b.steady {
+        let st = &r.steady;
+        t.row([
+            "steady state, share of potential".to_string(),
+            format!(
+                "{}, {}, {}, endless scan, {} passes in flight, next at {}, {:.0} simulated s: {} passes ended{}",
+                r.disk,
+                r.planner,
+                r.foreground,
+                r.passes_in_flight,
+                r.next_pass_at,
+                r.simulated_s,
+                st.passes,
+                st.interval_s.map_or(String::new(), |i| format!(", one every {i:.0} s"))
+            ),
+            st.share.map_or("n/a (fewer than 2 passes ended)".into(), pct),
+            format!("≥ {}", pct(TARGET_STEADY_SHARE)),
+            verdict(st.share.is_some_and(|x| x >= TARGET_STEADY_SHARE)).to_string(),
+        ]);
+    }
+    s.push_str(&t.render());
+    let _ = writeln!(
+        s,
+        "(state = heap the freeblock engine holds, measured by the counting allocator: wanted sets, per-track summaries, planner tables and kept weights; share of potential = a whole pass's bytes per second of the pass (steady: per interval between pass ends) ÷ the potential free bandwidth, the foreground's rotational latency at its track's media rate)"
+    );
     s
 }
 

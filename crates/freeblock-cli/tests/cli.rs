@@ -246,10 +246,17 @@ fn bench_freeblock_rows_measure_decisions_and_the_registered_set() {
     // The binary's counting allocator measured the set.
     let measured = he8["measured_bytes"].as_u64().expect("measured by the counting allocator");
     assert!(measured > 0 && he8["blocks"].as_u64().unwrap() > 1_000_000_000, "{he8}");
+    // Issue 35: the whole engine's state on the 20 TB drive, measured, within its 32 MB.
+    let state = &v["freeblock"]["state"][0];
+    assert_eq!(state["disk"], "ultrastar_hc560", "{state}");
+    let bytes = state["measured_bytes"].as_u64().expect("measured by the counting allocator");
+    assert!(bytes > 20_000_000 && bytes <= state["target_bytes"].as_u64().unwrap(), "{state}");
+    let steady = &v["freeblock"]["steady"];
+    assert!(steady["simulated_s"].as_f64().unwrap() > 0.0 && steady["delayed_foreground"] == 0, "{steady}");
 
     let (code, text, err) = freeblock(&["bench", "--only", "freeblock", "--quick"]);
     assert_eq!(code, 0, "{err}");
-    for needle in ["median ≤ 20 µs, p99 ≤ 500 µs", "ultrastar_he8", "Registered set of a whole-disk scan", "heap measured MB"] {
+    for needle in ["median ≤ 20 µs, p99 ≤ 500 µs", "ultrastar_he8", "Registered set of a whole-disk scan", "heap measured MB", "Scale (issue 35)", "whole freeblock state", "≤ 32 MB", "≥ 90.0%"] {
         assert!(text.contains(needle), "missing `{needle}` in:\n{text}");
     }
     let (code, _, err) = freeblock(&["bench", "--only", "nothing"]);

@@ -1,8 +1,11 @@
 //! Simulator speed: simulated requests per wall-clock second (and per second on a CPU, which a
 //! loaded machine does not skew) on the Atlas 10K, for the cases the foundation issue sets
 //! targets for; and freeblock scheduling's planner: decision time with a
-//! whole-disk scan registered, and the memory of that registered set (issue 3). Benchmarks, not
-//! tests: the figures depend on the machine.
+//! whole-disk scan registered, and the memory of that registered set (issue 3); and issue 35's
+//! scale targets: the whole freeblock state of a 20 TB drive, the planner's p99 through a
+//! complete scan, and the share of the potential free bandwidth one pass and a repeated scan's
+//! steady state realise. Benchmarks, not tests: the times depend on the machine (the shares and
+//! the memory do not).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -158,6 +161,17 @@ pub const TARGET_DECISION_P99_US: f64 = 500.0;
 pub const TARGET_SET_BYTES: u64 = 64_000_000;
 /// Paper 000 §4's decision times on a 550 MHz CPU: 0 to 2.5 ms, µs.
 pub const PAPER_DECISION_MAX_US: f64 = 2500.0;
+/// Issue 35: the whole freeblock state (wanted sets, per-track summaries, everything the planner
+/// keeps) of a whole-disk scan of a 20 TB drive, bytes (32 MB).
+pub const TARGET_STATE_BYTES: u64 = 32_000_000;
+/// Issue 35: the planner's p99 decision through a complete scan (Atlas 10K), µs.
+pub const TARGET_COMPLETE_SCAN_P99_US: f64 = 100.0;
+/// Issue 35: one pass's share of the potential free bandwidth.
+pub const TARGET_ONE_PASS_SHARE: f64 = 0.75;
+/// Issue 35: a repeated scan's steady-state share of the potential free bandwidth.
+pub const TARGET_STEADY_SHARE: f64 = 0.90;
+/// The drive the state target is set for.
+pub const STATE_DISK: &str = "ultrastar_hc560";
 
 /// The process's heap, as a counting global allocator sees it. The `freeblock` binary installs
 /// one; elsewhere (e.g. inside Python) there is none and the measured columns are empty.
@@ -207,22 +221,34 @@ pub struct DecisionTimeRow {
     pub set_estimate_at_end_bytes: u64,
     /// Peak heap growth during the run over the heap before it, bytes (with a probe).
     pub peak_heap_growth_bytes: Option<u64>,
+    /// The scan's first pass as a share of the potential free bandwidth: its bytes per second of
+    /// the pass ÷ `potential_mb_s` (`None` unless the pass ended).
+    pub one_pass_share: Option<f64>,
+    /// Free bandwidth ÷ potential over the whole run (`FreeblockReport::efficiency`).
+    pub efficiency: f64,
+    /// Other tracks examined per decision, on average.
+    pub examined_per_decision: f64,
+    /// The planner's budget of other tracks examined per decision (0 = no limit).
+    pub max_tracks: u32,
 }
 
 /// Times every planner decision of an OLTP run (MPL `mpl`, FCFS) on `disk_name` with a
 /// whole-disk scan in 4 KB blocks registered, for at most `max_requests` foreground requests or
-/// until the scan is over.
+/// until the scan is over; `max_tracks` overrides the planner's budget of other tracks examined
+/// per decision (`FreeblockConfig::max_tracks`, 0 = no limit).
 ///
 /// # Errors
 /// Setup errors.
-pub fn decision_times(disk_name: &str, planner: PlannerKind, mpl: u32, max_requests: u64, seed: u64, probe: Option<&dyn AllocationProbe>) -> Result<DecisionTimeRow> {
+pub fn decision_times(disk_name: &str, planner: PlannerKind, mpl: u32, max_requests: u64, seed: u64, max_tracks: Option<u32>, probe: Option<&dyn AllocationProbe>) -> Result<DecisionTimeRow> {
     let disk = library::media(disk_name)?;
     let scan = TaskSpec::Scan { block_bytes: 4096, passes: 1, fraction: 1.0, first_lbn: None, blocks: None, next_pass_at: None, passes_in_flight: None };
     let base = probe.map(|p| {
         p.reset_peak();
         p.current_bytes()
     });
-    let mut fb = Freeblock::new(Arc::clone(&disk), FreeblockConfig { planner, tasks: vec![scan], ..FreeblockConfig::default() })?;
+    let defaults = FreeblockConfig::default();
+    let config = FreeblockConfig { planner, tasks: vec![scan], max_tracks: max_tracks.unwrap_or(defaults.max_tracks), ..defaults };
+    let mut fb = Freeblock::new(Arc::clone(&disk), config)?;
     fb.measure_decisions();
     let spec = OltpSpec::default();
     let think_ms = spec.think_time_ns() as f64 / 1e6;
@@ -239,6 +265,10 @@ pub fn decision_times(disk_name: &str, planner: PlannerKind, mpl: u32, max_reque
     let delivered = task.map_or(0, |t| t.passes.first().map_or(t.blocks_delivered, |p| p.blocks));
     let times = fb.decision_times().cloned().unwrap_or_default();
     let us = |ns: f64| ns / 1e3;
+    let one_pass_share = task.and_then(|t| t.passes.first()).and_then(|p| {
+        let seconds = (p.end_ns - p.start_ns) as f64 / 1e9;
+        (seconds > 0.0 && report.potential_mb_s > 0.0).then(|| (p.blocks * 4096) as f64 / 1e6 / seconds / report.potential_mb_s)
+    });
     Ok(DecisionTimeRow {
         disk: disk_name.into(),
         planner: planner.to_string(),
@@ -257,6 +287,126 @@ pub fn decision_times(disk_name: &str, planner: PlannerKind, mpl: u32, max_reque
         ranges_at_end: fb.sets().ranges(),
         set_estimate_at_end_bytes: fb.sets().memory_bytes(),
         peak_heap_growth_bytes: probe.zip(base).map(|(p, b)| p.peak_bytes().saturating_sub(b)),
+        one_pass_share,
+        efficiency: report.efficiency,
+        examined_per_decision: report.tracks_examined as f64 / report.decisions.max(1) as f64,
+        max_tracks: report.max_tracks,
+    })
+}
+
+/// The whole freeblock state of a whole-disk scan: the engine with its scan registered, after
+/// the planner has made its decisions of a short run (so what it keeps between decisions is
+/// there too).
+#[derive(Debug, Clone, Serialize)]
+pub struct StateRow {
+    /// Built-in disk.
+    pub disk: String,
+    /// Disk capacity, GB.
+    pub capacity_gb: f64,
+    /// Tracks of the disk.
+    pub tracks: u64,
+    /// Foreground requests of the short run.
+    pub requests: u64,
+    /// Heap the engine holds after the run (with a probe): wanted sets, summaries, planner,
+    /// applications, accounts.
+    pub measured_bytes: Option<u64>,
+    /// The sets' own estimate (`BackgroundSets::memory_bytes`).
+    pub sets_estimate_bytes: u64,
+    /// Target, bytes.
+    pub target_bytes: u64,
+}
+
+/// Builds a freeblock engine with a whole-disk scan in 4 KB blocks of `disk_name` registered
+/// (`multi_track` planner, the one that keeps the most), runs `requests` OLTP requests under it,
+/// and measures the heap the engine then holds with `probe`.
+///
+/// # Errors
+/// Setup errors.
+pub fn engine_state(disk_name: &str, requests: u64, probe: Option<&dyn AllocationProbe>) -> Result<StateRow> {
+    let disk = library::media(disk_name)?;
+    let layout = disk.layout();
+    let tracks = u64::from(layout.cylinders()) * u64::from(layout.surfaces());
+    let base = probe.map(AllocationProbe::current_bytes);
+    let scan = TaskSpec::Scan { block_bytes: 4096, passes: 1, fraction: 1.0, first_lbn: None, blocks: None, next_pass_at: None, passes_in_flight: None };
+    let fb = Freeblock::new(Arc::clone(&disk), FreeblockConfig { planner: PlannerKind::MultiTrack, tasks: vec![scan], ..FreeblockConfig::default() })?;
+    let spec = OltpSpec::default();
+    let think_ms = spec.think_time_ns() as f64 / 1e6;
+    let workload = WorkloadSpec::Oltp(spec).build(disk.capacity(), 1)?;
+    let sim = SimConfig { scheduler: SchedulerSpec::Fcfs, mpl: 20, think_ms, max_requests: requests, ..SimConfig::default() };
+    let (run, fb) = Simulation::new(Arc::clone(&disk), workload, sim).with_freeblock(fb).run_keeping_freeblock(None)?;
+    let served = run.requests;
+    drop(run);
+    let fb = fb.expect("the run had freeblock on");
+    let measured = probe.zip(base).map(|(p, b)| p.current_bytes().saturating_sub(b));
+    Ok(StateRow {
+        disk: disk_name.into(),
+        capacity_gb: disk.capacity() as f64 * f64::from(disk.spec().sector_bytes) / 1e9,
+        tracks,
+        requests: served,
+        measured_bytes: measured,
+        sets_estimate_bytes: fb.sets().memory_bytes(),
+        target_bytes: TARGET_STATE_BYTES,
+    })
+}
+
+/// A repeated scan's steady state (issue 35's target).
+#[derive(Debug, Clone, Serialize)]
+pub struct SteadyRow {
+    /// Built-in disk.
+    pub disk: String,
+    /// Planner.
+    pub planner: String,
+    /// Foreground.
+    pub foreground: String,
+    /// Simulated seconds run.
+    pub simulated_s: f64,
+    /// Passes kept in flight, and the share of the newest pass read before the next starts.
+    pub passes_in_flight: u32,
+    /// See `passes_in_flight`.
+    pub next_pass_at: f64,
+    /// Whole passes completed, the mean interval between their ends and the share of the
+    /// potential in complete passes (`None` with fewer than two passes ended).
+    pub steady: crate::free_mining::SteadyState,
+    /// Free bandwidth ÷ potential over the run (counts passes still under way).
+    pub efficiency: f64,
+    /// Foreground requests whose timing changed (must be 0).
+    pub delayed_foreground: u64,
+    /// Wall-clock seconds.
+    pub wall_s: f64,
+}
+
+/// Runs an endless 4 KB scan of the Atlas 10K with overlapping passes (8 in flight, the next
+/// starting at half the newest; the settings of `freeblock repro free-mining --repeated-scans`)
+/// under OLTP at MPL 20, FCFS, for `simulated_s` seconds, and takes its steady state.
+///
+/// # Errors
+/// Setup errors.
+pub fn steady_state(planner: PlannerKind, simulated_s: f64, seed: u64) -> Result<SteadyRow> {
+    let (passes_in_flight, next_pass_at) = (8, 0.5);
+    let disk = library::media("atlas10k")?;
+    let scan = TaskSpec::Scan { block_bytes: 4096, passes: 0, fraction: 1.0, first_lbn: None, blocks: None, next_pass_at: Some(next_pass_at), passes_in_flight: Some(passes_in_flight) };
+    let fb = Freeblock::new(Arc::clone(&disk), FreeblockConfig { planner, tasks: vec![scan], ..FreeblockConfig::default() })?;
+    let spec = OltpSpec::default();
+    let think_ms = spec.think_time_ns() as f64 / 1e6;
+    let workload = WorkloadSpec::Oltp(spec).build(disk.capacity(), seed)?;
+    let sim = SimConfig { scheduler: SchedulerSpec::Fcfs, mpl: 20, think_ms, max_time_s: simulated_s, ..SimConfig::default() };
+    let t0 = Instant::now();
+    let run = Simulation::new(Arc::clone(&disk), workload, sim).with_freeblock(fb).run(None)?;
+    let wall_s = t0.elapsed().as_secs_f64();
+    let report = run.freeblock.expect("the run had freeblock on");
+    let blocks = disk.capacity() / (4096 / u64::from(disk.spec().sector_bytes));
+    let passes = report.tasks.first().map_or(&[][..], |t| &t.passes[..]);
+    Ok(SteadyRow {
+        disk: "atlas10k".into(),
+        planner: planner.to_string(),
+        foreground: format!("OLTP, MPL 20, FCFS, {think_ms} ms think"),
+        simulated_s: report.duration_s,
+        passes_in_flight,
+        next_pass_at,
+        steady: crate::free_mining::steady_state(passes, (blocks * 4096) as f64, report.potential_mb_s),
+        efficiency: report.efficiency,
+        delayed_foreground: report.delayed_foreground,
+        wall_s,
     })
 }
 
@@ -322,34 +472,49 @@ pub struct FreeblockBench {
     pub decisions: Vec<DecisionTimeRow>,
     /// Registered-set memory.
     pub sets: Vec<SetMemoryRow>,
+    /// The whole engine's state on the 20 TB drive.
+    pub state: Vec<StateRow>,
+    /// Repeated-scan steady state (`None` when not asked for).
+    pub steady: Option<SteadyRow>,
 }
 
 /// Decision times on the Atlas 10K and the Ultrastar He8 for every planner over `requests`
 /// foreground requests (OLTP, MPL 20, FCFS), then on the Atlas 10K over a complete scan (at
-/// most `complete_cap` requests), and the registered set of a whole-disk scan of each disk in
-/// 4 KB blocks. `tick` is called with a label before each measurement.
+/// most `complete_cap` requests), the registered set of a whole-disk scan of each disk in 4 KB
+/// blocks, the whole engine's state on the 20 TB drive after `requests` requests, and (when
+/// `steady_s` > 0) a repeated scan's steady state over `steady_s` simulated seconds; the decision
+/// rows with `max_tracks` as the planner's budget when given. `tick` is
+/// called with a label before each measurement.
 ///
 /// # Errors
 /// Setup errors.
-pub fn freeblock_rows(requests: u64, complete_cap: u64, probe: Option<&dyn AllocationProbe>, mut tick: impl FnMut(&str)) -> Result<FreeblockBench> {
+pub fn freeblock_rows(requests: u64, complete_cap: u64, steady_s: f64, max_tracks: Option<u32>, probe: Option<&dyn AllocationProbe>, mut tick: impl FnMut(&str)) -> Result<FreeblockBench> {
     let planners = [PlannerKind::SingleTrack, PlannerKind::TwoTrack, PlannerKind::MultiTrack];
     let mut sets = Vec::new();
     for disk in ["ultrastar_he8", "atlas10k"] {
         tick(&format!("registered set, {disk}"));
         sets.push(registered_set_memory(disk, 4096, probe)?);
     }
+    tick(&format!("whole freeblock state, {STATE_DISK}"));
+    let state = vec![engine_state(STATE_DISK, requests.min(5_000), probe)?];
     let mut decisions = Vec::new();
     for disk in ["atlas10k", "ultrastar_he8"] {
         for p in planners {
             tick(&format!("decisions, {disk}, {p}"));
-            decisions.push(decision_times(disk, p, 20, requests, 1, probe)?);
+            decisions.push(decision_times(disk, p, 20, requests, 1, max_tracks, probe)?);
         }
     }
     for p in planners {
         tick(&format!("decisions over a complete scan, atlas10k, {p}"));
-        decisions.push(decision_times("atlas10k", p, 20, complete_cap, 1, probe)?);
+        decisions.push(decision_times("atlas10k", p, 20, complete_cap, 1, max_tracks, probe)?);
     }
-    Ok(FreeblockBench { decisions, sets })
+    let steady = if steady_s > 0.0 {
+        tick(&format!("repeated scan, {steady_s} simulated s"));
+        Some(steady_state(PlannerKind::MultiTrack, steady_s, 1)?)
+    } else {
+        None
+    };
+    Ok(FreeblockBench { decisions, sets, state, steady })
 }
 
 #[cfg(test)]

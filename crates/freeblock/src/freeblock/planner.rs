@@ -162,10 +162,12 @@ pub struct Planner {
     /// Per zone `(last cylinder, most sectors per track in this and all outer zones, in this and
     /// all inner zones)`: how good the tracks further along a cursor can be.
     zone_reach: Vec<(u32, u32, u32)>,
-    /// Per cylinder `(index into zone_reach, sectors per track)`: the search visits hundreds of
-    /// cylinders a decision late in a scan, and a binary search over the zones for each was a
-    /// fifth of the planner's time.
-    cylinder_zones: Vec<(u32, u32)>,
+    /// Per cylinder, an index into `zone_kinds`: the search visits hundreds of cylinders a
+    /// decision late in a scan, and a binary search over the zones for each was a fifth of the
+    /// planner's time. Two bytes a cylinder (1.3 MB on a 20 TB drive's 632,576 cylinders).
+    cylinder_zones: Vec<u16>,
+    /// The distinct `(index into zone_reach, sectors per track)` of the cylinders.
+    zone_kinds: Vec<(u32, u32)>,
     /// Tracks a chain may use, and the chain search's own scratch space.
     chain_tracks: Vec<(u32, u32)>,
     chain: chain::ChainScratch,
@@ -214,8 +216,16 @@ impl Planner {
             inner = inner.max(z.2);
             zone_reach[i].2 = inner;
         }
+        let mut zone_kinds: Vec<(u32, u32)> = Vec::new();
         let cylinder_zones = (0..disk.layout().cylinders())
-            .map(|c| (zone_reach.partition_point(|r| r.0 < c).min(zone_reach.len().saturating_sub(1)) as u32, disk.layout().sectors_per_track(c)))
+            .map(|c| {
+                let kind = (zone_reach.partition_point(|r| r.0 < c).min(zone_reach.len().saturating_sub(1)) as u32, disk.layout().sectors_per_track(c));
+                let i = zone_kinds.iter().position(|&k| k == kind).unwrap_or_else(|| {
+                    zone_kinds.push(kind);
+                    zone_kinds.len() - 1
+                });
+                u16::try_from(i).expect("fewer than 65,536 zones")
+            })
             .collect();
         Self {
             kind,
@@ -226,6 +236,7 @@ impl Planner {
             max_spt,
             zone_reach,
             cylinder_zones,
+            zone_kinds,
             chain_tracks: Vec::new(),
             chain: chain::ChainScratch::default(),
             balance: balance.then(|| balance::Balance::new(disk.layout())),
@@ -321,6 +332,15 @@ impl Planner {
         self.track_weights.copy_pass(sets, pass.cylinder, pass.surface, pass.spt, pass.first, pass.count, scale, w)
     }
 
+    /// What `pass` holds (as [`Self::weigh`] sums it), without its sectors one by one.
+    fn pass_total(&mut self, sets: &BackgroundSets, pass: &Pass) -> u64 {
+        if pass.count == 0 || sets.track_wanted(pass.cylinder, pass.surface) == 0 {
+            return 0;
+        }
+        let scale = self.balance_scale(pass.cylinder);
+        self.track_weights.pass_total(sets, pass.cylinder, pass.surface, pass.spt, pass.first, pass.count, scale)
+    }
+
     /// What passes over track `t` between the window's start and its deadline weighs.
     fn window_weight(&mut self, sets: &BackgroundSets, t: (u32, u32), w: &Window) -> u64 {
         let disk = sets.disk();
@@ -341,8 +361,13 @@ impl Planner {
     /// with reading over by `until`.
     #[allow(clippy::too_many_arguments)]
     fn single(&mut self, sets: &BackgroundSets, head: HeadState, leave: SimTime, c: u32, s: u32, move_op: Op, until: SimTime) -> Plan {
+        let arrive = leave + sets.disk().move_ns(head, c, s, move_op);
+        self.single_arriving(sets, arrive, c, s, move_op, until)
+    }
+
+    /// [`Self::single`] for heads that arrive on `(c, s)` at `arrive`.
+    fn single_arriving(&mut self, sets: &BackgroundSets, arrive: SimTime, c: u32, s: u32, move_op: Op, until: SimTime) -> Plan {
         let disk = sets.disk();
-        let arrive = leave + disk.move_ns(head, c, s, move_op);
         let pass = Self::pass(disk, &self.track_angles(disk, c, s), c, s, arrive, until);
         let wanted = if self.kind == PlannerKind::MultiTrack {
             // Chains may reuse the pass: keep its sectors.
@@ -378,16 +403,15 @@ impl Planner {
         let b_angles = self.track_angles(disk, b.0, b.1);
         let pb = Self::pass(disk, &b_angles, b.0, b.1, a_arrive + move_ab, until);
         // With nothing wanted on one of them, the best split is a single-track plan, which the
-        // caller looks at anyway (and reaches it no later).
+        // caller looks at anyway (and reaches it no later). Nor can a split read more than both
+        // passes hold: their totals (bit counts for most tracks) come before their sectors.
+        let (ta, tb) = (self.pass_total(sets, &pa), self.pass_total(sets, &pb));
+        if ta == 0 || tb == 0 || !self.may_beat(ta + tb, beat) {
+            return Plan::default();
+        }
         let a_total = self.weigh(sets, &pa, false);
-        if a_total == 0 {
-            return Plan::default();
-        }
         let b_total = self.weigh(sets, &pb, true);
-        // Nor can a split read more than both passes hold.
-        if b_total == 0 || !self.may_beat(a_total + b_total, beat) {
-            return Plan::default();
-        }
+        debug_assert_eq!((a_total, b_total), (ta, tb));
         self.prefix_b.clear();
         self.prefix_b.push(0);
         self.prefix_b.extend(self.weights_b.iter().scan(0u32, |acc, &x| {
@@ -500,8 +524,9 @@ impl Planner {
         let zone_reach = std::mem::take(&mut self.zone_reach);
         let cylinder_zones = std::mem::take(&mut self.cylinder_zones);
         // The zone holding cylinder `c`, and its sectors per track.
-        let zone_of = |c: u32| cylinder_zones[c as usize].0 as usize;
-        let spt_of = |c: u32| cylinder_zones[c as usize].1;
+        let zone_kinds = std::mem::take(&mut self.zone_kinds);
+        let zone_of = |c: u32| zone_kinds[usize::from(cylinder_zones[c as usize])].0 as usize;
+        let spt_of = |c: u32| zone_kinds[usize::from(cylinder_zones[c as usize])].1;
         // Most sectors a track at `c` or further along direction `step` could pass in the time
         // left after extra seek `e`.
         let bound = |e: SimTime, c: u32, step: i64| -> u64 {
@@ -607,6 +632,16 @@ impl Planner {
             // Not even the cylinder's heaviest track passes the first test below: none does.
             let heaviest = u64::from(sets.cylinder_heaviest_track(c)) * self.balance_weight(c);
             let look_at = if heaviest == 0 || (if two { heaviest + near_wanted } else { heaviest }) <= best.wanted { 0 } else { surfaces };
+            // A move between cylinders depends on the surfaces only through whether they are the
+            // same (a head switch may outlast a short seek), and within a cylinder it is a head
+            // switch: so every surface's moves to and from this cylinder are one of two.
+            let (to_c, from_c) = if look_at > 0 {
+                let to = |sf: u32| disk.move_ns(w.head, c, sf, bg_op);
+                let from = |sf: u32| disk.move_ns(HeadState { cylinder: c, surface: sf }, dst.0, dst.1, w.fg_op);
+                ([to(w.head.surface), to(other)], [from(dst.1), from(other)])
+            } else {
+                ([0; 2], [0; 2])
+            };
             for sf in 0..look_at {
                 if (c, sf) == src || (c, sf) == dst {
                     continue;
@@ -618,9 +653,10 @@ impl Planner {
                 if n == 0 || reachable <= best.wanted {
                     continue;
                 }
-                let x_head = HeadState { cylinder: c, surface: sf };
-                let to_dst = disk.move_ns(x_head, dst.0, dst.1, w.fg_op);
-                let e = (disk.move_ns(w.head, c, sf, bg_op) + to_dst).saturating_sub(direct);
+                let to_x = to_c[usize::from(sf != w.head.surface)];
+                let to_dst = from_c[usize::from(sf != dst.1)];
+                debug_assert_eq!((to_x, to_dst), (disk.move_ns(w.head, c, sf, bg_op), disk.move_ns(HeadState { cylinder: c, surface: sf }, dst.0, dst.1, w.fg_op)));
+                let e = (to_x + to_dst).saturating_sub(direct);
                 if e >= slack || (slack - e) * spt / rev * weight * self.balance_weight(c) < best.wanted {
                     continue;
                 }
@@ -635,7 +671,7 @@ impl Planner {
                 // The single-track pass is the widest arc any plan can read here (a split arrives
                 // later or leaves earlier): with nothing wanted in it, or too little to make a
                 // split beat the best, the splits need not be looked at.
-                let p = self.single(sets, w.head, w.free_at, c, sf, bg_op, until);
+                let p = self.single_arriving(sets, w.free_at + to_x, c, sf, bg_op, until);
                 let in_reach = p.wanted;
                 if can_end_here {
                     consider(&mut best, p);
@@ -658,6 +694,7 @@ impl Planner {
         }
         self.zone_reach = zone_reach;
         self.cylinder_zones = cylinder_zones;
+        self.zone_kinds = zone_kinds;
         // Chains: only when the best plan leaves room. A chain that is not one of the plans above
         // moves the heads at least once more, so it reads for at most the slack less a head switch.
         let chain_room = |c: u32| (slack.saturating_sub(head_switch) * u64::from(disk.layout().sectors_per_track(c))).div_ceil(rev) * weight * self.balance_weight(c);

@@ -14,11 +14,24 @@
 //! For the planner the sets also keep, summed over tasks, the weight of the wanted sectors of every
 //! track, of every cylinder and of every group of [`GROUP`] cylinders (one per sector, more for an
 //! urgent one): enough to skip empty tracks and to jump over empty stretches of the disk without
-//! touching the range sets. Each track also has a count of the changes to its wanted sectors, so
-//! the planner can keep a track's per-sector weights between decisions and know when they went
-//! stale. On a 14-surface 8 TB drive that is 12 bytes per track, about 72 MB, whatever the sets
-//! look like.
+//! touching the range sets. A log of the last [`CHANGE_LOG`] tracks whose wanted sectors changed
+//! lets the planner keep a track's per-sector weights between decisions and know when they went
+//! stale.
+//!
+//! | per                | what                                   | bytes | 20 TB `ultrastar_hc560`      |
+//! |--------------------|----------------------------------------|-------|------------------------------|
+//! | track              | wanted weight (`u16`; heavier spill)   | 2     | 11.4 M tracks: 22.8 MB       |
+//! | cylinder           | wanted weight, heaviest track          | 4 + 2 | 632,576 cylinders: 3.8 MB    |
+//! | group of 64 cyl.   | wanted weight                          | 8     | 0.08 MB                      |
+//! | change             | the track, in a ring of [`CHANGE_LOG`] | 4     | 16 KB                        |
+//!
+//! A track's weight fits two bytes unless several tasks or urgent marks pile up on it (a single
+//! task weighs at most 4 × the sectors of a track, 18,188 on that drive): the few heavier ones
+//! are kept in a side map. The range sets themselves start at one range per task and grow as
+//! free transfers cut arcs out of them. Before issue 35 a per-track `u32` weight and `u64`
+//! version made 12 bytes a track (137 MB on the 20 TB drive, 74 MB on the 8 TB `ultrastar_he8`).
 
+use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -29,6 +42,13 @@ use super::error::{FreeblockError, Result};
 
 /// Cylinders per summary group.
 pub const GROUP: u32 = 64;
+
+/// A per-track or per-cylinder weight too heavy for two bytes: the real one is elsewhere.
+const SPILLED: u16 = u16::MAX;
+
+/// Tracks remembered in the change log (16 KB). A reader that fell further behind than this
+/// learns that it missed some, and forgets everything it kept.
+pub const CHANGE_LOG: usize = 4096;
 
 /// What an urgent wanted sector weighs in the planner's choice, in ordinary wanted sectors.
 pub const URGENT_WEIGHT: u32 = 4;
@@ -115,14 +135,20 @@ pub struct BackgroundSets {
     surfaces: u32,
     sector_bytes: u64,
     tasks: Vec<Option<TaskSet>>,
-    track_wanted: Vec<u32>,
-    /// Per track: how many times its wanted sectors have changed (the planner's cached weights
-    /// of a track are good while this stays the same).
-    track_version: Vec<u64>,
+    /// Per track: its wanted weight, or [`SPILLED`] when that does not fit a `u16` (then it is
+    /// in `track_spill`). Two bytes a track: 23 MB for the 11.4 million tracks of a 20 TB drive.
+    track_wanted: Vec<u16>,
+    /// The wanted weights of the tracks too heavy for `track_wanted` (several tasks, urgent).
+    track_spill: HashMap<u32, u32>,
+    /// The last [`CHANGE_LOG`] tracks whose wanted sectors changed, in a ring, and how many
+    /// changes there have been in all: the planner's kept weights of a track are good until the
+    /// track shows up here (see [`BackgroundSets::changes_since`]).
+    change_log: Vec<u32>,
+    changes: u64,
     cylinder_wanted: Vec<u32>,
-    /// Per cylinder: the weight of its heaviest track (the planner skips a cylinder's tracks at
-    /// once when even that one cannot beat its best plan).
-    cylinder_heaviest: Vec<u32>,
+    /// Per cylinder: the weight of its heaviest track, [`SPILLED`] when that does not fit (the
+    /// planner skips a cylinder's tracks at once when even that one cannot beat its best plan).
+    cylinder_heaviest: Vec<u16>,
     group_wanted: Vec<u64>,
     total_wanted: u64,
     /// Urgent sectors over all tasks.
@@ -141,7 +167,9 @@ impl BackgroundSets {
         Self {
             sector_bytes: u64::from(disk.spec().sector_bytes),
             track_wanted: vec![0; cylinders as usize * surfaces as usize],
-            track_version: vec![0; cylinders as usize * surfaces as usize],
+            track_spill: HashMap::new(),
+            change_log: vec![0; CHANGE_LOG],
+            changes: 0,
             cylinder_wanted: vec![0; cylinders as usize],
             cylinder_heaviest: vec![0; cylinders as usize],
             group_wanted: vec![0; cylinders.div_ceil(GROUP) as usize],
@@ -320,27 +348,23 @@ impl BackgroundSets {
         if !add {
             self.move_remapped(r, weight, false);
         }
-        let surfaces = self.surfaces;
-        let (tracks, versions, cyls, groups) = (&mut self.track_wanted, &mut self.track_version, &mut self.cylinder_wanted, &mut self.group_wanted);
-        let heaviest = &mut self.cylinder_heaviest;
-        self.disk
-            .layout()
+        let surfaces = self.surfaces as usize;
+        let disk = Arc::clone(&self.disk);
+        disk.layout()
             .for_each_track_run(r.start, r.end - r.start, |run| {
                 let n = run.lbns * u64::from(weight);
-                let track = run.cylinder as usize * surfaces as usize + run.surface as usize;
+                let track = run.cylinder as usize * surfaces + run.surface as usize;
                 let (c, g) = (run.cylinder as usize, (run.cylinder / GROUP) as usize);
-                versions[track] += 1;
+                let now = self.track_weight(track);
+                self.set_track_weight(track, if add { now + n as u32 } else { now - n as u32 });
                 if add {
-                    tracks[track] += n as u32;
-                    cyls[c] += n as u32;
-                    groups[g] += n;
+                    self.cylinder_wanted[c] += n as u32;
+                    self.group_wanted[g] += n;
                 } else {
-                    tracks[track] -= n as u32;
-                    cyls[c] -= n as u32;
-                    groups[g] -= n;
+                    self.cylinder_wanted[c] -= n as u32;
+                    self.group_wanted[g] -= n;
                 }
-                let first = c * surfaces as usize;
-                heaviest[c] = tracks[first..first + surfaces as usize].iter().copied().max().unwrap_or(0);
+                self.refresh_heaviest(c);
             })
             .expect("ranges are inside the disk");
         if add {
@@ -352,23 +376,51 @@ impl BackgroundSets {
     /// (`to_spare`), or back.
     fn move_remapped(&mut self, r: &Range<u64>, weight: u32, to_spare: bool) {
         let surfaces = self.surfaces as usize;
-        let (tracks, versions, cyls, groups) = (&mut self.track_wanted, &mut self.track_version, &mut self.cylinder_wanted, &mut self.group_wanted);
-        let heaviest = &mut self.cylinder_heaviest;
-        self.disk.layout().for_each_remapped_lbn(r.start, r.end, |_, counted, actual| {
-            let ((c0, s0), (c1, s1)) = if to_spare { (counted, actual) } else { (actual, counted) };
+        let mut moves = Vec::new();
+        self.disk.layout().for_each_remapped_lbn(r.start, r.end, |_, counted, actual| moves.push(if to_spare { (counted, actual) } else { (actual, counted) }));
+        for ((c0, s0), (c1, s1)) in moves {
             let (t0, t1) = (c0 as usize * surfaces + s0 as usize, c1 as usize * surfaces + s1 as usize);
-            tracks[t0] -= weight;
-            tracks[t1] += weight;
-            versions[t0] += 1;
-            versions[t1] += 1;
+            self.set_track_weight(t0, self.track_weight(t0) - weight);
+            self.set_track_weight(t1, self.track_weight(t1) + weight);
+            self.cylinder_wanted[c0 as usize] -= weight;
+            self.cylinder_wanted[c1 as usize] += weight;
             for c in [c0 as usize, c1 as usize] {
-                heaviest[c] = tracks[c * surfaces..(c + 1) * surfaces].iter().copied().max().unwrap_or(0);
+                self.refresh_heaviest(c);
             }
-            cyls[c0 as usize] -= weight;
-            cyls[c1 as usize] += weight;
-            groups[(c0 / GROUP) as usize] -= u64::from(weight);
-            groups[(c1 / GROUP) as usize] += u64::from(weight);
-        });
+            self.group_wanted[(c0 / GROUP) as usize] -= u64::from(weight);
+            self.group_wanted[(c1 / GROUP) as usize] += u64::from(weight);
+        }
+    }
+
+    /// The wanted weight of track index `track`.
+    #[inline]
+    fn track_weight(&self, track: usize) -> u32 {
+        match self.track_wanted[track] {
+            SPILLED => self.track_spill[&(track as u32)],
+            w => u32::from(w),
+        }
+    }
+
+    /// Sets the wanted weight of track index `track`, and logs the change.
+    fn set_track_weight(&mut self, track: usize, weight: u32) {
+        if let Some(w) = u16::try_from(weight).ok().filter(|&w| w != SPILLED) {
+            if self.track_wanted[track] == SPILLED {
+                self.track_spill.remove(&(track as u32));
+            }
+            self.track_wanted[track] = w;
+        } else {
+            self.track_wanted[track] = SPILLED;
+            self.track_spill.insert(track as u32, weight);
+        }
+        self.change_log[(self.changes % CHANGE_LOG as u64) as usize] = track as u32;
+        self.changes += 1;
+    }
+
+    /// Recomputes the heaviest-track summary of cylinder `c`.
+    fn refresh_heaviest(&mut self, c: usize) {
+        let first = c * self.surfaces as usize;
+        let heaviest = (first..first + self.surfaces as usize).map(|t| self.track_weight(t)).max().unwrap_or(0);
+        self.cylinder_heaviest[c] = u16::try_from(heaviest).unwrap_or(SPILLED);
     }
 
     /// Drops `task`'s wanted sectors in `range` without delivering anything. Returns the number of
@@ -546,16 +598,25 @@ impl BackgroundSets {
     #[inline]
     #[must_use]
     pub fn track_wanted(&self, cylinder: u32, surface: u32) -> u32 {
-        self.track_wanted[cylinder as usize * self.surfaces as usize + surface as usize]
+        self.track_weight(cylinder as usize * self.surfaces as usize + surface as usize)
     }
 
-    /// How many times the wanted sectors of track `(cylinder, surface)` have changed: what
-    /// [`BackgroundSets::mark_wanted`] gives for the track's sectors stays the same while this
-    /// does.
+    /// How many changes to tracks' wanted sectors there have been since the sets were made (each
+    /// change of one track counts one).
     #[inline]
     #[must_use]
-    pub fn track_version(&self, cylinder: u32, surface: u32) -> u64 {
-        self.track_version[cylinder as usize * self.surfaces as usize + surface as usize]
+    pub fn changes(&self) -> u64 {
+        self.changes
+    }
+
+    /// The track indices (`cylinder × surfaces + surface`) whose wanted sectors changed since
+    /// [`BackgroundSets::changes`] was `since`, oldest first and possibly repeated; `None` when
+    /// more than [`CHANGE_LOG`] changes have happened since (the log no longer holds them all).
+    /// What [`BackgroundSets::mark_wanted`] gives for a track's sectors stays the same while the
+    /// track does not appear here.
+    #[must_use]
+    pub fn changes_since(&self, since: u64) -> Option<impl Iterator<Item = u32> + '_> {
+        (self.changes - since <= CHANGE_LOG as u64).then(|| (since..self.changes).map(|i| self.change_log[(i % CHANGE_LOG as u64) as usize]))
     }
 
     /// Weight of the wanted sectors on a cylinder, summed over tasks.
@@ -569,7 +630,10 @@ impl BackgroundSets {
     #[inline]
     #[must_use]
     pub fn cylinder_heaviest_track(&self, cylinder: u32) -> u32 {
-        self.cylinder_heaviest[cylinder as usize]
+        match self.cylinder_heaviest[cylinder as usize] {
+            SPILLED => (0..self.surfaces).map(|s| self.track_wanted(cylinder, s)).max().unwrap_or(0),
+            w => u32::from(w),
+        }
     }
 
     /// Weight of the wanted sectors in the group of [`GROUP`] cylinders holding `cylinder`.
@@ -611,7 +675,12 @@ impl BackgroundSets {
     /// stored range costs at most 48 bytes in the B-tree, with its share of node overhead).
     #[must_use]
     pub fn memory_bytes(&self) -> u64 {
-        let summary = self.track_wanted.capacity() * 4 + self.track_version.capacity() * 8 + self.cylinder_wanted.capacity() * 4 + self.cylinder_heaviest.capacity() * 4 + self.group_wanted.capacity() * 8;
+        let summary = self.track_wanted.capacity() * 2
+            + self.track_spill.capacity() * 9
+            + self.change_log.capacity() * 4
+            + self.cylinder_wanted.capacity() * 4
+            + self.cylinder_heaviest.capacity() * 2
+            + self.group_wanted.capacity() * 8;
         let ranges: usize = self.tasks.iter().flatten().map(|t| t.wanted.iter().count() + t.promoted.iter().count() + t.urgent.iter().count()).sum();
         (summary + ranges * 48) as u64
     }

@@ -14,48 +14,143 @@
 //!   pass weights            = slot weights[2..7] × the cylinder's balance weight (saturating)
 //! ```
 //!
-//! | what                      | where                                   | when it is refreshed           |
-//! |---------------------------|-----------------------------------------|--------------------------------|
-//! | a track's slot            | `slot_of[track]`                        | on first use; evicted in turn  |
-//! | the slot's weights        | `weights[slot × max_spt ..]`, unscaled  | when the track's version moved |
-//! | the track's version       | [`BackgroundSets::track_version`]       | every change to its sectors    |
-//! | the balance scale         | applied on the way out                  | each copy                      |
+//! | what                      | where                                   | when it is refreshed            |
+//! |---------------------------|-----------------------------------------|---------------------------------|
+//! | a track's slot            | slot `track % slots` (direct-mapped)    | on use; the track there goes    |
+//! | its weights, all 0 or 1   | a bitmap slot, one bit a sector         | when the slot is (re)filled     |
+//! | its weights, some heavier | a wide slot, a `u16` a sector, unscaled | when the slot is (re)filled     |
+//! | which tracks went stale   | [`BackgroundSets::changes_since`]       | read before every use           |
+//! | the balance scale         | applied on the way out                  | each copy                       |
 //!
 //! The weights are exactly what [`BackgroundSets::mark_wanted`] gives for the pass: it adds one
 //! saturating increment per task (and per urgent mark) and every increment is scaled alike, so
 //! scaling the unscaled sum afterwards and saturating once is the same number. The cache changes
-//! no plan, only how fast it is found. Its memory is capped ([`MAX_BYTES`]); past the cap, slots
-//! are reused in turn.
+//! no plan, only how fast it is found.
+//!
+//! It keeps nothing per track of the disk. A slot is found from the track's number, and a slot
+//! whose track changed is emptied from the sets' change log (the tracks touched since the last
+//! decision, a few per decision). A reader that missed more than the log holds (a whole-disk
+//! registration) empties every slot. Its memory is capped ([`MAX_BYTES`]).
 
 use freeblock_disk::Layout;
 
 use crate::freeblock::sets::BackgroundSets;
 
-/// Most bytes of weights kept (the Atlas 10K's 60,000 tracks need about 40 MB).
-pub(super) const MAX_BYTES: usize = 64 << 20;
+/// Most bytes of kept weights, in all. A one-pass scan's tracks weigh 0 or 1 per sector and are
+/// kept as bitmaps: the Atlas 10K's 60,000 tracks in 2.5 MB, 1.8 million sectors per MB. Heavier
+/// tracks (urgent sectors, several tasks) keep a `u16` per sector. The cap keeps a 20 TB drive's
+/// whole freeblock state within 32 MB (issue 35); the 11.4 million tracks of that drive could not
+/// be kept whole in any reasonable memory, so a big drive keeps the tracks it weighed last.
+pub(super) const MAX_BYTES: usize = 2 << 20;
+/// Of which the bitmaps.
+const BITMAP_BYTES: usize = MAX_BYTES / 2;
 
-/// No slot.
+/// No track.
 const NONE: u32 = u32::MAX;
+
+/// Direct-mapped slots of `stride` values each: track `t` lives in slot `t % slots`.
+#[derive(Debug, Clone)]
+struct Pool<T> {
+    slots: usize,
+    stride: usize,
+    /// Per slot: the track it holds ([`NONE`]: none) and its heaviest sector.
+    owner: Vec<(u32, u16)>,
+    /// Every slot's values (allocated on first use).
+    data: Vec<T>,
+}
+
+impl<T: Copy + Default> Pool<T> {
+    fn new(slots: usize, stride: usize) -> Self {
+        Self { slots: slots.max(1), stride: stride.max(1), owner: Vec::new(), data: Vec::new() }
+    }
+
+    /// Slots that fit `bytes`, at most one per track.
+    fn fitting(bytes: usize, stride: usize, tracks: usize) -> Self {
+        Self::new((bytes / (stride.max(1) * std::mem::size_of::<T>())).clamp(1, tracks.max(1)), stride)
+    }
+
+    fn find(&self, track: u32) -> Option<usize> {
+        let slot = track as usize % self.slots;
+        self.owner.get(slot).is_some_and(|o| o.0 == track).then_some(slot)
+    }
+
+    fn forget(&mut self, track: u32) {
+        if let Some(o) = self.owner.get_mut(track as usize % self.slots) {
+            if o.0 == track {
+                o.0 = NONE;
+            }
+        }
+    }
+
+    fn forget_all(&mut self) {
+        self.owner.iter_mut().for_each(|o| o.0 = NONE);
+    }
+
+    /// The slot of `track`, given to it (whatever track held it before goes), cleared.
+    fn claim(&mut self, track: u32, heaviest: u16) -> &mut [T] {
+        if self.owner.is_empty() {
+            self.owner = vec![(NONE, 0); self.slots];
+            self.data = vec![T::default(); self.slots * self.stride];
+        }
+        let slot = track as usize % self.slots;
+        self.owner[slot] = (track, heaviest);
+        let v = &mut self.data[slot * self.stride..(slot + 1) * self.stride];
+        v.fill(T::default());
+        v
+    }
+
+    fn values(&self, slot: usize) -> &[T] {
+        &self.data[slot * self.stride..(slot + 1) * self.stride]
+    }
+}
+
+/// A kept track's weights.
+enum Kept<'a> {
+    /// Every sector weighs 0 or 1: bit `i` of the words is sector `i`.
+    Bits(&'a [u64]),
+    /// Each sector's weight, and the heaviest.
+    Wide(&'a [u16], u16),
+}
+
+/// Wanted sectors among bits `lo..hi` of `words`.
+fn ones(words: &[u64], lo: usize, hi: usize) -> u64 {
+    if lo >= hi {
+        return 0;
+    }
+    let (wl, wh) = (lo / 64, (hi - 1) / 64);
+    let low_mask = !0u64 << (lo % 64);
+    let high_mask = !0u64 >> (63 - (hi - 1) % 64);
+    if wl == wh {
+        return u64::from((words[wl] & low_mask & high_mask).count_ones());
+    }
+    let inner: u32 = words[wl + 1..wh].iter().map(|w| w.count_ones()).sum();
+    u64::from((words[wl] & low_mask).count_ones() + inner + (words[wh] & high_mask).count_ones())
+}
+
+/// Appends bits `lo..hi` of `words`, each as 0 or `scale`, to `out`.
+fn expand(words: &[u64], lo: usize, hi: usize, scale: u16, out: &mut Vec<u16>) {
+    let mut i = lo;
+    while i < hi {
+        let (word, from) = (words[i / 64] >> (i % 64), i % 64);
+        let n = (64 - from).min(hi - i);
+        out.extend((0..n).map(|j| ((word >> j) & 1) as u16 * scale));
+        i += n;
+    }
+}
 
 /// Per-track sector weights for the tracks the planner has weighed.
 #[derive(Debug, Clone)]
 pub(super) struct TrackWeights {
     surfaces: u32,
-    /// Length of every slot: the most sectors any track has.
-    max_spt: usize,
-    /// Most slots kept.
-    max_slots: usize,
-    /// Per track (`cylinder × surfaces + surface`): its slot, or [`NONE`].
-    slot_of: Vec<u32>,
-    /// Per slot: the track it holds, that track's version when the slot was filled, and its
-    /// heaviest sector (when that times the scale fits a `u16`, nothing saturates).
-    owner: Vec<(u32, u64, u16)>,
-    /// Every slot's weights, `max_spt` apiece.
-    weights: Vec<u16>,
-    /// The slot to reuse next once all are taken.
-    next_victim: usize,
-    /// Scratch for the track's LBN pieces.
+    /// Tracks whose sectors weigh 0 or 1, one bit a sector.
+    bits: Pool<u64>,
+    /// The other tracks, a `u16` a sector.
+    wide: Pool<u16>,
+    /// [`BackgroundSets::changes`] when the kept weights were last brought up to date.
+    seen: u64,
+    /// Scratch for the track's LBN pieces and its weights as they are weighed.
     pieces: Vec<(std::ops::Range<u64>, u32)>,
+    scratch: Vec<u16>,
 }
 
 impl TrackWeights {
@@ -65,48 +160,64 @@ impl TrackWeights {
         let max_spt = (max_spt as usize).max(1);
         Self {
             surfaces: layout.surfaces(),
-            max_spt,
-            max_slots: (MAX_BYTES / (2 * max_spt)).clamp(1, tracks.max(1)),
-            slot_of: vec![NONE; tracks],
-            owner: Vec::new(),
-            weights: Vec::new(),
-            next_victim: 0,
+            bits: Pool::fitting(BITMAP_BYTES, max_spt.div_ceil(64), tracks),
+            wide: Pool::fitting(MAX_BYTES - BITMAP_BYTES, max_spt, tracks),
+            seen: 0,
             pieces: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
-    /// The unscaled weight of every sector of track `(c, s)` (`spt` sectors), by sector number,
-    /// weighed again if the track changed since it was last weighed; and the heaviest of them.
-    pub(super) fn track(&mut self, sets: &BackgroundSets, c: u32, s: u32, spt: u32) -> (&[u16], u16) {
-        let track = c as usize * self.surfaces as usize + s as usize;
-        let version = sets.track_version(c, s);
-        let mut slot = self.slot_of[track];
-        if slot != NONE && self.owner[slot as usize].1 == version {
-            let at = slot as usize * self.max_spt;
-            return (&self.weights[at..at + spt as usize], self.owner[slot as usize].2);
+    /// Forgets the tracks whose wanted sectors changed since the last call (all of them when the
+    /// sets' change log no longer reaches back that far).
+    fn catch_up(&mut self, sets: &BackgroundSets) {
+        if sets.changes() == self.seen {
+            return;
         }
-        if slot == NONE {
-            slot = if self.owner.len() < self.max_slots {
-                self.owner.push((track as u32, version, 0));
-                self.weights.resize(self.owner.len() * self.max_spt, 0);
-                (self.owner.len() - 1) as u32
-            } else {
-                let victim = self.next_victim;
-                self.next_victim = (victim + 1) % self.max_slots;
-                self.slot_of[self.owner[victim].0 as usize] = NONE;
-                victim as u32
-            };
-            self.slot_of[track] = slot;
+        match sets.changes_since(self.seen) {
+            Some(changed) => {
+                for t in changed {
+                    self.bits.forget(t);
+                    self.wide.forget(t);
+                }
+            }
+            None => {
+                self.bits.forget_all();
+                self.wide.forget_all();
+            }
         }
-        let at = slot as usize * self.max_spt;
-        let w = &mut self.weights[at..at + spt as usize];
-        w.fill(0);
+        self.seen = sets.changes();
+    }
+
+    /// The unscaled weights of every sector of track `(c, s)` (`spt` sectors), weighed again if
+    /// the track changed since it was last weighed.
+    fn track(&mut self, sets: &BackgroundSets, c: u32, s: u32, spt: u32) -> Kept<'_> {
+        self.catch_up(sets);
+        let track = c * self.surfaces + s;
+        if let Some(slot) = self.bits.find(track) {
+            return Kept::Bits(self.bits.values(slot));
+        }
+        if let Some(slot) = self.wide.find(track) {
+            return Kept::Wide(&self.wide.values(slot)[..spt as usize], self.wide.owner[slot].1);
+        }
+        let w = &mut self.scratch;
+        w.clear();
+        w.resize(spt as usize, 0);
         self.pieces.clear();
         sets.disk().layout().arc_lbns(c, s, 0, spt, &mut self.pieces);
         sets.mark_wanted(&self.pieces, w, 1);
         let heaviest = w.iter().copied().max().unwrap_or(0);
-        self.owner[slot as usize] = (track as u32, version, heaviest);
-        (w, heaviest)
+        if heaviest <= 1 {
+            let words = self.bits.claim(track, heaviest);
+            for (i, &x) in w.iter().enumerate() {
+                words[i / 64] |= u64::from(x) << (i % 64);
+            }
+            Kept::Bits(words)
+        } else {
+            let kept = self.wide.claim(track, heaviest);
+            kept[..w.len()].copy_from_slice(w);
+            Kept::Wide(&kept[..w.len()], heaviest)
+        }
     }
 
     /// The total weight of `count` sectors of track `(c, s)` from sector `first` on (wrapping
@@ -114,16 +225,21 @@ impl TrackWeights {
     /// them: what a pass holds when its sectors one by one are not needed.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn pass_total(&mut self, sets: &BackgroundSets, c: u32, s: u32, spt: u32, first: u32, count: u32, scale: u16) -> u64 {
-        let (full, heaviest) = self.track(sets, c, s, spt);
-        let (first, count) = (first as usize, (count as usize).min(full.len()));
-        let head = count.min(full.len() - first);
-        let (a, b) = (&full[first..first + head], &full[..count - head]);
-        let sum = |w: &[u16]| w.iter().map(|&x| u64::from(x)).sum::<u64>();
-        if u32::from(heaviest) * u32::from(scale) <= u32::from(u16::MAX) {
-            // Nothing saturates: scale the sum once.
-            (sum(a) + sum(b)) * u64::from(scale)
-        } else {
-            a.iter().chain(b).map(|&x| (u32::from(x) * u32::from(scale)).min(u32::from(u16::MAX)) as u64).sum()
+        let (first, count) = (first as usize, (count as usize).min(spt as usize));
+        let head = count.min(spt as usize - first);
+        match self.track(sets, c, s, spt) {
+            // A weight of one times a `u16` scale never saturates.
+            Kept::Bits(words) => (ones(words, first, first + head) + ones(words, 0, count - head)) * u64::from(scale),
+            Kept::Wide(full, heaviest) => {
+                let (a, b) = (&full[first..first + head], &full[..count - head]);
+                let sum = |w: &[u16]| w.iter().map(|&x| u64::from(x)).sum::<u64>();
+                if u32::from(heaviest) * u32::from(scale) <= u32::from(u16::MAX) {
+                    // Nothing saturates: scale the sum once.
+                    (sum(a) + sum(b)) * u64::from(scale)
+                } else {
+                    a.iter().chain(b).map(|&x| (u32::from(x) * u32::from(scale)).min(u32::from(u16::MAX)) as u64).sum()
+                }
+            }
         }
     }
 
@@ -132,21 +248,29 @@ impl TrackWeights {
     /// [`BackgroundSets::mark_wanted`] does; returns their sum.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn copy_pass(&mut self, sets: &BackgroundSets, c: u32, s: u32, spt: u32, first: u32, count: u32, scale: u16, out: &mut Vec<u16>) -> u64 {
-        let (full, heaviest) = self.track(sets, c, s, spt);
-        let (first, count) = (first as usize, (count as usize).min(full.len()));
-        let head = count.min(full.len() - first);
-        let (a, b) = (&full[first..first + head], &full[..count - head]);
+        let (first, count) = (first as usize, (count as usize).min(spt as usize));
+        let head = count.min(spt as usize - first);
         out.clear();
-        let saturates = u32::from(heaviest) * u32::from(scale) > u32::from(u16::MAX);
-        for part in [a, b] {
-            if saturates {
-                out.extend(part.iter().map(|&x| (u32::from(x) * u32::from(scale)).min(u32::from(u16::MAX)) as u16));
-            } else {
-                // A plain product, which vectorises.
-                out.extend(part.iter().map(|&x| x * scale));
+        match self.track(sets, c, s, spt) {
+            Kept::Bits(words) => {
+                expand(words, first, first + head, scale, out);
+                expand(words, 0, count - head, scale, out);
+                (ones(words, first, first + head) + ones(words, 0, count - head)) * u64::from(scale)
+            }
+            Kept::Wide(full, heaviest) => {
+                let (a, b) = (&full[first..first + head], &full[..count - head]);
+                let saturates = u32::from(heaviest) * u32::from(scale) > u32::from(u16::MAX);
+                for part in [a, b] {
+                    if saturates {
+                        out.extend(part.iter().map(|&x| (u32::from(x) * u32::from(scale)).min(u32::from(u16::MAX)) as u16));
+                    } else {
+                        // A plain product, which vectorises.
+                        out.extend(part.iter().map(|&x| x * scale));
+                    }
+                }
+                out.iter().map(|&x| u64::from(x)).sum()
             }
         }
-        out.iter().map(|&x| u64::from(x)).sum()
     }
 }
 
@@ -169,6 +293,18 @@ mod tests {
         w
     }
 
+    /// Counting the bits of a range word by word matches counting them one at a time.
+    #[test]
+    fn ones_counts_every_range() {
+        let words = [0xF0F0_1234_8000_0001u64, 0xFFFF_0000_0F0F_AAAA, 0x1];
+        let bit = |i: usize| (words[i / 64] >> (i % 64)) & 1;
+        for lo in 0..=129 {
+            for hi in lo..=129 {
+                assert_eq!(ones(&words, lo, hi), (lo..hi).map(bit).sum::<u64>(), "{lo}..{hi}");
+            }
+        }
+    }
+
     /// Kept weights match the range sets after every kind of change (registrations, urgent
     /// marks, transfers, aborts), for passes that wrap, with balance scales, and with a cache too
     /// small to hold every track (slots reused).
@@ -181,7 +317,8 @@ mod tests {
         let tasks = [sets.add_task(Op::Read, 4096).unwrap(), sets.add_task(Op::Read, 512).unwrap()];
         let mut big = TrackWeights::new(layout, max_spt);
         let mut small = TrackWeights::new(layout, max_spt);
-        small.max_slots = 3;
+        small.bits = Pool::new(3, (max_spt as usize).div_ceil(64));
+        small.wide = Pool::new(3, max_spt as usize);
         let mut rng = ChaCha8Rng::seed_from_u64(11);
         // A few cylinders, so the same tracks are weighed again after changes.
         let cylinders: Vec<u32> = (0..4).map(|_| rng.gen_range(0..layout.cylinders())).collect();
