@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use freeblock::fs2::{self as repro, Fs2ReproConfig, Fs2Results, Fs2Row, Variant, MAIN_VARIANTS, PAPER_ACCESS_RANGE, PAPER_ROTATION_RANGE, PAPER_ENERGY_RANGE, PAPER_ROWS, PAPER_SEEK_RANGE, VERSUS_VARIANTS};
 use freeblock::layout::fs2::{check, repair, table_from_map, ReplicaTable, PAPER_ENTRY_BYTES, REPLICA_ENTRY_BYTES};
 use freeblock::layout::fs2::policy::TABLE_FILE;
+use freeblock::workload::scattered_files::Paper003Run;
 use freeblock::layout::{DirStorage, DirtyRule, Journal};
 
 use crate::commands::ReproArgs;
@@ -116,7 +117,7 @@ fn text(cfg: &Fs2ReproConfig, r: &Fs2Results, note: Option<&str>) -> Result<Stri
         writeln!(s, "Drive: the bare media (cache off).")?;
     }
     writeln!(s, "Measured: pass {} of {} on the files and ext2 workloads and the last of the real trace's runs (the paper's 7th run), the second half of days and cloudphysics; first pass: mean response over the first pass (the paper: TPC-W's first run 1.7% slower than Ext2).", cfg.scattered_passes, cfg.scattered_passes)?;
-    writeln!(s, "files_*: extents scattered over the regions (calibrated to the paper's Ext2 TPC-W: 8.2 ms access); ext2_*: files one after another in directories, inode reads, one dominant directory, TPC-W and SURGE in random file order, writes on a fifth of the files. File system {:.0}% full for the workload and FS2 alike.", 100.0 * cfg.fs2.fill)?;
+    writeln!(s, "files_*: extents scattered over the regions (calibrated to the paper's Ext2 TPC-W: 8.2 ms access); ext2_*: shaped like Ext2 and like §4's runs: files one after another in directories with inode reads and writes on a fifth of the files; ext2_tpcw a MySQL database (four 40 MB files in 20 MB segments at the quadratic hash's groups g..g+127, a 16 KB index page then its row's page per query, queries in a new random order each pass, and a web image); ext2_cvs two regions used alike, each file's first block (the RCS header) in name order; ext2_startx files in the programs' order; ext2_surge two virtual hosts in the order of SURGE's pre-generated requests (ext2_surge_shuffled: a new random order each pass). File system {:.0}% full for the workload and FS2 alike.", 100.0 * cfg.fs2.fill)?;
     writeln!(s, "Improvements are over `none` (the paper's Ext2); negative = faster.")?;
     writeln!(s, "Paper's ranges over its workloads: access −{}…{}%, seek −{}…{}%, rotational −{}…{}%.", PAPER_ACCESS_RANGE.0, PAPER_ACCESS_RANGE.1, PAPER_SEEK_RANGE.0, PAPER_SEEK_RANGE.1, PAPER_ROTATION_RANGE.0, PAPER_ROTATION_RANGE.1)?;
     for w in &r.workloads {
@@ -148,6 +149,9 @@ fn text(cfg: &Fs2ReproConfig, r: &Fs2Results, note: Option<&str>) -> Result<Stri
             ]);
         }
         s.push_str(&t.render());
+        if let Some(run) = w.paper_run {
+            writeln!(s, "{}", baseline_beside_paper(base, run))?;
+        }
         let first_word = w.stands_for.split_whitespace().next().unwrap_or("");
         for p in PAPER_ROWS.iter().filter(|p| p.label.starts_with(first_word) && !p.label.contains("static")) {
             writeln!(s, "paper, {}: access {:.0}%, seek {:.0}%, rotational {:.0}%, energy {:.0}% less; busy {:.0}% (Ext2 {:.0}%)", p.label, p.access, p.seek, p.rotation, p.energy, p.busy, p.busy_base)?;
@@ -264,7 +268,7 @@ fn text(cfg: &Fs2ReproConfig, r: &Fs2Results, note: Option<&str>) -> Result<Stri
                 _ => "the real trace".to_string(),
             },
             None if cut >= ACCESS_CUT_BAR => format!("holds ({} the paper's range)", within(cut, PAPER_ACCESS_RANGE)),
-            None => "MISSES".to_string(),
+            None => format!("MISSES: {}", r.cause(w).unwrap_or_default()),
         };
         writeln!(s, "  {:<13} {:>4}%  {verdict}", w.name, crate::table::plain(cut, 0))?;
     }
@@ -277,6 +281,25 @@ fn text(cfg: &Fs2ReproConfig, r: &Fs2Results, note: Option<&str>) -> Result<Stri
         writeln!(s, "{n}")?;
     }
     Ok(s)
+}
+
+/// Our Ext2 (`none`) beside what the paper says of its Ext2 run.
+fn baseline_beside_paper(base: &Fs2Row, run: Paper003Run) -> String {
+    let p = repro::paper_ext2(run);
+    let paper_access = p.access_ms.map_or(String::new(), |(a, sk, rot)| format!("access {a} ms = seek {sk} + rotation {rot}, "));
+    format!(
+        "our Ext2 (none): access {:.2} ms = seek {:.2} + rotation {:.2} + transfer {:.2}, seek {:.0}% of access, {:.0}% of requests unpositioned (read-ahead hits), busy {:.0}%; the paper's Ext2: {paper_access}seek about {:.0}% of busy time (from {}), busy {:.0}%",
+        base.access_ms,
+        base.seek_ms,
+        base.rotational_ms,
+        base.transfer_ms,
+        100.0 * base.seek_ms / base.access_ms.max(f64::MIN_POSITIVE),
+        base.unpositioned_pct,
+        base.busy_pct,
+        p.seek_share_pct,
+        p.seek_share_from,
+        p.busy_pct
+    )
 }
 
 /// Mean access, seek and rotational time of `row`, then each one's change from `base`.
