@@ -511,10 +511,10 @@ impl ScatteredFilesSpec {
             return Err(invalid("group_blocks", format!("an ext2 group of {} blocks has no room after its {GROUP_METADATA_BLOCKS} blocks of metadata", self.group_blocks)));
         }
         if self.placement == Placement::Database {
-            if self.db_files < 2 || self.db_files % 2 != 0 {
+            if self.db_files < 2 || !self.db_files.is_multiple_of(2) {
                 return Err(invalid("db_files", format!("must be an even number of at least 2 (an index and its table per pair), got {}", self.db_files)));
             }
-            if self.page_blocks == 0 || self.extent_blocks % self.page_blocks != 0 {
+            if self.page_blocks == 0 || !self.extent_blocks.is_multiple_of(self.page_blocks) {
                 return Err(invalid("page_blocks", format!("must divide extent_blocks = {} (a page never straddles two pieces of a file), got {}", self.extent_blocks, self.page_blocks)));
             }
             if self.db_file_blocks < u64::from(self.page_blocks) {
