@@ -1,6 +1,6 @@
 //! FS2 (paper 003) on the paper's drive with and without its read cache: pass-7 access cut of
 //! fs2_paper over none on the four scattered-files presets, and the first pass's response-time
-//! overhead. `cargo run --release -p freeblock --example fs2_drive [-- --no-cache] [--ext2] [--window N] [--threshold N]`
+//! overhead. `cargo run --release -p freeblock --example fs2_drive [-- --no-cache] [--ext2] [--window N] [--threshold N] [--db-group BLOCKS] [--inodes BOOL] [--files N] [--fixed-order BOOL] [--regions N] [--only NAME-SUFFIX] [--head BLOCKS] [--shuffle BOOL]`
 
 use freeblock::fs2::{self, Drives, Fs2ReproConfig, Fs2Row, Variant};
 
@@ -11,6 +11,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut prefix = "files_";
     let (mut gap, mut extent, mut segments): (Option<u32>, Option<u32>, Option<u32>) = (None, None, None);
     let (mut dominant, mut think): (Option<f64>, Option<f64>) = (None, None);
+    let (mut db_group, mut inodes, mut files): (Option<u64>, Option<bool>, Option<u32>) = (None, None, None);
+    let (mut head, mut shuffle): (Option<u32>, Option<bool>) = (None, None);
+    let (mut fixed, mut regions, mut only): (Option<bool>, Option<u32>, Option<String>) = (None, None, None);
     while i < args.len() {
         let flag = args[i].as_str();
         match flag {
@@ -26,6 +29,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--segments" => segments = Some(value(&args, &mut i)?),
             "--dominant" => dominant = Some(value(&args, &mut i)?),
             "--think" => think = Some(value(&args, &mut i)?),
+            "--db-group" => db_group = Some(value(&args, &mut i)?),
+            "--inodes" => inodes = Some(value(&args, &mut i)?),
+            "--files" => files = Some(value(&args, &mut i)?),
+            "--fixed-order" => fixed = Some(value(&args, &mut i)?),
+            "--regions" => regions = Some(value(&args, &mut i)?),
+            "--only" => only = Some(value(&args, &mut i)?),
+            "--head" => head = Some(value(&args, &mut i)?),
+            "--shuffle" => shuffle = Some(value(&args, &mut i)?),
             a => return Err(format!("unknown argument {a}").into()),
         }
         i += 1;
@@ -38,18 +49,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("cache {} window {} threshold {} fill {}", cfg.read_cache, cfg.fs2.window, cfg.fs2.threshold, cfg.fs2.fill);
     println!("{:<14} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>9} {:>8} {:>6}", "workload", "none ms", "fs2 ms", "access", "seek", "rot", "energy", "1st pass", "copies%", "busy%");
-    for mut w in fs2::workloads(&cfg).into_iter().filter(|w| w.name.starts_with(prefix)) {
+    for mut w in fs2::workloads(&cfg).into_iter().filter(|w| w.name.starts_with(prefix) && only.as_ref().is_none_or(|o| w.name.ends_with(o.as_str()))) {
         if let freeblock::workload::WorkloadSpec::ScatteredFiles(spec) = &mut w.spec {
             spec.gap_blocks = gap.unwrap_or(spec.gap_blocks);
             spec.extent_blocks = extent.unwrap_or(spec.extent_blocks);
             spec.dominant_share = dominant.unwrap_or(spec.dominant_share);
             spec.think_time_ms *= think.unwrap_or(1.0);
+            spec.db_group_blocks = db_group.unwrap_or(spec.db_group_blocks);
+            spec.inode_reads = inodes.unwrap_or(spec.inode_reads);
+            spec.files = files.unwrap_or(spec.files);
+            spec.fixed_order = fixed.unwrap_or(spec.fixed_order);
+            spec.regions = regions.unwrap_or(spec.regions);
+            spec.head_blocks = head.unwrap_or(spec.head_blocks);
+            spec.shuffle_files = shuffle.unwrap_or(spec.shuffle_files);
         }
         let base = fs2::run_one(&drives, &cfg, &w, Variant::None)?;
         let ours = fs2::run_one(&drives, &cfg, &w, Variant::Fs2Paper)?;
         let cut = |b: f64, o: f64| Fs2Row::improvement(b, o);
         if let Some(f) = &ours.fs2 {
             println!("  replicas made {}, hot region changes {}", f.replicas_made, f.hot_region_changes);
+        }
+        for (label, r) in [("none", &base), ("fs2", &ours)] {
+            println!("  {label}: seek {:.2} ms, rot {:.2} ms, xfer {:.3} ms, unpositioned {:.0}%, requests {}", r.seek_ms, r.rotational_ms, r.transfer_ms, r.unpositioned_pct, r.requests);
         }
         println!(
             "{:<14} {:>8.2} {:>8.2} {:>6.0}% {:>6.0}% {:>6.0}% {:>6.0}% {:>+8.1}% {:>7.0}% {:>3.0}/{:<3.0}",
