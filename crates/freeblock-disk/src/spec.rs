@@ -471,6 +471,7 @@ pub enum WriteCacheMode {
 /// | `size_mib` | required | cache for dirty data, MiB (datasheets' "64 MB cache"); at least one sector |
 /// | `mode` | `write_through` | `write_back`: writes complete in the cache and are destaged later |
 /// | `flush_overhead_ms` | 0 | fixed cost of a FLUSH CACHE command before it writes anything |
+/// | `destage_window` | all | each destage picks the nearest of this many of the oldest dirty runs |
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WriteCacheSpec {
@@ -482,13 +483,17 @@ pub struct WriteCacheSpec {
     /// What a FLUSH CACHE command costs before it starts writing dirty data, ms. Default 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub flush_overhead_ms: f64,
+    /// Each destage picks the nearest of this many of the oldest dirty extents (≥ 1). Absent:
+    /// the nearest of all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destage_window: Option<u32>,
 }
 
 impl WriteCacheSpec {
     /// A write cache of `size_mib` MiB in `mode`, with no flush overhead.
     #[must_use]
     pub fn new(size_mib: f64, mode: WriteCacheMode) -> Self {
-        Self { size_mib, mode, flush_overhead_ms: 0.0 }
+        Self { size_mib, mode, flush_overhead_ms: 0.0, destage_window: None }
     }
 
     /// Whole sectors of `sector_bytes` the cache holds.
@@ -677,12 +682,19 @@ impl DiskSpec {
         self
     }
 
-    /// The same drive with its `[write_cache]` in `mode` (as `hdparm -W` sets a real one); a
-    /// drive without a `[write_cache]` table gets one of `default_mib` MiB.
-    #[must_use]
-    pub fn with_write_cache_mode(mut self, mode: WriteCacheMode, default_mib: f64) -> Self {
-        self.write_cache.get_or_insert(WriteCacheSpec::new(default_mib, mode)).mode = mode;
-        self
+    /// The same drive with its `[write_cache]` in `mode`, as `hdparm -W` sets a real one, checked
+    /// again (a write-back cache needs the DiskSim buffer off).
+    ///
+    /// # Errors
+    /// [`SpecError::Invalid`] naming `write_cache` when the spec has no such table (its size is
+    /// not known), or what [`DiskSpec::validate`] finds.
+    pub fn with_write_cache_mode(mut self, mode: WriteCacheMode) -> Result<Self, SpecError> {
+        let Some(w) = &mut self.write_cache else {
+            return Err(SpecError::Invalid { origin: String::new(), field: "write_cache".into(), message: format!("`{}` has no [write_cache] table to set the mode of: give its size_mib there", self.name) });
+        };
+        w.mode = mode;
+        self.validate()?;
+        Ok(self)
     }
 
     /// The same drive with only its first `surfaces` data surfaces, as paper 000 §5 cut the
@@ -925,6 +937,9 @@ impl DiskSpec {
         }
         if !(w.flush_overhead_ms.is_finite() && (0.0..=MAX_DURATION_MS).contains(&w.flush_overhead_ms)) {
             return bad("flush_overhead_ms", format!("must be a time from 0 to {MAX_DURATION_MS} ms, got {}", shown(w.flush_overhead_ms)));
+        }
+        if w.destage_window == Some(0) {
+            return bad("destage_window", "must be at least 1 (leave it out to choose among every dirty run)".into());
         }
         if w.is_write_back() && self.cache.enabled {
             return bad(

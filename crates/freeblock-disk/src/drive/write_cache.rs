@@ -36,11 +36,17 @@
 //! for room is reported as its command overhead. The firmware queue (`[sim.firmware]`) ranks
 //! commands by their media positioning time and does not know which the cache will answer.
 //!
+//! **How far the firmware looks.** `destage_window` (absent: every dirty extent) limits each
+//! pick to that many of the oldest dirty extents, as firmware that runs its positioning-time
+//! order over a queue of bounded depth would. With the whole cache to choose from, the nearest
+//! of N scattered blocks gets nearer as N grows, so a flush's cost per block falls with N; with
+//! a window of W it stays near the cost of the best of W once N passes W.
+//!
 //! Picking the nearest extent scans every dirty extent (the seek alone bounds the positioning
 //! time from below, so most are skipped without a rotational computation); a flush of N random
 //! dirty blocks costs O(N²) move computations, fine for the thousands a 64 MiB cache holds.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::disk::{Breakdown, Disk, HeadState, MediaAccess, Op, Target};
 use crate::error::AccessError;
@@ -73,11 +79,13 @@ pub struct WriteCacheStats {
     pub flushes: u64,
 }
 
-/// A run of dirty sectors `start..end` and where its first sector is.
+/// A run of dirty sectors `start..end`, where its first sector is, and when its oldest data
+/// came in (a sequence number: merged runs keep the oldest).
 #[derive(Debug, Clone, Copy)]
 struct Extent {
     end: u64,
     target: Target,
+    seq: u64,
 }
 
 /// A write-back cache's state: the dirty extents and the mechanism's timeline.
@@ -89,6 +97,11 @@ pub(super) struct WriteCache {
     write_hit_overhead: SimTime,
     /// Disjoint, non-adjacent dirty extents by first sector.
     dirty: BTreeMap<u64, Extent>,
+    /// The same extents oldest first, `(seq, start)`.
+    age: BTreeSet<(u64, u64)>,
+    next_seq: u64,
+    /// Destages choose among this many of the oldest extents (`None`: all of them).
+    window: Option<usize>,
     dirty_sectors: u64,
     /// The mechanism is busy (a media command or a destage) until then.
     free_at: SimTime,
@@ -105,6 +118,9 @@ impl WriteCache {
             read_hit_overhead: ms_to_ns(c.read_hit_ms),
             write_hit_overhead: ms_to_ns(c.write_hit_ms),
             dirty: BTreeMap::new(),
+            age: BTreeSet::new(),
+            next_seq: 0,
+            window: spec.destage_window.map(|w| w as usize),
             dirty_sectors: 0,
             free_at: 0,
             stats: WriteCacheStats::default(),
@@ -218,24 +234,29 @@ impl WriteCache {
     /// LBN), destaged (≤ [`MAX_DESTAGE_SECTORS`] of it) from `at`; returns its media time.
     fn destage_one(&mut self, disk: &Disk, head: &mut HeadState, at: SimTime) -> Result<Breakdown, AccessError> {
         let mut best: Option<(SimTime, u64)> = None;
-        for (&first, e) in &self.dirty {
+        let window = self.window.unwrap_or(usize::MAX);
+        let candidates: Box<dyn Iterator<Item = (u64, &Extent)>> = if window >= self.dirty.len() {
+            Box::new(self.dirty.iter().map(|(&s, e)| (s, e)))
+        } else {
+            Box::new(self.age.iter().take(window).map(|&(_, s)| (s, &self.dirty[&s])))
+        };
+        for (first, e) in candidates {
             let mv = disk.move_ns(*head, e.target.cylinder, e.target.surface, Op::Write);
             // The move alone is a lower bound on the positioning time.
             if matches!(best, Some((b, _)) if mv >= b) {
                 continue;
             }
             let cost = mv + disk.wait_for(at.saturating_add(mv), e.target.pos);
-            if best.is_none_or(|(b, _)| cost < b) {
+            if best.is_none_or(|(b, f)| cost < b || (cost == b && first < f)) {
                 best = Some((cost, first));
             }
         }
         let Some((_, first)) = best else { return Ok(Breakdown::default()) };
-        let e = self.dirty.remove(&first).expect("picked from the map");
+        let e = self.take(first);
         let n = (e.end - first).min(MAX_DESTAGE_SECTORS);
         if first + n < e.end {
-            self.dirty.insert(first + n, Extent { end: e.end, target: disk.target(first + n)? });
+            self.put(first + n, Extent { target: disk.target(first + n)?, ..e });
         }
-        self.dirty_sectors -= n;
         let mut runs = std::mem::take(&mut self.runs);
         runs.clear();
         disk.layout().for_each_media_run(first, n, |r| runs.push(r))?;
@@ -271,20 +292,21 @@ impl WriteCache {
         let touching: Vec<u64> = self.dirty.range(..=end).rev().take_while(|(_, e)| e.end >= lbn).map(|(&s, _)| s).collect();
         let (mut lo, mut hi) = (lbn, end);
         let mut target = None;
+        let mut seq = self.next_seq;
+        self.next_seq += 1;
         for s in touching {
-            let e = self.dirty.remove(&s).expect("listed above");
-            self.dirty_sectors -= e.end - s;
+            let e = self.take(s);
             if s <= lo {
                 (lo, target) = (s, Some(e.target));
             }
             hi = hi.max(e.end);
+            seq = seq.min(e.seq);
         }
         let target = match target {
             Some(t) => t,
             None => disk.target(lo)?,
         };
-        self.dirty.insert(lo, Extent { end: hi, target });
-        self.dirty_sectors += hi - lo;
+        self.put(lo, Extent { end: hi, target, seq });
         Ok(())
     }
 
@@ -292,17 +314,29 @@ impl WriteCache {
     fn remove(&mut self, disk: &Disk, lbn: u64, end: u64) -> Result<(), AccessError> {
         let overlapping: Vec<u64> = self.dirty.range(..end).rev().take_while(|(_, e)| e.end > lbn).map(|(&s, _)| s).collect();
         for s in overlapping {
-            let e = self.dirty.remove(&s).expect("listed above");
-            self.dirty_sectors -= e.end - s;
+            let e = self.take(s);
             if s < lbn {
-                self.dirty.insert(s, Extent { end: lbn, target: e.target });
-                self.dirty_sectors += lbn - s;
+                self.put(s, Extent { end: lbn, ..e });
             }
             if e.end > end {
-                self.dirty.insert(end, Extent { end: e.end, target: disk.target(end)? });
-                self.dirty_sectors += e.end - end;
+                self.put(end, Extent { target: disk.target(end)?, ..e });
             }
         }
         Ok(())
+    }
+
+    /// Adds extent `start..e.end` to both indexes.
+    fn put(&mut self, start: u64, e: Extent) {
+        self.dirty_sectors += e.end - start;
+        self.age.insert((e.seq, start));
+        self.dirty.insert(start, e);
+    }
+
+    /// Removes the extent starting at `start` from both indexes.
+    fn take(&mut self, start: u64) -> Extent {
+        let e = self.dirty.remove(&start).expect("a listed extent");
+        self.age.remove(&(e.seq, start));
+        self.dirty_sectors -= e.end - start;
+        e
     }
 }
