@@ -107,7 +107,7 @@ fn flush_text(disk: &Disk, window: Option<u32>, rows: &[FlushRow], whole: Option
     if !within(base, PUBLISHED_FLUSH_BASE_MS) {
         let extra = PUBLISHED_FLUSH_BASE_MS - base;
         s += &format!(
-            "Why the fixed part differs: in the model a flush costs its destages and nothing else (the spec's flush_overhead_ms is {} ms){}. The published line is {extra:.1} ms higher at every N{}: \
+            "Why the fixed part differs: in the model a flush costs its destages and nothing else (the spec's flush_overhead_ms is {} ms){}. The published line's fixed part is {extra:.1} ms above ours{}: \
              its drive was timed through NTFS on a full volume, whose flush also writes the file system's log and file record (about one more random write), \
              and no published figure separates that from the drive's own flush overhead, so the spec does not fit one.\n",
             disk.spec().write_cache.map_or(0.0, |w| w.flush_overhead_ms),
