@@ -1284,7 +1284,14 @@ impl<'w> Simulation<'w> {
                     host_pick!()
                 };
                 let p = job.pending;
-                let svc = if job.meta.command != Command::Plain && self.external.is_none() {
+                // A FUA write to a drive that holds no writes is a plain write (freeblock
+                // plans into it as before).
+                let direct = match job.meta.command {
+                    Command::Flush => true,
+                    Command::Fua => self.drive.has_write_back_cache(),
+                    Command::Plain => false,
+                };
+                let svc = if direct && self.external.is_none() {
                     // FLUSH CACHE and FUA writes go to the drive as they are: freeblock plans only
                     // into plain commands' rotational latency.
                     let served = match job.meta.command {
