@@ -340,3 +340,142 @@ impl WriteCache {
         e
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::spec::{WriteCacheMode, WriteCacheSpec};
+    use crate::{library, Drive};
+
+    /// The 2 TB desktop drive's media model with a write cache of `sectors` sectors in `mode`.
+    fn disk(sectors: u64, mode: WriteCacheMode) -> Arc<Disk> {
+        let mut spec = library::get("st2000dm006").unwrap().without_cache();
+        spec.write_cache = Some(WriteCacheSpec { flush_overhead_ms: 2.0, ..WriteCacheSpec::new(sectors as f64 * 512.0 / 1_048_576.0, mode) });
+        Arc::new(Disk::new(spec).unwrap())
+    }
+
+    fn write_back(sectors: u64) -> Drive {
+        Drive::new(disk(sectors, WriteCacheMode::WriteBack))
+    }
+
+    const FAR: u64 = 3_900_000_000;
+
+    #[test]
+    fn a_write_completes_in_the_cache_and_a_read_of_it_hits() {
+        let mut d = write_back(1 << 17);
+        let w = d.serve(0, 1_000_000, 8, Op::Write).unwrap();
+        assert!(w.cache_hit);
+        assert_eq!(w.access.end, d.disk().bus_write_ns(8), "a write hit costs its bus transfer (no overheads in this spec)");
+        assert_eq!((d.dirty_sectors(), d.dirty_extents()), (8, 1));
+        let r = d.serve(w.access.end, 1_000_002, 4, Op::Read).unwrap();
+        assert!(r.cache_hit, "a read of dirty sectors is answered from memory");
+        let miss = d.serve(r.access.end, 5_000_000, 8, Op::Read).unwrap();
+        assert!(!miss.cache_hit && miss.access.breakdown.seek > 0);
+        assert_eq!(d.write_cache_stats().unwrap().read_hits, 1);
+    }
+
+    #[test]
+    fn destages_take_the_nearest_dirty_run_first() {
+        let disk = disk(1 << 17, WriteCacheMode::WriteBack);
+        let mut wc = WriteCache::new(&disk, &disk.spec().write_cache.unwrap());
+        // Heads at cylinder 0: a run there, one half-way in, one at the far end (inserted first).
+        let middle = disk.capacity() / 2;
+        for lbn in [FAR, middle, 64] {
+            wc.insert(&disk, lbn, lbn + 8).unwrap();
+        }
+        let mut head = HeadState::default();
+        let mut order = Vec::new();
+        while wc.dirty_sectors() > 0 {
+            let before: Vec<u64> = wc.dirty.keys().copied().collect();
+            wc.destage_one(&disk, &mut head, wc.free_at).unwrap();
+            order.extend(before.into_iter().filter(|s| !wc.dirty.contains_key(s)));
+        }
+        assert_eq!(order, vec![64, middle, FAR]);
+        assert_eq!(wc.stats().destages, 3);
+        // The age window: only the oldest (the far one) may go first.
+        let mut oldest_only = WriteCache { window: Some(1), ..WriteCache::new(&disk, &disk.spec().write_cache.unwrap()) };
+        for lbn in [FAR, middle, 64] {
+            oldest_only.insert(&disk, lbn, lbn + 8).unwrap();
+        }
+        oldest_only.destage_one(&disk, &mut HeadState::default(), 0).unwrap();
+        assert!(!oldest_only.dirty.contains_key(&FAR) && oldest_only.dirty.contains_key(&64));
+    }
+
+    #[test]
+    fn a_write_into_a_full_cache_waits_for_a_destage() {
+        let mut d = write_back(16);
+        let mut t = d.serve(0, 1000, 8, Op::Write).unwrap().access.end;
+        t = d.serve(t, 2_000_000_000, 8, Op::Write).unwrap().access.end;
+        // Rewriting dirty sectors needs no room.
+        let again = d.serve(t, 1000, 8, Op::Write).unwrap();
+        assert_eq!(again.access.end - t, d.disk().bus_write_ns(8));
+        let stalled = d.serve(again.access.end, 3_000_000_000, 8, Op::Write).unwrap();
+        assert!(stalled.cache_hit);
+        assert!(stalled.access.end - stalled.access.start > 1_000_000, "waited for a destage: {:?}", stalled.access);
+        let s = d.write_cache_stats().unwrap();
+        assert_eq!((s.stalled_writes, s.absorbed_writes), (1, 4));
+        assert!(d.dirty_sectors() <= 16);
+        // A write larger than the whole cache goes to the media.
+        let big = d.serve(stalled.access.end, 10_000, 32, Op::Write).unwrap();
+        assert!(!big.cache_hit);
+    }
+
+    /// A flush after `n` random writes at `seed`'s LBNs, back to back: its cost, ns.
+    fn flush_after(n: u64, seed: u64) -> (SimTime, Drive) {
+        let mut d = write_back(1 << 17);
+        let mut t = 0;
+        let mut x = seed;
+        for _ in 0..n {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            t = d.serve(t, (x >> 33) % (d.disk().capacity() / 8) * 8, 8, Op::Write).unwrap().access.end;
+        }
+        let f = d.flush(t).unwrap();
+        assert_eq!(f.access.breakdown.total(), f.access.end - t);
+        (f.access.end - t, d)
+    }
+
+    #[test]
+    fn a_flush_costs_more_the_more_is_dirty_and_leaves_nothing() {
+        let (empty, _) = flush_after(0, 1);
+        assert_eq!(empty, 2_000_000, "nothing dirty: the flush overhead alone");
+        let costs: Vec<SimTime> = [1, 8, 32].iter().map(|&n| flush_after(n, 1).0).collect();
+        assert!(costs[0] < costs[1] && costs[1] < costs[2], "{costs:?}");
+        // Each dirty block costs a positioning at least: more than a millisecond apiece.
+        assert!(costs[2] > 32 * 1_000_000, "{costs:?}");
+        let (_, d) = flush_after(32, 1);
+        assert_eq!(d.dirty_sectors(), 0);
+        assert_eq!(d.write_cache_stats().unwrap().flushes, 1);
+    }
+
+    #[test]
+    fn a_fua_write_goes_to_the_media_and_cleans_its_sectors() {
+        let mut d = write_back(1 << 17);
+        let t = d.serve(0, 5000, 16, Op::Write).unwrap().access.end;
+        let fua = d.serve_fua(t, 5004, 4).unwrap();
+        assert!(!fua.cache_hit);
+        assert!(fua.access.media_end > fua.access.media_start, "written to the media: {:?}", fua.access);
+        // The dirty run is split around the FUA write's sectors.
+        assert_eq!((d.dirty_sectors(), d.dirty_extents()), (12, 2));
+        assert_eq!(d.write_cache_stats().unwrap().media_writes, 1);
+    }
+
+    #[test]
+    fn write_through_is_the_drive_without_a_write_cache() {
+        let plain = Arc::new(Disk::new(library::get("st2000dm006").unwrap().without_cache()).unwrap());
+        let mut a = Drive::new(plain);
+        let mut b = Drive::new(disk(1 << 17, WriteCacheMode::WriteThrough));
+        assert!(!b.has_write_back_cache());
+        let mut t = 0;
+        for i in 0..50u64 {
+            let (lbn, op) = ((i * 77_777_777) % 3_900_000_000, if i % 3 == 0 { Op::Write } else { Op::Read });
+            let (x, y) = (a.serve(t, lbn, 8, op).unwrap(), if i % 5 == 0 && op == Op::Write { b.serve_fua(t, lbn, 8).unwrap() } else { b.serve(t, lbn, 8, op).unwrap() });
+            assert_eq!(x, y, "request {i}");
+            t = x.access.end;
+        }
+        // FLUSH on a drive that holds no writes: its overhead only.
+        assert_eq!(b.flush(t).unwrap().access.end, t + 2_000_000);
+        assert_eq!(a.flush(t).unwrap().access.end, t);
+    }
+}
