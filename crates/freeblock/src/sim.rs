@@ -22,6 +22,7 @@
 //! | freeblock scheduling | before each foreground access, [`Freeblock::serve`] plans background transfers into its rotational latency |
 //! | freeblock scheduling outside the drive | [`Simulation::with_external`]: the device is a black box ([`crate::external::BlackBox`]); at dispatch the host ([`ExternalHost`]) plans free reads with its learned model (the engine's drive) and queues commands, ≤ `max_outstanding` at the drive; the drive's completions are the completion events |
 //! | layout policies | called at arrival, dispatch, completion, background delivery and timers ([`LayoutPolicy`]) |
+//! | FLUSH CACHE, FUA writes | a [`Request::flush`] without a layout policy, and a write with [`Request::fua`], go to the drive as such ([`Drive::flush`], [`Drive::serve_fua`]); with a write-back `[write_cache]` writes complete in the drive's memory and are destaged between commands. Not with freeblock, external scheduling or a layout policy on a write-back drive (refused) |
 //! | the drive's own queue (NCQ) | [`SimConfig::firmware`]: the scheduler's picks go to a firmware queue while it has room; the mechanism serves whichever the firmware picks (positioning time, overdue commands first: [`crate::firmware`]), completions out of order; freeblock plans into the gap before that pick |
 //!
 //! ## Online mode
