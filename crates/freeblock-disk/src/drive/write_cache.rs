@@ -147,7 +147,7 @@ impl WriteCache {
         if op.is_read() {
             if self.contains(lbn, end_lbn) {
                 self.stats.read_hits += 1;
-                return Ok((self.from_memory(start, 0, self.read_hit_overhead, disk.bus_ns(sectors), *head), true));
+                return Ok((Self::answered_in_memory(start, 0, self.read_hit_overhead, disk.bus_ns(sectors), *head), true));
             }
             return Ok((self.media(disk, head, start, lbn, sectors, op)?, false));
         }
@@ -167,7 +167,7 @@ impl WriteCache {
             self.stats.stall_ns += stall;
         }
         self.stats.absorbed_writes += 1;
-        let access = self.from_memory(start, stall, self.write_hit_overhead, disk.bus_write_ns(sectors), *head);
+        let access = Self::answered_in_memory(start, stall, self.write_hit_overhead, disk.bus_write_ns(sectors), *head);
         let was_clean = self.dirty.is_empty();
         self.insert(disk, lbn, end_lbn)?;
         if was_clean {
@@ -224,7 +224,7 @@ impl WriteCache {
     }
 
     /// A command the cache answers: `overhead` then `bus`, after waiting `stall`.
-    fn from_memory(&self, start: SimTime, stall: SimTime, overhead: SimTime, bus: SimTime, head: HeadState) -> MediaAccess {
+    fn answered_in_memory(start: SimTime, stall: SimTime, overhead: SimTime, bus: SimTime, head: HeadState) -> MediaAccess {
         let end = start + stall + overhead + bus;
         let breakdown = Breakdown { overhead: stall + overhead, bus, ..Breakdown::default() };
         MediaAccess { start, media_start: end - bus, media_end: end - bus, end, breakdown, end_head: head }
