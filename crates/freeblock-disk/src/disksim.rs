@@ -642,6 +642,7 @@ pub fn import(path: &Path) -> Result<DiskSpec, SpecError> {
         seek_asymmetry_ms: 0.0,
         controller,
         cache,
+        write_cache: None,
         power: None,
     };
     spec.validate().map_err(|e| e.with_origin(&origin))?;

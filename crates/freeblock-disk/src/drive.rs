@@ -10,8 +10,19 @@
 //! [`crate::Controller`]. Background work started by one request is carried out, in simulated
 //! time, when the next request is served, so `serve(start, …)` begins media work only once the
 //! mechanism is free.
+//!
+//! With a write-back `[write_cache]` (module `write_cache`, drives of today), writes complete in
+//! the drive's memory and are destaged later by position; [`Drive::serve_fua`] writes through
+//! it and [`Drive::flush`] (FLUSH CACHE) writes everything dirty. Without one, both are what
+//! they are on a drive whose cache holds no writes: a FUA write is a write, and a flush costs
+//! only the spec's `write_cache.flush_overhead_ms` (0 without the table). The DiskSim buffer's
+//! own write-back (`controller.write_back`) is not flushed: its dirty segments are written back
+//! as its model does, whenever the next command comes.
 
 mod buffer;
+mod write_cache;
+
+pub use write_cache::{WriteCacheStats, MAX_DESTAGE_SECTORS};
 
 use std::sync::Arc;
 
@@ -37,6 +48,8 @@ pub struct Drive {
     scratch: Vec<TrackRun>,
     /// The buffer controller, when the spec's cache is on.
     buffer: Option<Box<buffer::Buffer>>,
+    /// The write-back cache, when the spec's `[write_cache]` is in write-back mode.
+    write_cache: Option<Box<write_cache::WriteCache>>,
 }
 
 impl Drive {
@@ -44,7 +57,8 @@ impl Drive {
     #[must_use]
     pub fn new(disk: Arc<Disk>) -> Self {
         let buffer = disk.spec().cache.enabled.then(|| Box::new(buffer::Buffer::new(&disk)));
-        Self { disk, head: HeadState::default(), scratch: Vec::with_capacity(4), buffer }
+        let write_cache = disk.spec().write_cache.filter(|w| w.is_write_back()).map(|w| Box::new(write_cache::WriteCache::new(&disk, &w)));
+        Self { disk, head: HeadState::default(), scratch: Vec::with_capacity(4), buffer, write_cache }
     }
 
     /// The model.
@@ -82,6 +96,9 @@ impl Drive {
     /// [`AccessError`] for an empty or out-of-range request, or [`AccessError::ModelFault`] when
     /// the buffer model cannot finish it.
     pub fn predict(&self, start: SimTime, lbn: u64, sectors: u64, op: Op) -> Result<Service, AccessError> {
+        if self.write_cache.is_some() {
+            return self.clone().serve(start, lbn, sectors, op);
+        }
         if let Some(b) = &self.buffer {
             Self::check(&self.disk, lbn, sectors)?;
             self.disk.check_time_limit(lbn, start, sectors)?;
@@ -101,6 +118,11 @@ impl Drive {
     /// left as the fault found it (a bug in the model: the drive's answers are not to be trusted
     /// after it).
     pub fn serve(&mut self, start: SimTime, lbn: u64, sectors: u64, op: Op) -> Result<Service, AccessError> {
+        if let Some(wc) = &mut self.write_cache {
+            Self::check(&self.disk, lbn, sectors)?;
+            let (access, cache_hit) = wc.serve(&self.disk, &mut self.head, start, lbn, sectors, op)?;
+            return Ok(Service { access, cache_hit });
+        }
         if let Some(b) = &mut self.buffer {
             Self::check(&self.disk, lbn, sectors)?;
             self.disk.check_time_limit(lbn, start, sectors)?;
@@ -110,6 +132,63 @@ impl Drive {
         let access = self.disk.access(self.head, start, lbn, sectors, op, &mut self.scratch)?;
         self.head = access.end_head;
         Ok(Service { access, cache_hit: false })
+    }
+
+    /// Serves a FUA write (Force Unit Access) at `start`: on the media before it completes, even
+    /// with a write-back cache. Without one it is [`Drive::serve`]'s write.
+    ///
+    /// # Errors
+    /// As [`Drive::serve`].
+    pub fn serve_fua(&mut self, start: SimTime, lbn: u64, sectors: u64) -> Result<Service, AccessError> {
+        match &mut self.write_cache {
+            Some(wc) => {
+                Self::check(&self.disk, lbn, sectors)?;
+                let access = wc.fua(&self.disk, &mut self.head, start, lbn, sectors)?;
+                Ok(Service { access, cache_hit: false })
+            }
+            None => self.serve(start, lbn, sectors, Op::Write),
+        }
+    }
+
+    /// Serves a FLUSH CACHE command at `start`: it completes once everything the write cache
+    /// holds is on the media (see the module doc for a drive without a write-back cache).
+    ///
+    /// # Errors
+    /// [`AccessError`] only if the layout cannot map a dirty sector, which cannot happen: the
+    /// write that made it dirty was checked.
+    pub fn flush(&mut self, start: SimTime) -> Result<Service, AccessError> {
+        if let Some(wc) = &mut self.write_cache {
+            let access = wc.flush(&self.disk, &mut self.head, start)?;
+            return Ok(Service { access, cache_hit: false });
+        }
+        let overhead = self.disk.spec().write_cache.map_or(0, |w| crate::time::ms_to_ns(w.flush_overhead_ms));
+        let end = start + overhead;
+        let breakdown = Breakdown { overhead, ..Breakdown::default() };
+        Ok(Service { access: MediaAccess { start, media_start: end, media_end: end, end, breakdown, end_head: self.head() }, cache_hit: false })
+    }
+
+    /// Whether writes complete in a write-back `[write_cache]`.
+    #[must_use]
+    pub fn has_write_back_cache(&self) -> bool {
+        self.write_cache.is_some()
+    }
+
+    /// Sectors the write-back cache holds that are not on the media yet (0 without one).
+    #[must_use]
+    pub fn dirty_sectors(&self) -> u64 {
+        self.write_cache.as_ref().map_or(0, |w| w.dirty_sectors())
+    }
+
+    /// Runs of consecutive dirty sectors in the write-back cache (0 without one).
+    #[must_use]
+    pub fn dirty_extents(&self) -> usize {
+        self.write_cache.as_ref().map_or(0, |w| w.dirty_extents())
+    }
+
+    /// What the write-back cache has done so far (`None` without one).
+    #[must_use]
+    pub fn write_cache_stats(&self) -> Option<WriteCacheStats> {
+        self.write_cache.as_ref().map(|w| w.stats())
     }
 
     fn check(disk: &Disk, lbn: u64, sectors: u64) -> Result<(), AccessError> {

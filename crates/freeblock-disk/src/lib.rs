@@ -43,10 +43,10 @@ pub mod time;
 pub mod toml_place;
 
 pub use disk::{ArcAccess, Breakdown, Disk, HeadState, MediaAccess, Op, Target, ON_TIME_PS};
-pub use drive::{Drive, Service};
+pub use drive::{Drive, Service, WriteCacheStats};
 pub use error::{AccessError, SpecError};
 pub use layout::{Layout, Pbn, RotPos, TrackAngles, TrackRun, TrackSummary};
 pub use seek::SeekCurve;
 pub use summary::DiskSummary;
-pub use spec::{CacheSpec, Controller, DiskSpec, Mapping, PowerSpec, SeekModel, Sparing, Zone};
+pub use spec::{CacheSpec, Controller, DiskSpec, Mapping, PowerSpec, SeekModel, Sparing, WriteCacheMode, WriteCacheSpec, Zone};
 pub use time::SimTime;

@@ -14,7 +14,7 @@
 //! |---|---|---|---|
 //! | `ultrastar_hc530` | 14 TB | sectors, heads, rpm, 267 MB/s, seeks 7.4 / 8.2 ms avg, 0.23 / 0.32 ms single | zones, cylinders, skews, full stroke |
 //! | `ultrastar_hc560` | 20 TB, > 2^32 sectors | the same, 269 MB/s | the same |
-//! | `st2000dm006` | 2 TB | sectors, rpm, 220 MB/s; 17.5 ms QD 1 random read (ublk-disksim) | average seek, zones, cylinders, skews |
+//! | `st2000dm006` | 2 TB | sectors, rpm, 220 MB/s, 64 MB cache (its `[write_cache]`, write-through as shipped here); 17.5 ms QD 1 random read (ublk-disksim) | average seek, zones, cylinders, skews; the write cache's `destage_window` (to ublk-disksim's flush slope) |
 //!
 //! ```
 //! use freeblock_disk::{library, Disk};

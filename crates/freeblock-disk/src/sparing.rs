@@ -301,6 +301,7 @@ mod tests {
             seek_asymmetry_ms: 0.0,
             controller: Default::default(),
             cache: Default::default(),
+            write_cache: None,
             power: None,
         }
     }

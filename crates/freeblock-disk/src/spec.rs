@@ -110,6 +110,11 @@ pub struct DiskSpec {
     /// On-disk cache. Off by default.
     #[serde(default)]
     pub cache: CacheSpec,
+    /// The write cache of a drive of today (`[write_cache]`: size, write-back or write-through,
+    /// FLUSH CACHE overhead). `None`: no such cache, writes go to the media as they always have
+    /// (or through `[cache]`'s DiskSim buffer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_cache: Option<WriteCacheSpec>,
     /// Power drawn in each state, for energy accounting. `None`: the disk's power is not known
     /// and runs report no energy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -442,6 +447,68 @@ pub enum ReadAhead {
     Dec,
 }
 
+/// The most write cache a spec may declare, MiB (1 TiB: DRAM caches of today are 64–512 MiB).
+pub const MAX_WRITE_CACHE_MIB: f64 = 1_048_576.0;
+
+/// Whether a write cache holds writes (write-back) or passes them to the media (write-through).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteCacheMode {
+    /// Every write goes to the media before it completes (the drive with its write cache
+    /// disabled, `hdparm -W0`; every drive's behaviour before `[write_cache]` existed). Default.
+    #[default]
+    WriteThrough,
+    /// A write completes once its data is in the cache; the drive writes it to the media later,
+    /// by position, when the mechanism is free (`hdparm -W1`, a desktop drive as shipped).
+    WriteBack,
+}
+
+/// The write cache of a drive of today (`[write_cache]`): see [`crate::drive`]'s write-cache
+/// module for the model. Runs on the media model (`[cache] enabled = false`).
+///
+/// | field | default | meaning |
+/// |---|---|---|
+/// | `size_mib` | required | cache for dirty data, MiB (datasheets' "64 MB cache"); at least one sector |
+/// | `mode` | `write_through` | `write_back`: writes complete in the cache and are destaged later |
+/// | `flush_overhead_ms` | 0 | fixed cost of a FLUSH CACHE command before it writes anything |
+/// | `destage_window` | all | each destage picks the nearest of this many of the oldest dirty runs |
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WriteCacheSpec {
+    /// Room for dirty data, MiB (2^20 bytes). Must hold at least one sector.
+    pub size_mib: f64,
+    /// Write-back or write-through. Default write-through.
+    #[serde(default)]
+    pub mode: WriteCacheMode,
+    /// What a FLUSH CACHE command costs before it starts writing dirty data, ms. Default 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub flush_overhead_ms: f64,
+    /// Each destage picks the nearest of this many of the oldest dirty extents (≥ 1). Absent:
+    /// the nearest of all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destage_window: Option<u32>,
+}
+
+impl WriteCacheSpec {
+    /// A write cache of `size_mib` MiB in `mode`, with no flush overhead.
+    #[must_use]
+    pub fn new(size_mib: f64, mode: WriteCacheMode) -> Self {
+        Self { size_mib, mode, flush_overhead_ms: 0.0, destage_window: None }
+    }
+
+    /// Whole sectors of `sector_bytes` the cache holds.
+    #[must_use]
+    pub fn capacity_sectors(&self, sector_bytes: u32) -> u64 {
+        (self.size_mib * 1_048_576.0 / f64::from(sector_bytes)).floor() as u64
+    }
+
+    /// Whether writes complete in the cache.
+    #[must_use]
+    pub fn is_write_back(&self) -> bool {
+        self.mode == WriteCacheMode::WriteBack
+    }
+}
+
 /// Segmented on-disk cache with read-ahead (DiskSim's disk buffer).
 ///
 /// With `enabled = false` the drive has no buffer at all and every request is a media access
@@ -609,7 +676,25 @@ impl DiskSpec {
     pub fn without_cache(mut self) -> Self {
         self.cache.enabled = false;
         self.controller.write_back = false;
+        if let Some(w) = &mut self.write_cache {
+            w.mode = WriteCacheMode::WriteThrough;
+        }
         self
+    }
+
+    /// The same drive with its `[write_cache]` in `mode`, as `hdparm -W` sets a real one, checked
+    /// again (a write-back cache needs the DiskSim buffer off).
+    ///
+    /// # Errors
+    /// [`SpecError::Invalid`] naming `write_cache` when the spec has no such table (its size is
+    /// not known), or what [`DiskSpec::validate`] finds.
+    pub fn with_write_cache_mode(mut self, mode: WriteCacheMode) -> Result<Self, SpecError> {
+        let Some(w) = &mut self.write_cache else {
+            return Err(SpecError::Invalid { origin: String::new(), field: "write_cache".into(), message: format!("`{}` has no [write_cache] table to set the mode of: give its size_mib there", self.name) });
+        };
+        w.mode = mode;
+        self.validate()?;
+        Ok(self)
     }
 
     /// The same drive with only its first `surfaces` data surfaces, as paper 000 §5 cut the
@@ -821,6 +906,9 @@ impl DiskSpec {
         if self.controller.write_back && !self.cache.enabled {
             return bad("controller.write_back".into(), "needs cache.enabled = true".into());
         }
+        if let Some(w) = &self.write_cache {
+            self.validate_write_cache(w)?;
+        }
         if let Sparing::SectorsPerRange { range_size: 0 } = self.sparing {
             return bad("sparing.range_size".into(), "must be at least 1".into());
         }
@@ -833,6 +921,31 @@ impl DiskSpec {
                     return bad(format!("power.{name}"), format!("{} W is more than the {MAX_POWER_W} W a disk drive may draw", shown(w)));
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// `[write_cache]`: a size of at least one sector, a sane flush overhead, and no DiskSim
+    /// buffer under a write-back cache (the buffer has its own write-back).
+    fn validate_write_cache(&self, w: &WriteCacheSpec) -> Result<(), SpecError> {
+        let bad = |field: &str, message: String| Err(SpecError::Invalid { origin: String::new(), field: format!("write_cache.{field}"), message });
+        if !(w.size_mib.is_finite() && w.size_mib <= MAX_WRITE_CACHE_MIB) {
+            return bad("size_mib", format!("must be a size in MiB of at most {MAX_WRITE_CACHE_MIB}, got {}", shown(w.size_mib)));
+        }
+        if w.capacity_sectors(self.sector_bytes) == 0 {
+            return bad("size_mib", format!("{} MiB is smaller than one sector ({} bytes): a write cache holds at least one", shown(w.size_mib), self.sector_bytes));
+        }
+        if !(w.flush_overhead_ms.is_finite() && (0.0..=MAX_DURATION_MS).contains(&w.flush_overhead_ms)) {
+            return bad("flush_overhead_ms", format!("must be a time from 0 to {MAX_DURATION_MS} ms, got {}", shown(w.flush_overhead_ms)));
+        }
+        if w.destage_window == Some(0) {
+            return bad("destage_window", "must be at least 1 (leave it out to choose among every dirty run)".into());
+        }
+        if w.is_write_back() && self.cache.enabled {
+            return bad(
+                "mode",
+                "write_back runs on the media model, but [cache] enabled = true (DiskSim's buffer, whose own write-back is controller.write_back): set cache.enabled = false or mode = \"write_through\"".into(),
+            );
         }
         Ok(())
     }

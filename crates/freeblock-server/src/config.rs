@@ -97,6 +97,12 @@ pub struct ServerConfig {
     /// What one client may take: see [`ConnectionLimits`].
     #[serde(default)]
     pub connections: ConnectionLimits,
+    /// The modelled drive's `[write_cache]` mode (`write_back` or `write_through`), as
+    /// `hdparm -W` sets it; default the spec's. With `write_back`, an NBD FLUSH is also timed in
+    /// the model as FLUSH CACHE (its cost grows with the dirty data) and a write with
+    /// `NBD_CMD_FLAG_FUA` as a FUA write. The store is made durable exactly as without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_cache: Option<freeblock_disk::WriteCacheMode>,
 }
 
 /// The `[connections]` table: bounds that keep one client from hurting another. A connection
@@ -212,7 +218,7 @@ impl ServerConfig {
     /// A configuration with every default, storing in `store`.
     #[must_use]
     pub fn new(store: PathBuf) -> Self {
-        Self { disk: default_disk(), store, export: None, pace: Pace::Real, realtime: false, listen: None, unix: None, stats: None, sim: SimConfig::default(), freeblock: None, scrub: None, layout: None, store_space_limit: None, connections: ConnectionLimits::default() }
+        Self { disk: default_disk(), store, export: None, pace: Pace::Real, realtime: false, listen: None, unix: None, stats: None, sim: SimConfig::default(), freeblock: None, scrub: None, layout: None, store_space_limit: None, connections: ConnectionLimits::default(), write_cache: None }
     }
 
     /// Reads a TOML configuration file.
@@ -246,6 +252,9 @@ impl ServerConfig {
         }
         if self.export.as_ref().is_some_and(|e| e.len() > 4096) {
             return Err(ConfigError::Invalid { field: "export", message: "longer than the protocol's 4096 bytes".into() });
+        }
+        if self.write_cache == Some(freeblock_disk::WriteCacheMode::WriteBack) && self.layout.is_some() {
+            return Err(ConfigError::Invalid { field: "write_cache", message: "a write-back drive cache is not modelled under a layout policy (the engine refuses the pair): leave write_cache out or the layout".into() });
         }
         if self.sim.max_requests != 0 || self.sim.max_time_s != 0.0 || self.sim.warmup != 0 {
             return Err(ConfigError::Invalid { field: "sim", message: "max_requests, max_time_s and warmup do not apply to a server (it runs until stopped)".into() });

@@ -77,6 +77,9 @@ pub struct Export {
     pub placement: Option<Arc<PlacementCounters>>,
     /// What one connection may take.
     pub limits: ConnectionLimits,
+    /// The modelled drive's write cache is write-back: FLUSH and FUA writes are timed in the
+    /// model as FLUSH CACHE and FUA writes (after the store is made durable, as always).
+    pub write_back: bool,
 }
 
 impl Export {
@@ -563,7 +566,8 @@ async fn answer(export: &Export, req: p::Request, payload: Vec<u8>, received: In
         Command::Flush => flush(export).await,
         Command::Trim | Command::Disconnect | Command::Other(_) => Ok(()),
     };
-    let durable = match (io, req.has(cflag::FUA) && matches!(req.command, Command::Write | Command::WriteZeroes)) {
+    let fua = req.has(cflag::FUA) && matches!(req.command, Command::Write | Command::WriteZeroes);
+    let durable = match (io, fua) {
         (Ok(()), true) => flush(export).await,
         (r, _) => r,
     };
@@ -574,17 +578,28 @@ async fn answer(export: &Export, req: p::Request, payload: Vec<u8>, received: In
         }
         return fail(errno::EIO, &e.to_string());
     }
-    // The model: reads and writes (zeroes are written) take the disk's time; FLUSH and TRIM
-    // have no media work in the model and are answered once the file has done them.
+    // The model: reads and writes (zeroes are written) take the disk's time; TRIM has no media
+    // work in the model, nor FLUSH unless the drive's cache is write-back (then it is FLUSH
+    // CACHE, writing what the model holds dirty); they are answered once the file has done them.
     let timed_op = match req.command {
         Command::Read => Some(Op::Read),
         Command::Write | Command::WriteZeroes => Some(Op::Write),
         _ => None,
     };
     let mut model_end_ns = None;
+    if req.command == Command::Flush && export.write_back {
+        match export.timing.time_flush(received).await {
+            Ok(done) => {
+                export.stats.response(done.end_ns - done.arrival_ns);
+                model_end_ns = Some(done.end_ns);
+            }
+            Err(e) => return fail(errno::ESHUTDOWN, &e.to_string()),
+        }
+    }
     if let (Some(op), true) = (timed_op, req.length > 0) {
         let (first, sectors) = model_sectors(export, &req);
-        match export.timing.time(op, first, sectors, received).await {
+        let timed = if fua && export.write_back { export.timing.time_fua(first, sectors, received).await } else { export.timing.time(op, first, sectors, received).await };
+        match timed {
             Ok(done) => {
                 export.stats.response(done.end_ns - done.arrival_ns);
                 model_end_ns = Some(done.end_ns);

@@ -103,7 +103,12 @@ impl Server {
     pub async fn start(config: &ServerConfig) -> Result<Self, ServerError> {
         config.validate()?;
         let spec = freeblock_disk::library::load(&config.disk).map_err(|source| ServerError::Disk { name: config.disk.clone(), source })?;
-        let disk = Arc::new(freeblock_disk::Disk::new(spec.without_cache()).map_err(|source| ServerError::Disk { name: config.disk.clone(), source })?);
+        let spec = match config.write_cache {
+            Some(mode) => spec.without_cache().with_write_cache_mode(mode),
+            None => Ok(spec.without_cache()),
+        };
+        let disk = Arc::new(spec.and_then(freeblock_disk::Disk::new).map_err(|source| ServerError::Disk { name: config.disk.clone(), source })?);
+        let write_back = disk.spec().write_cache.is_some_and(|w| w.is_write_back());
         let sector_bytes = u64::from(disk.spec().sector_bytes);
         let meta = StoreMeta { disk: disk.spec().name.clone(), disk_sectors: disk.capacity(), sector_bytes, layout: config.layout.clone(), created_empty: true };
         let (store, meta) = Store::open(&config.store, &meta)?;
@@ -151,7 +156,7 @@ impl Server {
         };
         let timing = Timing::start(disk, config.sim.clone(), config.freeblock.clone(), apps, layout, config.pace, config.realtime, in_flight)?;
         let placed = placement.is_some();
-        let export = Arc::new(Export { name, store, checksums, scrub, timing, stats: Arc::default(), sector_bytes, block_sectors, size, placed, placement, limits: config.connections });
+        let export = Arc::new(Export { name, store, checksums, scrub, timing, stats: Arc::default(), sector_bytes, block_sectors, size, placed, placement, limits: config.connections, write_back });
         let listen_err = |address: String| move |source| ServerError::Listen { address, source };
         let tcp = match config.tcp() {
             Some(a) => Some(TcpListener::bind(a).await.map_err(listen_err(a.to_string()))?),

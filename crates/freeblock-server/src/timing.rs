@@ -169,13 +169,16 @@ pub struct Submission {
     received: Instant,
     bytes: Option<RequestBytes>,
     done: Done,
+    /// A FUA write ([`freeblock::request::Request::fua`]).
+    fua: bool,
 }
 
 impl Submission {
-    /// A request for [`Timing::submit_all`].
+    /// A request for [`Timing::submit_all`]. A write of no sectors is a flush
+    /// ([`freeblock::request::Request::flush`]).
     #[must_use]
     pub fn new(op: Op, lbn: u64, sectors: u32, received: Instant, bytes: Option<RequestBytes>, done: Done) -> Self {
-        Self { op, lbn, sectors, received, bytes, done }
+        Self { op, lbn, sectors, received, bytes, done, fua: false }
     }
 }
 
@@ -336,7 +339,7 @@ impl OnlineSource for EngineSource {
             }
             let s = self.pending.pop_front().expect("a first one");
             self.handed = Some((s.done, s.bytes));
-            return Ok(OnlineNext::Request(Request::new(time, s.lbn, s.sectors, s.op)));
+            return Ok(OnlineNext::Request(Request { fua: s.fua, ..Request::new(time, s.lbn, s.sectors, s.op) }));
         }
         if self.ended {
             return Ok(OnlineNext::End);
@@ -525,6 +528,29 @@ impl Timing {
             }),
         );
         wait.await.unwrap_or(Err(TimingError::Stopped))
+    }
+
+    /// Times a FUA write of `sectors` sectors at `lbn` (on the media before it completes, on a
+    /// drive whose write cache is write-back).
+    ///
+    /// # Errors
+    /// [`TimingError::Stopped`] once the engine has stopped.
+    pub async fn time_fua(&self, lbn: u64, sectors: u32, received: Instant) -> Result<Completion, TimingError> {
+        let (tell, wait) = oneshot::channel();
+        let done = Done::new(move |r, _| {
+            let _ = tell.send(r);
+        });
+        self.submit_all(vec![Submission { fua: true, ..Submission::new(Op::Write, lbn, sectors, received, None, done) }]);
+        wait.await.unwrap_or(Err(TimingError::Stopped))
+    }
+
+    /// Times a FLUSH CACHE: resolves when the model has written everything its drive's cache
+    /// holds dirty (at once on a drive that holds none).
+    ///
+    /// # Errors
+    /// [`TimingError::Stopped`] once the engine has stopped.
+    pub async fn time_flush(&self, received: Instant) -> Result<Completion, TimingError> {
+        self.time(Op::Write, 0, 0, received).await
     }
 
     /// Hands a request to the engine without waiting: `done` is called on the engine thread when

@@ -8,6 +8,8 @@
 //! # spec = "my-disk.toml"    # a TOML disk spec, or:
 //! # disksim = "atlas10k.diskspecs"
 //! zero_latency = false
+//! # cache = false            # the DiskSim buffer off: the media model
+//! # write_cache = "write_back"  # the spec's [write_cache] write-back (or "write_through")
 //!
 //! [workload]
 //! type = "random"
@@ -51,6 +53,11 @@ pub struct DiskChoice {
     /// Force the on-disk cache on or off; default: as the spec says.
     #[serde(default)]
     pub cache: Option<bool>,
+    /// Set the spec's `[write_cache]` to `write_back` or `write_through` (as `hdparm -W` does on
+    /// a real drive); default: as the spec says. Applied after `cache`; a write-back cache needs
+    /// `cache = false` on a spec whose DiskSim buffer is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_cache: Option<freeblock_disk::WriteCacheMode>,
 }
 
 impl DiskChoice {
@@ -107,6 +114,10 @@ impl DiskChoice {
         let spec = match self.cache {
             Some(false) => spec.without_cache(),
             Some(true) => DiskSpec { cache: freeblock_disk::CacheSpec { enabled: true, ..spec.cache.clone() }, ..spec },
+            None => spec,
+        };
+        let spec = match self.write_cache {
+            Some(mode) => spec.with_write_cache_mode(mode).map_err(|e| Error::Config { origin: "disk.write_cache".into(), message: e.to_string() })?,
             None => spec,
         };
         Ok(Arc::new(Disk::new(spec)?.with_zero_latency(self.zero_latency)))
@@ -277,6 +288,7 @@ impl Experiment {
             WorkloadSpec::ScatteredFiles(_) => {
                 return Err(bad("a `scattered_files` workload reads its files `passes` times: set `passes` or `files` in the file".into()))
             }
+            WorkloadSpec::Commands(_) => return Err(bad("a `commands` workload runs the commands it lists: edit the list".into())),
         }
         Ok(())
     }

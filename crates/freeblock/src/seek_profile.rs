@@ -166,7 +166,7 @@ impl Workload for TimingWorkload {
             (self.random_lbn(), self.settings.request_sectors)
         };
         self.last_end = lbn + u64::from(sectors);
-        Ok(Some(Request { time: 0, lbn, sectors, op: Op::Read, measured: None }))
+        Ok(Some(Request { time: 0, lbn, sectors, op: Op::Read, measured: None, fua: false }))
     }
 
     fn arrival(&self) -> ArrivalKind {

@@ -22,6 +22,7 @@
 //! | freeblock scheduling | before each foreground access, [`Freeblock::serve`] plans background transfers into its rotational latency |
 //! | freeblock scheduling outside the drive | [`Simulation::with_external`]: the device is a black box ([`crate::external::BlackBox`]); at dispatch the host ([`ExternalHost`]) plans free reads with its learned model (the engine's drive) and queues commands, ≤ `max_outstanding` at the drive; the drive's completions are the completion events |
 //! | layout policies | called at arrival, dispatch, completion, background delivery and timers ([`LayoutPolicy`]) |
+//! | FLUSH CACHE, FUA writes | a [`Request::flush`] without a layout policy, and a write with [`Request::fua`], go to the drive as such ([`Drive::flush`], [`Drive::serve_fua`]); with a write-back `[write_cache]` writes complete in the drive's memory and are destaged between commands. Not with freeblock, external scheduling or a layout policy on a write-back drive (refused) |
 //! | the drive's own queue (NCQ) | [`SimConfig::firmware`]: the scheduler's picks go to a firmware queue while it has room; the mechanism serves whichever the firmware picks (positioning time, overdue commands first: [`crate::firmware`]), completions out of order; freeblock plans into the gap before that pick |
 //!
 //! ## Online mode
@@ -245,10 +246,22 @@ struct Job {
     meta: Meta,
 }
 
+/// What the drive is asked to do with a job (the scheduler sees only its LBN, length and op).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Command {
+    /// A read or a write.
+    Plain,
+    /// A write with Force Unit Access ([`Request::fua`]).
+    Fua,
+    /// FLUSH CACHE ([`Request::flush`] without a layout policy): no sectors of its own.
+    Flush,
+}
+
 /// A job's bookkeeping beside what the scheduler sees; small, because the disk queue moves it.
 #[derive(Debug)]
 struct Meta {
     owner: Owner,
+    command: Command,
     /// Service time the trace measured, if any.
     measured: Option<SimTime>,
     /// What a layout policy said about it (none without a policy).
@@ -650,6 +663,22 @@ impl<'w> Simulation<'w> {
                 return refuse("sim.firmware", "a firmware queue in the engine's drive (the black box keeps its own commands)");
             }
         }
+        // A write-back cache destages on its own between commands, moving the heads where neither
+        // freeblock's plans nor the external host's model can see them.
+        if self.drive.has_write_back_cache() {
+            let refuse = |origin: &str, what: &str| {
+                Err(Error::Config { origin: origin.into(), message: format!("{what} is not modelled on a drive whose write cache is write-back (its destages move the heads unseen): set write_cache.mode = \"write_through\"") })
+            };
+            if self.freeblock.is_some() {
+                return refuse("freeblock", "freeblock scheduling");
+            }
+            if self.external.is_some() {
+                return refuse("external", "external (host-side) scheduling");
+            }
+            if self.layout.is_some() {
+                return refuse("layout", "a layout policy (its flush writes would stay in the drive's cache)");
+            }
+        }
         // The drive's own queue, when it reorders: the host's pick waits there for the firmware's.
         let firmware = self.config.firmware.filter(FirmwareQueue::reorders);
         let age_limit = firmware.and_then(|f| f.age_limit_ns());
@@ -924,9 +953,14 @@ impl<'w> Simulation<'w> {
                     // fast case: nothing is translated).
                     if let (None, Staged::Request(r)) = (&self.layout, &staged_io) {
                         let target = disk.target(r.lbn).map_err(|source| Error::Request { index: id, source })?;
-                        check_extent(r, logical_capacity, id)?;
+                        let command = command_of(r, id)?;
+                        if command != Command::Flush {
+                            check_extent(r, logical_capacity, id)?;
+                        } else if self.external.is_some() {
+                            return Err(Error::Config { origin: "workload".into(), message: format!("request {id} is a flush: external (host-side) scheduling does not serve FLUSH CACHE") });
+                        }
                         let pending = Pending { id, arrival: now, lbn: r.lbn, sectors: r.sectors, op: r.op, target };
-                        let job = Job { pending, meta: Meta { owner, measured: r.measured, layout: None } };
+                        let job = Job { pending, meta: Meta { owner, command, measured: r.measured, layout: None } };
                         enqueue(job, &mut disk_queue, &mut disk_meta, &mut driver_queue, depth);
                     } else {
                         let (logical, measured) = match &staged_io {
@@ -1245,14 +1279,32 @@ impl<'w> Simulation<'w> {
             let work_waits = if firmware.is_some() { !fw_queue.is_empty() } else { !disk_queue.is_empty() || !idle_queue.is_empty() };
             if device_free && settled && work_waits {
                 let job = if firmware.is_some() {
-                    let i = crate::firmware::pick(&fw_queue, &fw_received, age_limit, &self.drive, now);
+                    // FLUSH CACHE is not a queued command: the commands the drive took before it
+                    // are served first, and none after it until it is done.
+                    let before = fw_queue.iter().position(|p| p.sectors == 0).unwrap_or(fw_queue.len());
+                    let i = if before == 0 { 0 } else { crate::firmware::pick(&fw_queue[..before], &fw_received[..before], age_limit, &self.drive, now) };
                     fw_received.remove(i);
                     take_job(&mut fw_queue, &mut fw_meta, i)
                 } else {
                     host_pick!()
                 };
                 let p = job.pending;
-                let svc = if let Some(host) = &mut self.external {
+                // A FUA write to a drive that holds no writes is a plain write (freeblock
+                // plans into it as before).
+                let direct = match job.meta.command {
+                    Command::Flush => true,
+                    Command::Fua => self.drive.has_write_back_cache(),
+                    Command::Plain => false,
+                };
+                let svc = if direct && self.external.is_none() {
+                    // FLUSH CACHE and FUA writes go to the drive as they are: freeblock plans only
+                    // into plain commands' rotational latency.
+                    let served = match job.meta.command {
+                        Command::Flush => self.drive.flush(now),
+                        _ => self.drive.serve_fua(now, p.lbn, u64::from(p.sectors)),
+                    };
+                    Some(served.map_err(|source| Error::Request { index: p.id, source })?)
+                } else if let Some(host) = &mut self.external {
                     host.dispatch(now, &p, self.freeblock.as_mut(), &mut self.drive)?;
                     None
                 } else if let (Some(fb), Owner::Workload { .. }) = (&mut self.freeblock, job.meta.owner) {
@@ -1353,6 +1405,18 @@ impl<'w> Simulation<'w> {
     }
 }
 
+/// What the drive is asked to do with request `index`: a plain read or write, a FUA write, or a
+/// flush (a write of no sectors). A FUA read is refused.
+fn command_of(r: &Request, index: u64) -> Result<Command> {
+    match (r.is_flush(), r.fua, r.op.is_read()) {
+        (_, true, true) => Err(Error::Config { origin: "workload".into(), message: format!("request {index} is a read marked FUA: only writes may be FUA") }),
+        (true, true, false) => Err(Error::Config { origin: "workload".into(), message: format!("request {index} is a flush marked FUA: a flush has no data to force") }),
+        (true, false, _) => Ok(Command::Flush),
+        (false, true, false) => Ok(Command::Fua),
+        (false, false, _) => Ok(Command::Plain),
+    }
+}
+
 /// Refuses request `index` when it is empty or runs past the (logical) disk of `capacity` sectors.
 fn check_extent(r: &Request, capacity: u64, index: u64) -> Result<()> {
     if r.sectors == 0 || r.lbn.saturating_add(u64::from(r.sectors)) > capacity {
@@ -1406,7 +1470,7 @@ fn promoted_job(disk: &Disk, q: Promoted, now: SimTime, next_id: &mut u64, promo
     let pending = Pending { id, arrival: now, lbn: q.lbn, sectors, op: q.op, target };
     promoted.insert(id, q);
     *next_id += 1;
-    Ok(Job { pending, meta: Meta { owner: Owner::Workload { stream: PROMOTED }, measured: None, layout: None } })
+    Ok(Job { pending, meta: Meta { owner: Owner::Workload { stream: PROMOTED }, command: Command::Plain, measured: None, layout: None } })
 }
 
 /// Puts a job at the disk, or in the driver's FIFO when the disk's queue is full.
@@ -1431,7 +1495,7 @@ fn make_job(disk: &Disk, io: PhysIo, owner: Owner, id: u64, now: SimTime, candid
     let sectors = u32::try_from(io.sectors).map_err(|_| LayoutError::Config { field: "sectors", message: format!("{context}: {} sectors is too long for one request", io.sectors) })?;
     let pending = Pending { id, arrival: now, lbn: io.starts[0], sectors, op: io.op, target: alternatives.target(0) };
     let layout = LayoutPart { logical_lbn: pending.lbn, split: false, io, alternatives: candidate_aware.then_some(alternatives), choice: None, chosen: 0 };
-    Ok(Job { pending, meta: Meta { owner, measured: None, layout: Some(Box::new(layout)) } })
+    Ok(Job { pending, meta: Meta { owner, command: Command::Plain, measured: None, layout: Some(Box::new(layout)) } })
 }
 
 impl LayoutTasks {

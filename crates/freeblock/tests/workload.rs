@@ -478,7 +478,8 @@ fn validate_sample_delays_shift_by_one() {
             lbn: 4_583_176,
             sectors: 4,
             op: Op::Write,
-            measured: Some(663_000)
+            measured: Some(663_000),
+            fua: false
         }
     );
     assert_eq!(
@@ -488,7 +489,8 @@ fn validate_sample_delays_shift_by_one() {
             lbn: 3_962_268,
             sectors: 12,
             op: Op::Read,
-            measured: Some(6_657_500)
+            measured: Some(6_657_500),
+            fua: false
         }
     );
     assert_eq!(r[2].time, 64_047_000);

@@ -13,6 +13,7 @@ mod modern_drives;
 mod remapped_defects;
 mod seek_asymmetry;
 mod spec_errors;
+mod write_cache_spec;
 
 use std::path::PathBuf;
 

@@ -1361,6 +1361,7 @@ fn assemble(options: &Options, g: &Geometry<'_>, angles: &ZoneAngles, capacity: 
         seek_asymmetry_ms: 0.0,
         controller: Controller { read_miss_ms, write_miss_ms, ..Controller::default() },
         cache: Default::default(),
+        write_cache: None,
         // Power draw cannot be learned from command timing.
         power: None,
     }

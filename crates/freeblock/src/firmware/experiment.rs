@@ -126,7 +126,7 @@ impl Workload for SequentialBesideRandom {
             let unit = u64::from(self.random_sectors);
             (self.rng.gen_range(0..self.capacity / unit) * unit, self.random_sectors)
         };
-        Ok(Some(Request { time: 0, lbn, sectors, op: Op::Read, measured: None }))
+        Ok(Some(Request { time: 0, lbn, sectors, op: Op::Read, measured: None, fua: false }))
     }
 
     fn arrival(&self) -> ArrivalKind {

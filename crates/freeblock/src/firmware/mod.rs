@@ -43,6 +43,7 @@
 //! commands in the order it received them.
 
 pub mod experiment;
+pub mod write_cache;
 
 use freeblock_disk::{Drive, SimTime};
 use serde::{Deserialize, Serialize};

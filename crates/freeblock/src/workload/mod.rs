@@ -10,6 +10,7 @@
 //!     days                                   ──►  DaysWorkload (seeded, day-structured)
 //!     scattered_files                        ──►  ScatteredFilesWorkload (seeded, repeated passes)
 //!     trace { path, format, map }            ──►  TraceReader (streams the file)
+//!     commands (reads, writes, FUA, flushes) ──►  RequestList (also built in code)
 //!                                                      │ next_request() → Request, …, None
 //!                                                      ▼
 //!                                         simulator (issues per ArrivalKind)
@@ -88,6 +89,7 @@
 //! assert_eq!(n, 100);
 //! ```
 
+pub mod commands;
 pub mod days;
 pub mod error;
 pub mod postmark;

@@ -864,7 +864,7 @@ impl Workload for ScatteredFilesWorkload {
                 if let Some(inode) = self.inodes.as_ref().map(|i| i[f]) {
                     if self.at.last_inode != Some(inode.lbn) {
                         self.at.last_inode = Some(inode.lbn);
-                        return Ok(Some(Request { time: 0, lbn: inode.lbn, sectors: sectors_of(inode), op: Op::Read, measured: None }));
+                        return Ok(Some(Request { time: 0, lbn: inode.lbn, sectors: sectors_of(inode), op: Op::Read, measured: None, fua: false }));
                     }
                 }
             }
@@ -874,7 +874,7 @@ impl Workload for ScatteredFilesWorkload {
             };
             self.at.request += 1;
             let op = if self.writable[f] && self.write_fraction > 0.0 && self.rng.gen_bool(self.write_fraction) { Op::Write } else { Op::Read };
-            return Ok(Some(Request { time: 0, lbn: e.lbn, sectors: sectors_of(e), op, measured: None }));
+            return Ok(Some(Request { time: 0, lbn: e.lbn, sectors: sectors_of(e), op, measured: None, fua: false }));
         }
     }
 

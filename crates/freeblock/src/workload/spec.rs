@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use freeblock_disk::SimTime;
 
+use super::commands::CommandsSpec;
 use super::days::DaysSpec;
 use super::scattered_files::ScatteredFilesSpec;
 use super::synthetic::{LocalitySpec, OltpSpec, RandomSpec, SequentialSpec};
@@ -46,6 +47,9 @@ pub enum WorkloadSpec {
     ScatteredFiles(ScatteredFilesSpec),
     /// Replay of a trace file.
     Trace(TraceSpec),
+    /// Commands written out one by one: reads, writes, FUA writes, FLUSH CACHE
+    /// ([`super::commands`]).
+    Commands(CommandsSpec),
 }
 
 /// Default block of an address map, sectors (4 KB).
@@ -270,6 +274,7 @@ impl WorkloadSpec {
             WorkloadSpec::Days(s) => Box::new(s.build(capacity_sectors, seed)?),
             WorkloadSpec::ScatteredFiles(s) => Box::new(s.build(capacity_sectors, seed)?),
             WorkloadSpec::Trace(s) => Box::new(s.open(capacity_sectors)?),
+            WorkloadSpec::Commands(s) => Box::new(s.build(capacity_sectors)?),
         })
     }
 
@@ -292,6 +297,13 @@ impl WorkloadSpec {
             WorkloadSpec::Days(_) => ArrivalKind::Open,
             WorkloadSpec::ScatteredFiles(_) => ArrivalKind::Closed,
             WorkloadSpec::Trace(s) => s.format.arrival(),
+            WorkloadSpec::Commands(s) => {
+                if s.arrival == super::commands::CommandArrival::Open {
+                    ArrivalKind::Open
+                } else {
+                    ArrivalKind::ClosedDelay
+                }
+            }
         }
     }
 
@@ -321,6 +333,7 @@ impl WorkloadSpec {
             WorkloadSpec::Sequential(s) => s.count,
             WorkloadSpec::Days(s) => Some(s.total_requests()),
             WorkloadSpec::ScatteredFiles(_) | WorkloadSpec::Trace(_) => None,
+            WorkloadSpec::Commands(s) => Some(s.commands.len() as u64),
         }
     }
 
@@ -335,7 +348,7 @@ impl WorkloadSpec {
     }
 
     /// A short name of the kind: `random`, `locality`, `oltp`, `sequential`, `days`,
-    /// `scattered_files` or `trace`.
+    /// `scattered_files`, `trace` or `commands`.
     #[must_use]
     pub fn kind(&self) -> &'static str {
         match self {
@@ -345,6 +358,7 @@ impl WorkloadSpec {
             WorkloadSpec::Sequential(_) => "sequential",
             WorkloadSpec::Days(_) => "days",
             WorkloadSpec::ScatteredFiles(_) => "scattered_files",
+            WorkloadSpec::Commands(_) => "commands",
             WorkloadSpec::Trace(_) => "trace",
         }
     }

@@ -18,7 +18,10 @@
 //! - Time is the event's timestamp (seconds since the trace started), [`ArrivalKind::Open`].
 //! - `RWBS` containing `R` is a read, `W` a write. Events with neither (`N`, discards `D`, pure
 //!   flushes `F`), or with no `sector + count` (e.g. `Q FWS [kworker]`), or a count of 0, are not
-//!   data transfers and are skipped.
+//!   data transfers and are skipped (flushes are not replayed: a trace's flushes would add
+//!   requests to every replay of it).
+//! - An `F` after the `W` (`WFS`: write, FUA, sync) marks a FUA write ([`Request::fua`]); one
+//!   before it (`FWS`) is the preflush of an ordinary write.
 //! - Lines whose first field is not a `major,minor` device (blkparse's per-CPU and total summary
 //!   sections, "Input file … added") are not events and are skipped. An event line that does not
 //!   parse is an error.
@@ -91,6 +94,23 @@ impl BlkparseParser {
         if count == 0 {
             return Ok(None);
         }
-        Ok(Some(Request::new(time, lbn, count, op)))
+        // blktrace's RWBS: [F preflush] R|W [F FUA] [A] [S] [M].
+        let fua = op == Op::Write && rwbs.split_once('W').is_some_and(|(_, after)| after.contains('F'));
+        Ok(Some(Request { fua, ..Request::new(time, lbn, count, op) }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_f_after_the_write_is_fua_and_one_before_it_a_preflush() {
+        let mut p = BlkparseParser::default();
+        let line = |rwbs: &str| format!("  8,0    3        4     0.000001912   697  D   {rwbs} 223490 + 8 [kjournald]");
+        assert!(p.parse(&line("WFS")).unwrap().unwrap().fua);
+        assert!(!p.parse(&line("FWS")).unwrap().unwrap().fua);
+        assert!(!p.parse(&line("WS")).unwrap().unwrap().fua);
+        assert!(!p.parse(&line("R")).unwrap().unwrap().fua);
     }
 }
