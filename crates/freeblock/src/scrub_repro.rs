@@ -326,7 +326,7 @@ struct SpanReads {
 impl Workload for SpanReads {
     fn next_request(&mut self) -> std::result::Result<Option<Request>, WorkloadError> {
         let lbn = self.rng.gen_range(0..self.units) * u64::from(self.sectors);
-        Ok(Some(Request { time: 0, lbn, sectors: self.sectors, op: Op::Read, measured: None }))
+        Ok(Some(Request { time: 0, lbn, sectors: self.sectors, op: Op::Read, measured: None, fua: false }))
     }
     fn arrival(&self) -> ArrivalKind {
         ArrivalKind::Closed
@@ -491,7 +491,7 @@ impl OnlineSource for Arc<Mutex<Host>> {
                 let sectors = s.sectors.min(h.capacity - h.cursor);
                 let lbn = h.cursor;
                 h.cursor += sectors;
-                Request { time: at, lbn, sectors: sectors as u32, op: Op::Read, measured: None }
+                Request { time: at, lbn, sectors: sectors as u32, op: Op::Read, measured: None, fua: false }
             }
         };
         h.last = Some(kind);
