@@ -200,6 +200,18 @@ pub struct DaysSpec {
     /// it is not `top_blocks`: writes concentrated on a handful of blocks. Default `top_blocks`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_top_blocks: Option<u32>,
+    /// How many of the hottest blocks `read_top_share` speaks of (1 ≤ n < `hot_blocks`), when it
+    /// is not `top_blocks`: file reads concentrated on the handful the writes hit. Default
+    /// `top_blocks`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_top_blocks: Option<u32>,
+    /// The `write_top()` hottest ranks are metadata blocks of a file system whose blocks never
+    /// move (paper 002's `/usr`, exported read-only): each is one block (a read of it reads that
+    /// block only), and the nightly drift never replaces them (their heat sums the use of many
+    /// files, so it does not come and go with one user's work); the drift replaces ranks among
+    /// the others. Default false (every rank a file, any rank may drift).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub metadata_handful: bool,
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -227,6 +239,8 @@ impl Default for DaysSpec {
             write_burst: default_write_burst(),
             read_sequential: 0.0,
             write_top_blocks: None,
+            read_top_blocks: None,
+            metadata_handful: false,
         }
     }
 }
@@ -377,6 +391,22 @@ impl DaysSpec {
         self.write_top_blocks.unwrap_or(self.top_blocks)
     }
 
+    /// How many of the hottest blocks `read_top_share` speaks of: `read_top_blocks`, or
+    /// `top_blocks`.
+    #[must_use]
+    pub fn read_top(&self) -> u32 {
+        self.read_top_blocks.unwrap_or(self.top_blocks)
+    }
+
+    /// Ranks the nightly drift may replace: all of them, or those below the metadata handful.
+    fn drifting_ranks(&self) -> u32 {
+        if self.metadata_handful {
+            self.hot_blocks.saturating_sub(self.write_top())
+        } else {
+            self.hot_blocks
+        }
+    }
+
     /// The expected share of all requests that go to the `top_blocks` hottest blocks:
     /// `read_fraction · read_top_share + (1 − read_fraction) · w`, where `w` is the writes' share
     /// of those blocks (`write_top_share` when `write_top_blocks` is `top_blocks`, else what the
@@ -384,7 +414,18 @@ impl DaysSpec {
     /// blocks are the same. With `read_sequential > 0` the reads' term counts run starts.
     #[must_use]
     pub fn expected_top_share(&self) -> f64 {
-        self.read_fraction * self.read_top_share + (1.0 - self.read_fraction) * self.writes_share_of_top_blocks()
+        self.read_fraction * self.reads_share_of_top_blocks() + (1.0 - self.read_fraction) * self.writes_share_of_top_blocks()
+    }
+
+    /// The file reads' share of the `top_blocks` hottest blocks: `read_top_share` when
+    /// `read_top_blocks` is `top_blocks`, else what the reads' Zipf law gives those blocks.
+    #[must_use]
+    pub fn reads_share_of_top_blocks(&self) -> f64 {
+        if self.read_top() == self.top_blocks {
+            self.read_top_share
+        } else {
+            zipf_top_share(solve_exponent(self.read_top_share, self.read_top(), self.hot_blocks), self.top_blocks, self.hot_blocks)
+        }
     }
 
     /// The writes' share of the `top_blocks` hottest blocks: `write_top_share` when
@@ -405,7 +446,7 @@ impl DaysSpec {
     pub fn zipf_exponents(&self) -> Result<(f64, f64), WorkloadError> {
         self.validate_popularity()?;
         Ok((
-            solve_exponent(self.read_top_share, self.top_blocks, self.hot_blocks),
+            solve_exponent(self.read_top_share, self.read_top(), self.hot_blocks),
             solve_exponent(self.write_top_share, self.write_top(), self.hot_blocks),
         ))
     }
@@ -429,13 +470,15 @@ impl DaysSpec {
                 ),
             ));
         }
-        if let Some(n) = self.write_top_blocks {
-            if n == 0 || n >= self.hot_blocks {
-                return Err(invalid("write_top_blocks", format!("must be at least 1 and below hot_blocks ({}), got {n}", self.hot_blocks)));
+        for (field, n) in [("write_top_blocks", self.write_top_blocks), ("read_top_blocks", self.read_top_blocks)] {
+            if let Some(n) = n {
+                if n == 0 || n >= self.hot_blocks {
+                    return Err(invalid(field, format!("must be at least 1 and below hot_blocks ({}), got {n}", self.hot_blocks)));
+                }
             }
         }
         for (field, share, top, top_field) in [
-            ("read_top_share", self.read_top_share, self.top_blocks, "top_blocks"),
+            ("read_top_share", self.read_top_share, self.read_top(), if self.read_top_blocks.is_some() { "read_top_blocks" } else { "top_blocks" }),
             ("write_top_share", self.write_top_share, self.write_top(), if self.write_top_blocks.is_some() { "write_top_blocks" } else { "top_blocks" }),
         ] {
             let uniform = f64::from(top) / f64::from(self.hot_blocks);
@@ -513,6 +556,12 @@ impl DaysSpec {
             return Err(invalid("write_burst", format!("must be a mean burst size ≥ 1, not {}", self.write_burst)));
         }
         self.validate_popularity()?;
+        if self.days > 1 && self.replaced_per_day() > self.drifting_ranks() {
+            return Err(invalid(
+                "drift",
+                format!("replaces {} ranks a night, but only {} may drift (the metadata handful of write_top_blocks stays)", self.replaced_per_day(), self.drifting_ranks()),
+            ));
+        }
         let blocks = capacity_sectors / u64::from(self.block_sectors);
         let needed = u64::from(self.hot_blocks)
             + if self.days > 1 {
@@ -553,7 +602,12 @@ impl DaysSpec {
             }
         }
         // File lengths only when files are on, so that other specs draw as before.
-        let file_blocks: Vec<u32> = if self.read_sequential > 0.0 { (0..hot.len()).map(|_| file_length(&mut rng, self.read_sequential)).collect() } else { Vec::new() };
+        let handful = if self.metadata_handful { self.write_top() as usize } else { 0 };
+        let file_blocks: Vec<u32> = if self.read_sequential > 0.0 {
+            (0..hot.len()).map(|rank| if rank < handful { 1 } else { file_length(&mut rng, self.read_sequential) }).collect()
+        } else {
+            Vec::new()
+        };
         let read_cdf = zipf_cdf(read_s, self.hot_blocks);
         let mean_read_run = mean_read_run(&read_cdf, &file_blocks);
         Ok(DaysWorkload {
@@ -638,7 +692,9 @@ impl DaysWorkload {
         if k == 0 {
             return;
         }
-        let ranks = sample(&mut self.rng, self.hot.len(), k).into_vec();
+        // The metadata handful (the hottest ranks, when it is kept) never drifts.
+        let fixed = self.hot.len() - self.spec.drifting_ranks() as usize;
+        let ranks: Vec<usize> = sample(&mut self.rng, self.hot.len() - fixed, k).into_iter().map(|i| i + fixed).collect();
         let mut old = Vec::with_capacity(k);
         for rank in ranks {
             let fresh = loop {
