@@ -585,7 +585,7 @@ fn mix_text(s: &mut String, mix: &PaperMix, today: &RunRows, rows: &RunRows, mee
     let (off, on) = mix.reads_zero_off_on_pct;
     let _ = writeln!(
         s,
-        "  reads: {:.1}% continue a file (Table 3: {off:.1}% seek zero on the off days), {:.1}% read the handful (the on days' {on:.1}% less that), {:.1}% start a file elsewhere; files of mean {:.1} blocks; {} ranks (about {} blocks: Fig. 5, under 2000 take all)",
+        "  reads: {:.1}% continue a file (Table 3: {off:.1}% seek zero on the off days), {:.1}% read the handful (the on days' {on:.1}% less that), {:.1}% start a file elsewhere; files of mean {:.1} blocks; {} ranks, a hot set of about {} blocks (Fig. 5: under 2000 take all)",
         100.0 * continuing,
         100.0 * handful,
         100.0 * elsewhere,

@@ -11,7 +11,8 @@
 //! | paper | what | ours |
 //! |---|---|---|
 //! | Tables 2–3 | four days, off/on/off/on: FCFS and actual seek distance, zero-length seeks, FCFS and actual seek time, service and waiting time; all requests and reads | [`tables_2_3`] |
-//! | Tables 1–3, Fig. 5 | the request mix they imply (reads ≤ 28%, writes on a handful of blocks in bursts of ~4, sequential reads), for Tables 2–3 beside today's mix | [`paper_mix`] |
+//! | Tables 1–3, Fig. 5 | the request mix they imply (reads ≤ 28%, pinned at ~20% by Fig. 5; writes and a third of the reads on a metadata handful of one cylinder's blocks; writes in bursts of ~4; files read whole), for Tables 2–3 beside today's mix | [`paper_mix`] |
+//! | §4.2.1 | where the head still moves on a day: every request that did not seek zero by kind (read or write, area or home, after area or home) | [`SeekCauses`] |
 //! | Fig. 4 | seek distance and time against the number of rearranged blocks | [`figure_4`] |
 //! | Tables 4–5 | organ-pipe, interleaved and serial placement | [`placements`] |
 //! | Table 6 | rotational latency + transfer of reads per placement | from [`placements`] |

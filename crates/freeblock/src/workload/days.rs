@@ -27,11 +27,14 @@
 //! | write bursts | a write starts a burst of writes at one instant, geometric with mean `write_burst` | `write_burst` (1) |
 //! | files and sequential reads | each rank is a file of consecutive blocks starting at its hot block, its length drawn when it enters the hot set (at least `k + 1` blocks with probability `read_sequential` given at least `k`, at most 64); a read of the rank reads the whole file, block after block, at one instant (FFS reads a file's next block ahead); a write writes its first block | `read_sequential` (0: one-block files) |
 //! | write concentration | `write_top_share` may speak of its own number of hottest blocks, `write_top_blocks` (a handful: writes of metadata blocks) | `write_top_blocks` (`top_blocks`) |
+//! | read concentration | likewise `read_top_share` of `read_top_blocks` hottest (the reads of that handful) | `read_top_blocks` (`top_blocks`) |
+//! | metadata handful | the `write_top_blocks` hottest ranks are single blocks (a read of one reads it alone) that the drift never replaces: the metadata of a file system whose blocks never move; the drift picks its ranks among the rest | `metadata_handful` (false) |
 //!
 //! Two named mixes are used by `freeblock repro rearrangement`: the defaults above with bursts
 //! (Fig. 5's skew, 60% reads, no sequential reads), and the paper's mix derived from its Tables
-//! 1–3 and Fig. 5 (about 28% reads, writes on a handful of blocks, sequential reads), which
-//! [`crate::rearrangement::paper_mix`] builds and explains number by number.
+//! 1–3 and Fig. 5 (about 20% reads, writes and a third of the reads on a metadata handful of one
+//! cylinder's blocks, files read whole), which [`crate::rearrangement::paper_mix`] builds and
+//! explains number by number.
 //!
 //! Since every rank keeps the same probability, the blocks that stay keep their popularity, and
 //! the expected share of requests going to blocks that were hot the day before is `1 − drift`.
@@ -123,6 +126,8 @@ fn default_drift() -> f64 {
 /// # write_burst = 1           # mean writes arriving together
 /// # read_sequential = 0       # chance a read is followed by its file's next block
 /// # write_top_blocks = 100    # the hottest blocks write_top_share speaks of (default top_blocks)
+/// # read_top_blocks = 100     # the hottest blocks read_top_share speaks of (default top_blocks)
+/// # metadata_handful = false  # the write_top_blocks hottest: single blocks that never drift
 /// ```
 ///
 /// ```
@@ -190,7 +195,8 @@ pub struct DaysSpec {
     /// `k + 1` blocks with this probability given at least `k`; mean `1 / (1 − read_sequential)`,
     /// at most [`MAX_FILE_BLOCKS`]). A read of the rank reads the whole file, block after block,
     /// at one instant (a file read with its next block read ahead); a write writes its first
-    /// block. So this is the expected share of reads that follow their file's previous block;
+    /// block. So this is the expected share of reads that follow their file's previous block
+    /// (with `metadata_handful`, of the reads outside the handful, whose ranks are one block);
     /// `read_top_share` is the share of file reads (run starts), and a file's later blocks may
     /// lie outside the hot set. The share of reads stays `read_fraction`. Default 0 (one-block
     /// files: every read one block, as before files existed).
@@ -940,6 +946,61 @@ mod tests {
         // A share at or below the uniform share of its own handful is refused, naming the handful.
         let e = err(DaysSpec { write_top_blocks: Some(900), write_top_share: 0.4, ..DaysSpec::default() });
         assert!(e.contains("write_top_share") && e.contains("write_top_blocks"), "{e}");
+        for bad in [0, 1800] {
+            let e = err(DaysSpec { read_top_blocks: Some(bad), ..DaysSpec::default() });
+            assert!(e.contains("read_top_blocks") && e.contains(&bad.to_string()), "{e}");
+        }
+        let e = err(DaysSpec { read_top_blocks: Some(900), read_top_share: 0.4, ..DaysSpec::default() });
+        assert!(e.contains("read_top_share") && e.contains("read_top_blocks"), "{e}");
+        // A drift that would need the metadata handful's ranks is refused.
+        let e = err(DaysSpec { metadata_handful: true, write_top_blocks: Some(21), hot_blocks: 100, top_blocks: 50, drift: 0.9, ..DaysSpec::default() });
+        assert!(e.contains("drift") && e.contains("79"), "{e}");
+    }
+
+    #[test]
+    fn the_metadata_handful_is_single_blocks_that_never_drift() {
+        let spec = DaysSpec {
+            days: 4,
+            requests_per_day: 4000,
+            read_fraction: 0.5,
+            read_sequential: 0.6,
+            write_top_blocks: Some(21),
+            read_top_blocks: Some(21),
+            read_top_share: 0.5,
+            metadata_handful: true,
+            drift: 0.3,
+            ..DaysSpec::default()
+        };
+        let mut w = spec.build(CAPACITY, 4).unwrap();
+        let handful: Vec<u64> = w.hot_set()[..21].to_vec();
+        let starts: HashSet<u64> = handful.iter().map(|b| b * 16).collect();
+        let (mut day, mut replaced) = (0, 0);
+        let mut prev_set: Vec<u64> = w.hot_set().to_vec();
+        let mut prev: Option<Request> = None;
+        let (mut handful_reads, mut continued) = (0u64, 0u64);
+        while let Some(r) = w.next_request().unwrap() {
+            if w.day() != day {
+                day = w.day();
+                assert_eq!(w.hot_set()[..21], handful[..], "day {day}: the handful drifted");
+                replaced += w.hot_set().iter().zip(&prev_set).filter(|(a, b)| a != b).count();
+                prev_set = w.hot_set().to_vec();
+            }
+            // A read that follows a read of a handful block at the same instant is another file's
+            // start, never the handful block's next block.
+            if let Some(p) = prev.as_ref().filter(|p| p.op.is_read() && r.op.is_read() && p.time == r.time && starts.contains(&p.lbn)) {
+                assert_ne!(r.lbn, p.lbn + 16, "a handful block was read as a file");
+            }
+            if r.op.is_read() && starts.contains(&r.lbn) {
+                handful_reads += 1;
+                continued += u64::from(prev.as_ref().is_some_and(|p| p.time == r.time && p.op.is_read() && p.lbn + 16 == r.lbn));
+            }
+            prev = Some(r);
+        }
+        assert_eq!(day, 3);
+        // The drift still replaced its share, all of it below the handful.
+        assert_eq!(replaced, 3 * spec.replaced_per_day() as usize);
+        assert!(handful_reads > 0);
+        assert_eq!(continued, 0);
     }
 
     #[test]
