@@ -427,21 +427,22 @@ impl DaysSpec {
     /// `read_top_blocks` is `top_blocks`, else what the reads' Zipf law gives those blocks.
     #[must_use]
     pub fn reads_share_of_top_blocks(&self) -> f64 {
-        if self.read_top() == self.top_blocks {
-            self.read_top_share
-        } else {
-            zipf_top_share(solve_exponent(self.read_top_share, self.read_top(), self.hot_blocks), self.top_blocks, self.hot_blocks)
-        }
+        self.share_of_top_blocks(self.read_top_share, self.read_top())
     }
 
     /// The writes' share of the `top_blocks` hottest blocks: `write_top_share` when
     /// `write_top_blocks` is `top_blocks`, else what the writes' Zipf law gives those blocks.
     #[must_use]
     pub fn writes_share_of_top_blocks(&self) -> f64 {
-        if self.write_top() == self.top_blocks {
-            self.write_top_share
+        self.share_of_top_blocks(self.write_top_share, self.write_top())
+    }
+
+    /// The `top_blocks` hottest blocks' share under the Zipf law whose `top` hottest take `share`.
+    fn share_of_top_blocks(&self, share: f64, top: u32) -> f64 {
+        if top == self.top_blocks {
+            share
         } else {
-            zipf_top_share(solve_exponent(self.write_top_share, self.write_top(), self.hot_blocks), self.top_blocks, self.hot_blocks)
+            zipf_top_share(solve_exponent(share, top, self.hot_blocks), self.top_blocks, self.hot_blocks)
         }
     }
 
