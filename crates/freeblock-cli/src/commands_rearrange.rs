@@ -669,6 +669,18 @@ fn shortfall(mix: &PaperMix, rows: &RunRows) -> Vec<String> {
     kinds.sort_by(|a, b| b.2.total_cmp(&a.2));
     let parts: Vec<String> = kinds.iter().map(|(name, k, ms)| format!("{name} {:.1}% ({:.2} ms)", 100.0 * k / n, ms / n)).collect();
     out.push(parts.join("; "));
+    let (mut home, mut unseen) = (0u64, 0u64);
+    for d in &on {
+        if let Some(c) = rows.causes.get(d.day as usize) {
+            home += c.reads_at_home + c.writes_at_home;
+            unseen += c.at_home_unseen_before;
+        }
+    }
+    out.push(format!(
+        "Served at home: {:.1}% of requests; {:.0}% of those of blocks no request referenced the day before (rarely read files and the drift's new ranks: the day before's counts cannot place them), the rest referenced but not among the blocks placed",
+        100.0 * home as f64 / n,
+        100.0 * unseen as f64 / home.max(1) as f64
+    ));
     out
 }
 

@@ -27,6 +27,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let variants: Vec<(&str, DaysSpec)> = vec![
         ("paper's mix (derived)", mix.spec.clone()),
         ("what-if: reads at the tables' bound, the rest derived at that share", freeblock::rearrangement::paper_mix_at(&base.workload, None).spec),
+        ("what-if: no drift (the 5% is today's guess, not the paper's)", DaysSpec { drift: 0.0, ..mix.spec.clone() }),
         ("the earlier derivation (every rank a file, drift anywhere, writes 96% and reads by Fig. 5)", DaysSpec { metadata_handful: false, read_top_blocks: None, read_top_share: 0.66, read_sequential: 0.375, write_top_share: 0.96, hot_blocks: 1125, ..mix.spec.clone() }),
         ("today's mix (fig5)", base.workload.clone()),
     ];
@@ -39,7 +40,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for on in rows.days.iter().filter(|d| d.on) {
             let c = &rows.causes[on.day as usize];
             println!(
-                "  day {}: zero-length seeks {:.1}%, seek {:.2} ms; reads {:.1}% zero, {:.2} ms (bar: ≥ 80%, ≤ 2.0 ms; paper 88–92%, 0.98–1.55 ms); reads at home {}, writes at home {} of {}",
+                "  day {}: zero-length seeks {:.1}%, seek {:.2} ms; reads {:.1}% zero, {:.2} ms (bar: ≥ 80%, ≤ 2.0 ms; paper 88–92%, 0.98–1.55 ms); reads at home {}, writes at home {} of {} ({} of blocks unseen the day before)",
                 on.day + 1,
                 on.all.zero_seeks_pct,
                 on.all.seek_ms,
@@ -47,7 +48,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 on.reads.seek_ms,
                 c.reads_at_home,
                 c.writes_at_home,
-                c.requests
+                c.requests,
+                c.at_home_unseen_before
             );
             for m in &c.moved {
                 println!("    {} to {:?} after {:?}: {:.2}% of requests, {:.3} ms", if m.read { "read " } else { "write" }, m.to, m.from, c.pct(m), c.ms(m));

@@ -139,6 +139,11 @@ pub struct SeekCauses {
     pub reads_at_home: u64,
     /// Writes served at home.
     pub writes_at_home: u64,
+    /// Of the requests served at home, those whose block no request referenced the day before:
+    /// no count of the day before could have placed them (rarely read blocks, the hot set's
+    /// drift). The others were
+    /// referenced but not among the blocks placed, or came while the area was being filled.
+    pub at_home_unseen_before: u64,
     /// The head movements, largest seek time first.
     pub moved: Vec<SeekCause>,
 }
@@ -472,6 +477,15 @@ pub fn seek_causes(disk: &Disk, records: &[Record], day_ns: u64, in_area: &dyn F
     let mut by_start: Vec<&Record> = records.iter().collect();
     by_start.sort_by_key(|r| (r.start_ns, r.id));
     let place = |lbn: u64| if in_area(lbn) { Place::Area } else { Place::Home };
+    // The logical blocks (first sectors) each day referenced.
+    let mut seen: Vec<std::collections::HashSet<u64>> = Vec::new();
+    for r in records {
+        let day = (r.arrival_ns / day_ns.max(1)) as usize;
+        if seen.len() <= day {
+            seen.resize_with(day + 1, Default::default);
+        }
+        seen[day].insert(r.lbn);
+    }
     let mut out: Vec<SeekCauses> = Vec::new();
     let mut prev: Option<(u32, Place)> = None;
     for r in by_start {
@@ -490,6 +504,8 @@ pub fn seek_causes(disk: &Disk, records: &[Record], day_ns: u64, in_area: &dyn F
             } else {
                 c.writes_at_home += 1;
             }
+            let before = day.checked_sub(1).and_then(|d| seen.get(d as usize));
+            c.at_home_unseen_before += u64::from(before.is_some_and(|b| !b.contains(&r.lbn)));
         }
         if let Some((was, from)) = prev.filter(|(was, _)| *was != here) {
             let ms = curve.time(was.abs_diff(here)) as f64 / 1e6;
