@@ -11,7 +11,8 @@
 //! | paper | what | ours |
 //! |---|---|---|
 //! | Tables 2–3 | four days, off/on/off/on: FCFS and actual seek distance, zero-length seeks, FCFS and actual seek time, service and waiting time; all requests and reads | [`tables_2_3`] |
-//! | Tables 1–3, Fig. 5 | the request mix they imply (reads ≤ 28%, writes on a handful of blocks in bursts of ~4, sequential reads), for Tables 2–3 beside today's mix | [`paper_mix`] |
+//! | Tables 1–3, Fig. 5 | the request mix they imply (reads ≤ 28%, pinned at ~20% by Fig. 5; writes and a third of the reads on a metadata handful of one cylinder's blocks; writes in bursts of ~4; files read whole), for Tables 2–3 beside today's mix | [`paper_mix`] |
+//! | §4.2.1 | where the head still moves on a day: every request that did not seek zero by kind (read or write, area or home, after area or home) | [`SeekCauses`] |
 //! | Fig. 4 | seek distance and time against the number of rearranged blocks | [`figure_4`] |
 //! | Tables 4–5 | organ-pipe, interleaved and serial placement | [`placements`] |
 //! | Table 6 | rotational latency + transfer of reads per placement | from [`placements`] |
@@ -92,6 +93,73 @@ pub struct RunRows {
     pub policy: RearrangeReport,
     /// Mean response time of the workload over the run, ms.
     pub response_ms: f64,
+    /// Per day, where the head moved: the requests that did not seek zero, by what they were.
+    pub causes: Vec<SeekCauses>,
+}
+
+/// Where a request was served: a copy in the reserved area, or the block's home.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Place {
+    /// A rearranged block's copy in the reserved cylinders.
+    Area,
+    /// A block's original location (not rearranged, or the area off).
+    Home,
+}
+
+/// One kind of head movement: requests of one operation served at `to` whose predecessor (in
+/// service order) was served at `from`, on another cylinder.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SeekCause {
+    /// Read or write.
+    pub read: bool,
+    /// Where this request was served.
+    pub to: Place,
+    /// Where the request before it was served.
+    pub from: Place,
+    /// Requests of this kind that moved the head.
+    pub requests: u64,
+    /// Their seek time summed, ms (the disk's seek function, as [`Metrics::seek_ms`]).
+    pub seek_ms: f64,
+}
+
+/// A day's head movements in the paper's terms (§4.2.1: zero-length seeks, reads and writes,
+/// rearranged blocks and blocks at home): every request that did not seek zero falls in exactly
+/// one [`SeekCause`]. `100 − Σ requests / requests · 100` is the day's zero-length seek share, and
+/// `Σ seek_ms / requests` its mean seek time, all requests.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SeekCauses {
+    /// Day index.
+    pub day: u64,
+    /// Requests counted (all).
+    pub requests: u64,
+    /// Reads among them.
+    pub reads: u64,
+    /// Requests served at home, reads and writes.
+    pub reads_at_home: u64,
+    /// Writes served at home.
+    pub writes_at_home: u64,
+    /// Of the requests served at home, those whose block no request referenced the day before:
+    /// no count of the day before could have placed them (rarely read blocks, the hot set's
+    /// drift). The others were
+    /// referenced but not among the blocks placed, or came while the area was being filled.
+    pub at_home_unseen_before: u64,
+    /// The head movements, largest seek time first.
+    pub moved: Vec<SeekCause>,
+}
+
+impl SeekCauses {
+    /// Share of all requests that moved the head in `c`, %.
+    #[must_use]
+    pub fn pct(&self, c: &SeekCause) -> f64 {
+        100.0 * c.requests as f64 / self.requests.max(1) as f64
+    }
+
+    /// `c`'s part of the day's mean seek time (all requests), ms.
+    #[must_use]
+    pub fn ms(&self, c: &SeekCause) -> f64 {
+        c.seek_ms / self.requests.max(1) as f64
+    }
 }
 
 /// The paper's Table 2 (all requests) and Table 3 (reads), days 1–4 (off, on, off, on): FCFS seek
@@ -144,36 +212,67 @@ pub struct PaperMix {
     pub writes_zero_seeks_pct: Vec<(u64, f64)>,
     /// Per day: the mean write burst the writes' waiting and service times imply.
     pub write_bursts: Vec<(u64, f64)>,
+    /// Table 3: the reads' zero-length seeks, mean of the off days and of the on days, %.
+    pub reads_zero_off_on_pct: (f64, f64),
+    /// What the reads that reach the disk are, as shares of reads: of the handful, continuing a
+    /// file, starting a file elsewhere.
+    pub reads_handful_continuing_elsewhere: (f64, f64, f64),
+    /// The share of all requests the 100 hottest blocks take under the derived mix (Fig. 5: ~90%,
+    /// read off its curve; not an input here, a check).
+    pub fig5_top100_share: f64,
 }
 
 /// The paper's request mix, derived from its own tables, on top of `base` (days, requests, rate,
-/// bursts, drift and hot set size are kept):
+/// drift and hot set size are kept). The tables are the paper's measurements of all requests
+/// (Table 2) and of reads (Table 3); every "all requests" figure is `r · reads + (1 − r) · writes`.
 ///
 /// | parameter | value | from |
 /// |---|---|---|
-/// | `read_fraction` | 0.277 | Tables 2–3, on days 2 and 4. Every "all requests" figure is `r · reads + (1 − r) · writes`. Writes cannot seek zero more than 100% of the time nor seek less than 0 ms, so `r ≤ (100 − all%) / (100 − reads%)` (day 2: 12/33 = 0.364, day 4: 8/28 = 0.286) and `r ≤ all ms / reads ms` (1.55/4.49 = 0.345, 0.98/3.54 = 0.277). The tightest, 0.277: the most read-heavy mix the tables allow (writes ≥ 72%) |
-/// | `write_top_blocks`, `write_top_share` | 21, 0.96 | At that `r`, the writes' zero-length seeks are `(all% − r · reads%) / (1 − r)`: 96.0% on day 2, 99.7% on day 4. A write seeks zero only after a request on its own cylinder, and organ-pipe puts the 21 hottest blocks (one MK156F cylinder, Table 1) on the centre one; we read the smaller figure as the 21 hottest blocks taking 96% of the writes |
-/// | `read_top_share` | ≈ 0.66 | Fig. 5: the 100 hottest blocks take ~90% of all requests; the reads' share of them is what is left beside the writes' share (`(0.90 − (1 − r) · w₁₀₀) / r`, `w₁₀₀` from the writes' Zipf law) |
-/// | `read_sequential` | 0.375 | Table 3, off days 1 and 3: 44% and 31% of reads seek zero with the blocks at home, where hot blocks are scattered; a read seeks zero there mostly by following its file's previous block, so we take the mean, 37.5%, as the share of reads that continue a file |
-/// | `hot_blocks` | 1125 files | Fig. 5: "fewer than 2000 blocks absorb all of the requests". The base's 1800 blocks stay 1800 blocks: with files of mean `1 / (1 − 0.375)` = 1.6 blocks, `1800 · (1 − 0.375)` files |
+/// | `read_fraction` | ≈ 0.20 | Tables 2–3, on days 2 and 4, bound it from above: writes cannot seek zero more than 100% of the time nor seek less than 0 ms, so `r ≤ (100 − all%) / (100 − reads%)` (day 2: 12/33 = 0.364, day 4: 8/28 = 0.286) and `r ≤ all ms / reads ms` (1.55/4.49 = 0.345, 0.98/3.54 = 0.277): writes ≥ 72%. At the bound day 4's writes would never move the head all day. Fig. 5 pins it: the 100 hottest blocks take ~90% of all requests, and the writes, on a handful, take more of them than the reads, so that share falls as `r` grows; `r` is where the mix below gives 90% (bisection over generated days), at most the bound |
+/// | `write_top_blocks`, `write_top_share` | 21, ≈ 0.97 | At that `r`, writes seek zero `z_w = (all% − r · reads%) / (1 − r)` on the on days (93.3% and 96.6% at 0.20). Organ-pipe puts the 21 hottest blocks (one MK156F cylinder, Table 1) on the centre cylinder. A write elsewhere moves the head twice (out, and back for the request after it), so the writes' share on the 21 is `1 − (1 − z_w) / 2` at the smaller `z_w` |
+/// | `metadata_handful` | true | `/usr` was exported read-only: its blocks never move, and writes to it can only be the server's metadata updates (inode access times), a handful of inode blocks, each one block, whose heat sums many files' use; so they are single blocks and the nightly drift leaves them |
+/// | `read_sequential` | ≈ 0.55 | Table 3, off days 1 and 3: 44% and 31% of reads seek zero with every block at home, scattered: a read seeks zero there by following its file's previous block, so `c` = 37.5% of reads continue a file; on the rearranged days 67% and 72% (mean 69.5%) seek zero, the extra 32% being reads of the handful, where the head is (the writes keep it there). The remaining 30.5% start a file elsewhere; files of mean length `1 + c / 0.305` = 2.2 blocks, continuation probability `1 − 1 / 2.2` |
+/// | `read_top_blocks`, `read_top_share` | 21, ≈ 0.51 | the reads of the handful are 32% of reads but one block each, so as file-read instants they are `0.32 / (0.32 + 0.305)` = 51% |
+/// | `hot_blocks` | ≈ 820 ranks | Fig. 5: "fewer than 2000 blocks absorb all of the requests": the base's 1800 blocks stay about 1800 blocks: the handful and `(1800 − 21) / 2.2` files |
 /// | `write_burst` | ≈ 4 | Tables 2–3, all four days: writes' waiting and service times, `(all − r · reads) / (1 − r)`. A write of a geometric burst of mean `m` finds on average `m − 1` writes of its burst ahead of it (the disk is otherwise nearly idle), so `m = 1 + wait / service`: 3.9, 4.0, 4.1, 3.9; the mean |
 ///
-/// (`/usr` was exported read-only, so so many writes are probably the server's inode access-time
-/// updates: a handful of inode blocks. The paper does not say; the tables imply the numbers.)
+/// Fig. 5's "the 100 hottest blocks absorb around 90% of all the requests" is not an input: the
+/// mix's share ([`PaperMix::fig5_top100_share`]) is printed beside it as a check.
 #[must_use]
 pub fn paper_mix(base: &DaysSpec) -> PaperMix {
-    paper_mix_at(base, None)
+    let at_bound = paper_mix_at(base, None);
+    if at_bound.fig5_top100_share >= PAPER_FIG5_TOP100_SHARE {
+        return at_bound;
+    }
+    // The top-100 share falls as the read share grows: bisect for Fig. 5's 90% below the bound.
+    let (mut lo, mut hi) = (0.0, at_bound.spec.read_fraction);
+    for _ in 0..READ_SHARE_STEPS {
+        let mid = 0.5 * (lo + hi);
+        if paper_mix_at(base, Some(mid)).fig5_top100_share >= PAPER_FIG5_TOP100_SHARE {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    paper_mix_at(base, Some(lo))
 }
 
-/// [`paper_mix`] with the read share set rather than taken at the tables' bound (the tables bound
-/// it from above only): the other parameters derived at that share. A share above the bound
-/// would give writes more than 100% zero-length seeks; it is taken as given.
+/// Requests of the generated day on which Fig. 5's top-100 share is measured.
+const FIG5_SAMPLE_REQUESTS: u64 = 20_000;
+
+/// Bisection steps for the paper's read share: 2⁻¹² of the bound, finer than one day's sampling
+/// of Fig. 5's share can tell apart.
+const READ_SHARE_STEPS: usize = 12;
+
+/// [`paper_mix`] with the read share set rather than pinned by Fig. 5 (`None`: the tables'
+/// bound): the other parameters derived at that share. A share above the bound would give writes
+/// more than 100% zero-length seeks; it is taken as given.
 #[must_use]
 pub fn paper_mix_at(base: &DaysSpec, read_share: Option<f64>) -> PaperMix {
-    // The on days are the paper's days 2 and 4 (index 1 and 3); columns 2 and 4 are zero-length
-    // seeks (%) and seek time (ms).
+    // The on days are the paper's days 2 and 4 (index 1 and 3), the off days 1 and 3 (index 0
+    // and 2); columns 2 and 4 are zero-length seeks (%) and seek time (ms).
     let (zero, seek) = (2, SEEK_COLUMN);
-    let on_days = [1usize, 3];
+    let (on_days, off_days) = ([1usize, 3], [0usize, 2]);
     let read_share_bounds: Vec<(u64, f64, f64)> = on_days
         .iter()
         .map(|&d| {
@@ -183,10 +282,19 @@ pub fn paper_mix_at(base: &DaysSpec, read_share: Option<f64>) -> PaperMix {
         .collect();
     let r = read_share.unwrap_or_else(|| read_share_bounds.iter().flat_map(|&(_, a, b)| [a, b]).fold(1.0, f64::min));
     let writes_zero_seeks_pct: Vec<(u64, f64)> = on_days.iter().map(|&d| (d as u64 + 1, (PAPER_TABLE_2[d][zero] - r * PAPER_TABLE_3[d][zero]) / (1.0 - r))).collect();
-    let write_top_share = writes_zero_seeks_pct.iter().map(|w| w.1).fold(100.0, f64::min) / 100.0;
-    // Off days 1 and 3 (index 0 and 2).
-    let read_sequential = (PAPER_TABLE_3[0][zero] + PAPER_TABLE_3[2][zero]) / 2.0 / 100.0;
-    let hot_blocks = (f64::from(base.hot_blocks) * (1.0 - read_sequential)).round() as u32;
+    let writes_zero = writes_zero_seeks_pct.iter().map(|w| w.1).fold(100.0, f64::min) / 100.0;
+    // A write off the handful costs two moves of the head: its own and the next request's.
+    let write_top_share = 1.0 - (1.0 - writes_zero.min(1.0)) / 2.0;
+    let mean_of = |days: [usize; 2]| days.iter().map(|&d| PAPER_TABLE_3[d][zero]).sum::<f64>() / 2.0 / 100.0;
+    let (reads_zero_off, reads_zero_on) = (mean_of(off_days), mean_of(on_days));
+    // Reads: continuing a file (seek zero on every day), of the handful (seek zero once it sits
+    // under the head, on the rearranged days), starting a file elsewhere (the rest).
+    let continuing = reads_zero_off;
+    let handful = (reads_zero_on - reads_zero_off).max(0.0);
+    let elsewhere = (1.0 - continuing - handful).max(f64::EPSILON);
+    let file_length = 1.0 + continuing / elsewhere;
+    let read_sequential = 1.0 - 1.0 / file_length;
+    let read_top_share = handful / (handful + elsewhere);
     let (service, waiting) = (5, 6);
     let writes_only = |all: f64, reads: f64| (all - r * reads) / (1.0 - r);
     let write_bursts: Vec<(u64, f64)> = (0..4)
@@ -196,10 +304,41 @@ pub fn paper_mix_at(base: &DaysSpec, read_share: Option<f64>) -> PaperMix {
         })
         .collect();
     let write_burst = write_bursts.iter().map(|b| b.1).sum::<f64>() / write_bursts.len() as f64;
-    let writes = DaysSpec { read_fraction: r, write_top_blocks: Some(PAPER_BLOCKS_PER_CYLINDER), write_top_share, read_sequential, hot_blocks, write_burst, ..base.clone() };
-    let w100 = writes.writes_share_of_top_blocks();
-    let read_top_share = (PAPER_FIG5_TOP100_SHARE - (1.0 - r) * w100) / r;
-    PaperMix { spec: DaysSpec { read_top_share, ..writes }, read_share_bounds, writes_zero_seeks_pct, write_bursts }
+    // The base's blocks stay that many blocks: the handful and files of `file_length` blocks.
+    let handful_blocks = PAPER_BLOCKS_PER_CYLINDER;
+    let hot_blocks = handful_blocks + (f64::from(base.hot_blocks.saturating_sub(handful_blocks)) / file_length).round() as u32;
+    let spec = DaysSpec {
+        hot_blocks,
+        read_fraction: r,
+        write_top_blocks: Some(PAPER_BLOCKS_PER_CYLINDER),
+        write_top_share,
+        read_top_blocks: Some(PAPER_BLOCKS_PER_CYLINDER),
+        read_top_share,
+        read_sequential,
+        metadata_handful: true,
+        write_burst,
+        ..base.clone()
+    };
+    let fig5_top100_share = top100_share(&spec);
+    PaperMix { spec, read_share_bounds, writes_zero_seeks_pct, write_bursts, reads_zero_off_on_pct: (100.0 * reads_zero_off, 100.0 * reads_zero_on), reads_handful_continuing_elsewhere: (handful, continuing, elsewhere), fig5_top100_share }
+}
+
+/// The share of all requests the 100 hottest blocks take under `spec`, estimated from a day of
+/// its own requests (files make the per-block law differ from the per-rank one).
+fn top100_share(spec: &DaysSpec) -> f64 {
+    use crate::workload::Workload;
+    // A fixed day, so that the derived mix does not depend on the run's length.
+    let one_day = DaysSpec { days: 1, requests_per_day: FIG5_SAMPLE_REQUESTS, rate_per_s: None, ..spec.clone() };
+    // Any disk with room for the hot set: the MK156F's logical disk beside the paper's area.
+    let Ok(mut w) = one_day.build(16_297 * u64::from(spec.block_sectors.max(1)), 1) else { return f64::NAN };
+    let mut counts: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+    while let Ok(Some(r)) = w.next_request() {
+        *counts.entry(r.lbn).or_default() += 1;
+    }
+    let mut c: Vec<u64> = counts.into_values().collect();
+    c.sort_unstable_by(|a, b| b.cmp(a));
+    let total: u64 = c.iter().sum();
+    c.iter().take(100).sum::<u64>() as f64 / total.max(1) as f64
 }
 
 /// Index of the seek time (ms) in the paper's table rows.
@@ -329,6 +468,63 @@ pub fn day_metrics(disk: &Disk, records: &[Record], day_ns: u64, periods: &[Peri
         .collect()
 }
 
+/// Per day, the head movements of [`SeekCauses`]: requests in service order, each against the
+/// one served before it; `in_area` says whether a physical sector lies in the reserved area.
+#[must_use]
+pub fn seek_causes(disk: &Disk, records: &[Record], day_ns: u64, in_area: &dyn Fn(u64) -> bool) -> Vec<SeekCauses> {
+    let cyl = |lbn: u64| disk.target(lbn).map_or(0, |t| t.cylinder);
+    let curve = disk.seek_curve();
+    let mut by_start: Vec<&Record> = records.iter().collect();
+    by_start.sort_by_key(|r| (r.start_ns, r.id));
+    let place = |lbn: u64| if in_area(lbn) { Place::Area } else { Place::Home };
+    // The logical blocks (first sectors) each day referenced.
+    let mut seen: Vec<std::collections::HashSet<u64>> = Vec::new();
+    for r in records {
+        let day = (r.arrival_ns / day_ns.max(1)) as usize;
+        if seen.len() <= day {
+            seen.resize_with(day + 1, Default::default);
+        }
+        seen[day].insert(r.lbn);
+    }
+    let mut out: Vec<SeekCauses> = Vec::new();
+    let mut prev: Option<(u32, Place)> = None;
+    for r in by_start {
+        let day = r.arrival_ns / day_ns.max(1);
+        while out.len() as u64 <= day {
+            out.push(SeekCauses { day: out.len() as u64, ..SeekCauses::default() });
+        }
+        let c = &mut out[day as usize];
+        let (here, to) = (cyl(r.phys_lbn), place(r.phys_lbn));
+        let read = r.op.is_read();
+        c.requests += 1;
+        c.reads += u64::from(read);
+        if to == Place::Home {
+            if read {
+                c.reads_at_home += 1;
+            } else {
+                c.writes_at_home += 1;
+            }
+            let before = day.checked_sub(1).and_then(|d| seen.get(d as usize));
+            c.at_home_unseen_before += u64::from(before.is_some_and(|b| !b.contains(&r.lbn)));
+        }
+        if let Some((was, from)) = prev.filter(|(was, _)| *was != here) {
+            let ms = curve.time(was.abs_diff(here)) as f64 / 1e6;
+            match c.moved.iter_mut().find(|m| m.read == read && m.to == to && m.from == from) {
+                Some(m) => {
+                    m.requests += 1;
+                    m.seek_ms += ms;
+                }
+                None => c.moved.push(SeekCause { read, to, from, requests: 1, seek_ms: ms }),
+            }
+        }
+        prev = Some((here, to));
+    }
+    for c in &mut out {
+        c.moved.sort_by(|a, b| b.seek_ms.total_cmp(&a.seek_ms));
+    }
+    out
+}
+
 /// A run's rows, its table changes and when they took effect (for a costless replay), and the
 /// engine's report.
 pub type DaysRun = (RunRows, Vec<(When, TableChange)>, RunReport);
@@ -360,7 +556,9 @@ fn run_policy(disk: &Arc<Disk>, w: Box<dyn Workload>, scheduler: SchedulerSpec, 
     let report = policy.rearrange_report();
     let home = |lbn: u64| area.to_physical(lbn).unwrap_or(lbn);
     let days = day_metrics(disk, &outcome.report.records, day_ns, &report.periods, &home);
-    let rows = RunRows { label: label.into(), days, policy: report, response_ms: outcome.report.response.mean_ms };
+    let hidden = area.lbns();
+    let causes = seek_causes(disk, &outcome.report.records, day_ns, &|lbn| hidden.contains(&lbn));
+    let rows = RunRows { label: label.into(), days, policy: report, response_ms: outcome.report.response.mean_ms, causes };
     Ok((rows, policy.changes().to_vec(), outcome.report))
 }
 

@@ -27,11 +27,14 @@
 //! | write bursts | a write starts a burst of writes at one instant, geometric with mean `write_burst` | `write_burst` (1) |
 //! | files and sequential reads | each rank is a file of consecutive blocks starting at its hot block, its length drawn when it enters the hot set (at least `k + 1` blocks with probability `read_sequential` given at least `k`, at most 64); a read of the rank reads the whole file, block after block, at one instant (FFS reads a file's next block ahead); a write writes its first block | `read_sequential` (0: one-block files) |
 //! | write concentration | `write_top_share` may speak of its own number of hottest blocks, `write_top_blocks` (a handful: writes of metadata blocks) | `write_top_blocks` (`top_blocks`) |
+//! | read concentration | likewise `read_top_share` of `read_top_blocks` hottest (the reads of that handful) | `read_top_blocks` (`top_blocks`) |
+//! | metadata handful | the `write_top_blocks` hottest ranks are single blocks (a read of one reads it alone) that the drift never replaces: the metadata of a file system whose blocks never move; the drift picks its ranks among the rest | `metadata_handful` (false) |
 //!
 //! Two named mixes are used by `freeblock repro rearrangement`: the defaults above with bursts
 //! (Fig. 5's skew, 60% reads, no sequential reads), and the paper's mix derived from its Tables
-//! 1–3 and Fig. 5 (about 28% reads, writes on a handful of blocks, sequential reads), which
-//! [`crate::rearrangement::paper_mix`] builds and explains number by number.
+//! 1–3 and Fig. 5 (about 20% reads, writes and a third of the reads on a metadata handful of one
+//! cylinder's blocks, files read whole), which [`crate::rearrangement::paper_mix`] builds and
+//! explains number by number.
 //!
 //! Since every rank keeps the same probability, the blocks that stay keep their popularity, and
 //! the expected share of requests going to blocks that were hot the day before is `1 − drift`.
@@ -123,6 +126,8 @@ fn default_drift() -> f64 {
 /// # write_burst = 1           # mean writes arriving together
 /// # read_sequential = 0       # chance a read is followed by its file's next block
 /// # write_top_blocks = 100    # the hottest blocks write_top_share speaks of (default top_blocks)
+/// # read_top_blocks = 100     # the hottest blocks read_top_share speaks of (default top_blocks)
+/// # metadata_handful = false  # the write_top_blocks hottest: single blocks that never drift
 /// ```
 ///
 /// ```
@@ -190,7 +195,8 @@ pub struct DaysSpec {
     /// `k + 1` blocks with this probability given at least `k`; mean `1 / (1 − read_sequential)`,
     /// at most [`MAX_FILE_BLOCKS`]). A read of the rank reads the whole file, block after block,
     /// at one instant (a file read with its next block read ahead); a write writes its first
-    /// block. So this is the expected share of reads that follow their file's previous block;
+    /// block. So this is the expected share of reads that follow their file's previous block
+    /// (with `metadata_handful`, of the reads outside the handful, whose ranks are one block);
     /// `read_top_share` is the share of file reads (run starts), and a file's later blocks may
     /// lie outside the hot set. The share of reads stays `read_fraction`. Default 0 (one-block
     /// files: every read one block, as before files existed).
@@ -200,6 +206,18 @@ pub struct DaysSpec {
     /// it is not `top_blocks`: writes concentrated on a handful of blocks. Default `top_blocks`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_top_blocks: Option<u32>,
+    /// How many of the hottest blocks `read_top_share` speaks of (1 ≤ n < `hot_blocks`), when it
+    /// is not `top_blocks`: file reads concentrated on the handful the writes hit. Default
+    /// `top_blocks`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_top_blocks: Option<u32>,
+    /// The `write_top()` hottest ranks are metadata blocks of a file system whose blocks never
+    /// move (paper 002's `/usr`, exported read-only): each is one block (a read of it reads that
+    /// block only), and the nightly drift never replaces them (their heat sums the use of many
+    /// files, so it does not come and go with one user's work); the drift replaces ranks among
+    /// the others. Default false (every rank a file, any rank may drift).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub metadata_handful: bool,
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -227,6 +245,8 @@ impl Default for DaysSpec {
             write_burst: default_write_burst(),
             read_sequential: 0.0,
             write_top_blocks: None,
+            read_top_blocks: None,
+            metadata_handful: false,
         }
     }
 }
@@ -377,6 +397,22 @@ impl DaysSpec {
         self.write_top_blocks.unwrap_or(self.top_blocks)
     }
 
+    /// How many of the hottest blocks `read_top_share` speaks of: `read_top_blocks`, or
+    /// `top_blocks`.
+    #[must_use]
+    pub fn read_top(&self) -> u32 {
+        self.read_top_blocks.unwrap_or(self.top_blocks)
+    }
+
+    /// Ranks the nightly drift may replace: all of them, or those below the metadata handful.
+    fn drifting_ranks(&self) -> u32 {
+        if self.metadata_handful {
+            self.hot_blocks.saturating_sub(self.write_top())
+        } else {
+            self.hot_blocks
+        }
+    }
+
     /// The expected share of all requests that go to the `top_blocks` hottest blocks:
     /// `read_fraction · read_top_share + (1 − read_fraction) · w`, where `w` is the writes' share
     /// of those blocks (`write_top_share` when `write_top_blocks` is `top_blocks`, else what the
@@ -384,17 +420,29 @@ impl DaysSpec {
     /// blocks are the same. With `read_sequential > 0` the reads' term counts run starts.
     #[must_use]
     pub fn expected_top_share(&self) -> f64 {
-        self.read_fraction * self.read_top_share + (1.0 - self.read_fraction) * self.writes_share_of_top_blocks()
+        self.read_fraction * self.reads_share_of_top_blocks() + (1.0 - self.read_fraction) * self.writes_share_of_top_blocks()
+    }
+
+    /// The file reads' share of the `top_blocks` hottest blocks: `read_top_share` when
+    /// `read_top_blocks` is `top_blocks`, else what the reads' Zipf law gives those blocks.
+    #[must_use]
+    pub fn reads_share_of_top_blocks(&self) -> f64 {
+        self.share_of_top_blocks(self.read_top_share, self.read_top())
     }
 
     /// The writes' share of the `top_blocks` hottest blocks: `write_top_share` when
     /// `write_top_blocks` is `top_blocks`, else what the writes' Zipf law gives those blocks.
     #[must_use]
     pub fn writes_share_of_top_blocks(&self) -> f64 {
-        if self.write_top() == self.top_blocks {
-            self.write_top_share
+        self.share_of_top_blocks(self.write_top_share, self.write_top())
+    }
+
+    /// The `top_blocks` hottest blocks' share under the Zipf law whose `top` hottest take `share`.
+    fn share_of_top_blocks(&self, share: f64, top: u32) -> f64 {
+        if top == self.top_blocks {
+            share
         } else {
-            zipf_top_share(solve_exponent(self.write_top_share, self.write_top(), self.hot_blocks), self.top_blocks, self.hot_blocks)
+            zipf_top_share(solve_exponent(share, top, self.hot_blocks), self.top_blocks, self.hot_blocks)
         }
     }
 
@@ -405,7 +453,7 @@ impl DaysSpec {
     pub fn zipf_exponents(&self) -> Result<(f64, f64), WorkloadError> {
         self.validate_popularity()?;
         Ok((
-            solve_exponent(self.read_top_share, self.top_blocks, self.hot_blocks),
+            solve_exponent(self.read_top_share, self.read_top(), self.hot_blocks),
             solve_exponent(self.write_top_share, self.write_top(), self.hot_blocks),
         ))
     }
@@ -429,13 +477,15 @@ impl DaysSpec {
                 ),
             ));
         }
-        if let Some(n) = self.write_top_blocks {
-            if n == 0 || n >= self.hot_blocks {
-                return Err(invalid("write_top_blocks", format!("must be at least 1 and below hot_blocks ({}), got {n}", self.hot_blocks)));
+        for (field, n) in [("write_top_blocks", self.write_top_blocks), ("read_top_blocks", self.read_top_blocks)] {
+            if let Some(n) = n {
+                if n == 0 || n >= self.hot_blocks {
+                    return Err(invalid(field, format!("must be at least 1 and below hot_blocks ({}), got {n}", self.hot_blocks)));
+                }
             }
         }
         for (field, share, top, top_field) in [
-            ("read_top_share", self.read_top_share, self.top_blocks, "top_blocks"),
+            ("read_top_share", self.read_top_share, self.read_top(), if self.read_top_blocks.is_some() { "read_top_blocks" } else { "top_blocks" }),
             ("write_top_share", self.write_top_share, self.write_top(), if self.write_top_blocks.is_some() { "write_top_blocks" } else { "top_blocks" }),
         ] {
             let uniform = f64::from(top) / f64::from(self.hot_blocks);
@@ -513,6 +563,12 @@ impl DaysSpec {
             return Err(invalid("write_burst", format!("must be a mean burst size ≥ 1, not {}", self.write_burst)));
         }
         self.validate_popularity()?;
+        if self.days > 1 && self.replaced_per_day() > self.drifting_ranks() {
+            return Err(invalid(
+                "drift",
+                format!("replaces {} ranks a night, but only {} may drift (the metadata handful of write_top_blocks stays)", self.replaced_per_day(), self.drifting_ranks()),
+            ));
+        }
         let blocks = capacity_sectors / u64::from(self.block_sectors);
         let needed = u64::from(self.hot_blocks)
             + if self.days > 1 {
@@ -553,7 +609,12 @@ impl DaysSpec {
             }
         }
         // File lengths only when files are on, so that other specs draw as before.
-        let file_blocks: Vec<u32> = if self.read_sequential > 0.0 { (0..hot.len()).map(|_| file_length(&mut rng, self.read_sequential)).collect() } else { Vec::new() };
+        let handful = if self.metadata_handful { self.write_top() as usize } else { 0 };
+        let file_blocks: Vec<u32> = if self.read_sequential > 0.0 {
+            (0..hot.len()).map(|rank| if rank < handful { 1 } else { file_length(&mut rng, self.read_sequential) }).collect()
+        } else {
+            Vec::new()
+        };
         let read_cdf = zipf_cdf(read_s, self.hot_blocks);
         let mean_read_run = mean_read_run(&read_cdf, &file_blocks);
         Ok(DaysWorkload {
@@ -638,7 +699,9 @@ impl DaysWorkload {
         if k == 0 {
             return;
         }
-        let ranks = sample(&mut self.rng, self.hot.len(), k).into_vec();
+        // The metadata handful (the hottest ranks, when it is kept) never drifts.
+        let fixed = self.hot.len() - self.spec.drifting_ranks() as usize;
+        let ranks: Vec<usize> = sample(&mut self.rng, self.hot.len() - fixed, k).into_iter().map(|i| i + fixed).collect();
         let mut old = Vec::with_capacity(k);
         for rank in ranks {
             let fresh = loop {
@@ -884,6 +947,61 @@ mod tests {
         // A share at or below the uniform share of its own handful is refused, naming the handful.
         let e = err(DaysSpec { write_top_blocks: Some(900), write_top_share: 0.4, ..DaysSpec::default() });
         assert!(e.contains("write_top_share") && e.contains("write_top_blocks"), "{e}");
+        for bad in [0, 1800] {
+            let e = err(DaysSpec { read_top_blocks: Some(bad), ..DaysSpec::default() });
+            assert!(e.contains("read_top_blocks") && e.contains(&bad.to_string()), "{e}");
+        }
+        let e = err(DaysSpec { read_top_blocks: Some(900), read_top_share: 0.4, ..DaysSpec::default() });
+        assert!(e.contains("read_top_share") && e.contains("read_top_blocks"), "{e}");
+        // A drift that would need the metadata handful's ranks is refused.
+        let e = err(DaysSpec { metadata_handful: true, write_top_blocks: Some(21), hot_blocks: 100, top_blocks: 50, drift: 0.9, ..DaysSpec::default() });
+        assert!(e.contains("drift") && e.contains("79"), "{e}");
+    }
+
+    #[test]
+    fn the_metadata_handful_is_single_blocks_that_never_drift() {
+        let spec = DaysSpec {
+            days: 4,
+            requests_per_day: 4000,
+            read_fraction: 0.5,
+            read_sequential: 0.6,
+            write_top_blocks: Some(21),
+            read_top_blocks: Some(21),
+            read_top_share: 0.5,
+            metadata_handful: true,
+            drift: 0.3,
+            ..DaysSpec::default()
+        };
+        let mut w = spec.build(CAPACITY, 4).unwrap();
+        let handful: Vec<u64> = w.hot_set()[..21].to_vec();
+        let starts: HashSet<u64> = handful.iter().map(|b| b * 16).collect();
+        let (mut day, mut replaced) = (0, 0);
+        let mut prev_set: Vec<u64> = w.hot_set().to_vec();
+        let mut prev: Option<Request> = None;
+        let (mut handful_reads, mut continued) = (0u64, 0u64);
+        while let Some(r) = w.next_request().unwrap() {
+            if w.day() != day {
+                day = w.day();
+                assert_eq!(w.hot_set()[..21], handful[..], "day {day}: the handful drifted");
+                replaced += w.hot_set().iter().zip(&prev_set).filter(|(a, b)| a != b).count();
+                prev_set = w.hot_set().to_vec();
+            }
+            // A read that follows a read of a handful block at the same instant is another file's
+            // start, never the handful block's next block.
+            if let Some(p) = prev.as_ref().filter(|p| p.op.is_read() && r.op.is_read() && p.time == r.time && starts.contains(&p.lbn)) {
+                assert_ne!(r.lbn, p.lbn + 16, "a handful block was read as a file");
+            }
+            if r.op.is_read() && starts.contains(&r.lbn) {
+                handful_reads += 1;
+                continued += u64::from(prev.as_ref().is_some_and(|p| p.time == r.time && p.op.is_read() && p.lbn + 16 == r.lbn));
+            }
+            prev = Some(r);
+        }
+        assert_eq!(day, 3);
+        // The drift still replaced its share, all of it below the handful.
+        assert_eq!(replaced, 3 * spec.replaced_per_day() as usize);
+        assert!(handful_reads > 0);
+        assert_eq!(continued, 0);
     }
 
     #[test]
