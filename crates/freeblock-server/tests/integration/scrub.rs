@@ -1,7 +1,7 @@
 //! The scrub reads the real bytes in free bandwidth and finds blocks changed behind the
 //! server's back, and only those.
 
-mod support;
+use crate::support;
 
 use std::io::Write as _;
 use std::os::unix::fs::FileExt;
