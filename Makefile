@@ -2,8 +2,11 @@
 # .venv with the package built in release mode), and stamp files keep repeated runs fast.
 #
 #   make demo    build, then run the quick-start demo (`freeblock demo`)
-#   make test    build, then the Rust tests and the Python tests (with a short fuzz run of every
-#                parser and the engine: crates/freeblock/tests/fuzz_regressions.rs)
+#   make test    the Rust tests, then the Python tests (with a short fuzz run of every parser and
+#                the engine: crates/freeblock/tests/fuzz_regressions.rs). The Python tests use the
+#                release build when `make build`/`demo` left a current one, else build the extension
+#                in the dev profile, which reuses what `cargo test` compiled (no second compile of
+#                the whole workspace with fat LTO)
 #   make fuzz    libFuzzer, 1 M inputs per target (docs/fuzzing.md; FUZZ_TARGETS, FUZZ_RUNS)
 #   make build   the virtualenv with the freeblock package (and its `freeblock` command)
 #   make bench   simulator speed (`freeblock bench`)
@@ -63,6 +66,17 @@ $(STAMPS)/build: $(STAMPS)/deps $(RUST_INPUTS)
 	@$(MAKE) toolchain
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH="$(abspath $(VENV))/bin:$$PATH" \
 	  $(VENV)/bin/maturin develop --release --quiet
+	@rm -f $(STAMPS)/build-dev
+	@touch $@
+
+# The same in the dev profile (optimised, no LTO; Cargo.toml), for the Python tests: after
+# `cargo test` it compiles only the extension crate. One extension is installed at a time, so
+# each stamp removes the other.
+$(STAMPS)/build-dev: $(STAMPS)/deps $(RUST_INPUTS)
+	@$(MAKE) toolchain
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH="$(abspath $(VENV))/bin:$$PATH" \
+	  $(VENV)/bin/maturin develop --quiet
+	@rm -f $(STAMPS)/build
 	@touch $@
 
 venv: $(STAMPS)/deps
@@ -74,10 +88,17 @@ demo: build
 
 test: test-rust test-python
 
+# Every test target, then the doc tests; examples are not built (`make lint` checks them).
+# freeblock-py is in the set for its features only (it has no Rust tests; see its Cargo.toml).
 test-rust: toolchain
-	$(CARGO) test --workspace --exclude freeblock-py
+	$(CARGO) test --workspace --tests
+	$(CARGO) test --workspace --doc
 
-test-python: build
+# The release extension when it is current (`make demo` then `make test` rebuilds nothing),
+# else the dev one.
+test-python: $(STAMPS)/deps
+	@if $(MAKE) -q $(STAMPS)/build; then echo "make test: the release build of the extension is current: testing it"; \
+	 else $(MAKE) $(STAMPS)/build-dev; fi
 	$(VPY) -m pytest tests/python
 
 bench: build

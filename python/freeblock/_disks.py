@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from freeblock import _freeblock
-from freeblock._errors import check_unsigned
+from freeblock._errors import check_unsigned, error
 
 __all__ = ["calibrate", "characterize", "disk_info", "disks", "seek_curve", "validate", "zones"]
 
@@ -102,6 +102,7 @@ def calibrate(
     replays: int | None = None,
     seed: int | None = None,
     check: bool | None = None,
+    judge: bool = False,
 ) -> dict[str, Any]:
     """Fits a disk model's overheads, settle times, zero-latency switches and cache settings
     to the first half of a trace of measured service times (DiskSim "validate" format) and
@@ -125,12 +126,33 @@ def calibrate(
     (0, 1]), ``replays`` (jittered replays per distribution score), ``seed`` (of the jitter)
     and ``check`` (``False``: no two-fold check, as ``--no-check``).
 
+    ``judge=True`` judges calibrate instead, by the criterion fixed in ``docs/calibrate.md``
+    (``freeblock calibrate --judge`` on this trace): calibrate, with its default options, fitted
+    at rolling origins (20, 40, 60, 80 % of the trace) and tested on the requests up to the next,
+    the model and the calibrated specs scored on those held-out requests, and each change given
+    a 95 % percentile interval over a moving-block bootstrap. It takes none of the search
+    options nor ``params`` or ``out``. The dict is the judgement as ``--judge --json`` prints it:
+    ``trace``, ``model``, ``requests``, ``held_out``, ``folds`` (a DataFrame, one row per
+    origin: ``origin`` (fitted on requests ``0 .. origin``), ``end`` (tested on ``origin ..
+    end``), ``model_kept``, ``moved`` (``(parameter, model's value, fitted value)`` tuples) and
+    the model's and the calibrated spec's ``mean_abs_error_ms``, ``within_share`` (within
+    150 µs) and ``rms_demerit_ms``, prefixed ``model_`` and ``calibrated_``),
+    ``model_figures`` and ``calibrated_figures`` (those three over every held-out request),
+    ``error_change``, ``within_change`` and ``demerit_change`` (calibrated less model:
+    ``observed``, ``low``, ``high``, ``resamples``), ``demerit_margin_ms`` (the most the demerit
+    may get worse), ``block`` (requests per bootstrap block) and ``verdict``: ``"improves"``,
+    ``"no_gain"`` or ``"worse"``.
+
     Raises:
         WorkloadError: a malformed trace line (the message names the file and line).
         ConfigError: a trace too short to split, a parameter unknown or absent from the
-            model, an unknown objective or a body quantile outside (0, 1].
+            model, an unknown objective or a body quantile outside (0, 1]; with ``judge=True``,
+            a search option, ``params`` or ``out`` given.
         SpecError: the model is invalid.
     """
+    if judge:
+        return _judge(trace, model, params=params, out=out, objective=objective, body_quantile=body_quantile,
+                      replays=replays, seed=seed, check=check)
     if replays is not None:
         check_unsigned("replays", replays, 32)
     if seed is not None:
@@ -142,6 +164,37 @@ def calibrate(
         with open(out, "w", encoding="utf-8") as f:
             f.write(spec)
     return json.loads(report)
+
+
+_FIGURES = ("mean_abs_error_ms", "within_share", "rms_demerit_ms")
+
+
+def _judge(trace: str | os.PathLike[str], model: str | os.PathLike[str], **unused: Any) -> dict[str, Any]:
+    """``calibrate(..., judge=True)``: refuses the options the judgement does not take, and turns
+    its folds into a DataFrame."""
+    for name, value in unused.items():
+        if value is not None:
+            raise error(
+                _freeblock.ConfigError,
+                f"{name}: calibrate(judge=True) judges calibrate's default options; {name} cannot be given",
+                field=name,
+            )
+    judgement = json.loads(_freeblock.calibrate_judge(os.fspath(trace), os.fspath(model)))
+    rows = [
+        {
+            "origin": f["origin"],
+            "end": f["end"],
+            "model_kept": f["model_kept"],
+            "moved": [tuple(m) for m in f["moved"]],
+            **{f"model_{k}": f["model"][k] for k in _FIGURES},
+            **{f"calibrated_{k}": f["calibrated"][k] for k in _FIGURES},
+        }
+        for f in judgement["folds"]
+    ]
+    figures = [f"{who}_{k}" for who in ("model", "calibrated") for k in _FIGURES]
+    columns = ["origin", "end", "model_kept", "moved", *figures]
+    judgement["folds"] = pd.DataFrame(rows, columns=columns)
+    return judgement
 
 
 def characterize(

@@ -118,6 +118,9 @@ def calibrate(
 ) -> tuple[str, str]:
     """Fits a disk model to a measured trace's first half; (report as JSON, spec as TOML)."""
 
+def calibrate_judge(trace_path: str | PathLike[str], model: str) -> str:
+    """Judges calibrate (default options) on a measured trace by its fixed criterion; JSON."""
+
 def characterize(disk: str, effects: bool = True, seed: int = 1) -> tuple[str, str]:
     """Learns a drive through the black box and grades it; (report as JSON, spec as TOML)."""
 

@@ -33,6 +33,31 @@ def test_disks_json_matches_the_python_api() -> None:
     assert [d["name"] for d in json.loads(done.stdout)] == freeblock.disks()
 
 
+def test_calibrate_judge_is_the_verdict_the_command_line_prints(tmp_path: Path) -> None:
+    # Fitted times that the model misses by a varying amount, so calibrate has something to move.
+    trace = tmp_path / "judged.trace"
+    trace.write_text(
+        "".join(
+            f"{'W' if i % 3 == 0 else 'R'} Miss {(i * 7919 * 13) % 2_000_000} 8 {4000 + (i * 3571) % 11_000}.0 5000.0\n"
+            for i in range(60)
+        )
+    )
+    judged = freeblock.calibrate(trace, "hp_c2247a", judge=True)
+    done = python_m("calibrate", "--judge", "--trace", str(trace), "--model", "hp_c2247a", "--json")
+    assert done.returncode == 0, done.stderr
+    [printed] = json.loads(done.stdout)
+    expected = printed["judgement"]
+    folds = expected.pop("folds")
+    assert {k: v for k, v in judged.items() if k != "folds"} == expected
+    assert expected["verdict"] in ("improves", "no_gain", "worse")
+    assert len(judged["folds"]) == len(folds) == 4
+    for row, fold in zip(judged["folds"].to_dict("records"), folds, strict=True):
+        assert (row["origin"], row["end"], row["model_kept"]) == (fold["origin"], fold["end"], fold["model_kept"])
+        assert row["moved"] == [tuple(m) for m in fold["moved"]]
+        for who in ("model", "calibrated"):
+            assert {k: row[f"{who}_{k}"] for k in fold[who]} == fold[who]
+
+
 def test_bad_command_line_exits_two_with_usage() -> None:
     done = python_m("no-such-command")
     assert done.returncode == 2

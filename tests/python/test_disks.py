@@ -148,6 +148,45 @@ def test_calibrate_takes_the_command_line_search_options(write_trace) -> None:
     assert unchecked["rejected"] == []
 
 
+def judge_lines(times_us: list[float]) -> list[str]:
+    """A validate-format trace of len(times_us) scattered 4 KiB requests, every third a write."""
+    lines = enumerate(times_us)
+    return [f"{'W' if i % 3 == 0 else 'R'} Miss {(i * 7919 * 13) % 2_000_000} 8 {t:.3f} 5000.0" for i, t in lines]
+
+
+def test_calibrate_judge_finds_no_gain_on_a_trace_the_model_reproduces(write_trace) -> None:
+    # "Measured" as the model itself replays it: nothing to fit, so calibrate keeps the model at
+    # every origin and the verdict is no gain, with every change and its interval exactly zero.
+    # 50 requests: the fewest that give four origins (20, 40, 60, 80 %) ten requests each side.
+    first = freeblock.replay(write_trace(judge_lines([10_000.0] * 50)), "hp_c2247a")
+    trace = write_trace(judge_lines([ms * 1000 for ms in first["simulated_ms"]]), name="exact.trace")
+    judged = freeblock.calibrate(trace, "hp_c2247a", judge=True)
+    assert (judged["requests"], judged["held_out"], judged["model"]) == (50, 40, "hp_c2247a")
+    folds = judged["folds"]
+    assert list(folds.columns) == [
+        "origin", "end", "model_kept", "moved",
+        "model_mean_abs_error_ms", "model_within_share", "model_rms_demerit_ms",
+        "calibrated_mean_abs_error_ms", "calibrated_within_share", "calibrated_rms_demerit_ms",
+    ]
+    assert list(folds["origin"]) == [10, 20, 30, 40] and list(folds["end"]) == [20, 30, 40, 50]
+    assert folds["model_kept"].all() and all(moved == [] for moved in folds["moved"])
+    assert (folds["model_within_share"] == 1.0).all()
+    for change in ("error_change", "within_change", "demerit_change"):
+        assert (judged[change]["observed"], judged[change]["low"], judged[change]["high"]) == (0.0, 0.0, 0.0)
+    assert judged["verdict"] == "no_gain"
+
+
+def test_calibrate_judge_refuses_the_options_it_does_not_take(write_trace) -> None:
+    trace = write_trace(judge_lines([10_000.0] * 50))
+    for option in ({"params": ["controller.read_miss_ms"]}, {"seed": 2}, {"check": False}, {"objective": "pooled"}):
+        (name,) = option
+        with pytest.raises(freeblock.ConfigError, match=f"^{name}: ") as caught:
+            freeblock.calibrate(trace, "hp_c2247a", judge=True, **option)
+        assert caught.value.field == name
+    with pytest.raises(freeblock.ConfigError, match="each side needs at least 10 requests"):
+        freeblock.calibrate(write_trace(judge_lines([10_000.0] * 30), name="short.trace"), "hp_c2247a", judge=True)
+
+
 def test_replay_splits_each_request_error_into_revolutions_and_the_rest(write_trace) -> None:
     def lines(times_us: list[float]) -> list[str]:
         return [

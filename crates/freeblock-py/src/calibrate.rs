@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use freeblock::calibrate::{calibrate as fit, CalibrateOptions, MeasuredTrace, Objective};
+use freeblock::calibrate::{calibrate as fit, judge, CalibrateOptions, MeasuredTrace, Objective};
 use freeblock_disk::library;
 use pyo3::prelude::*;
 
@@ -48,5 +48,25 @@ pub fn calibrate(
             })
             .py_err()?;
         Ok((serde_json::to_string(&outcome).py_err()?, outcome.spec.to_toml_string()))
+    })
+}
+
+/// Judges calibrate (its default options) on `trace_path` and `model` by the criterion fixed in
+/// docs/calibrate.md (`freeblock calibrate --judge` on one trace): rolling origins, held-out error
+/// per request, moving-block bootstrap intervals, the verdict. Returns the judgement as JSON, as
+/// `--judge --json` prints it. A `NAME.parv` beside the trace supplies the bus. The GIL is released
+/// during the calibrations.
+#[pyfunction]
+pub fn calibrate_judge(py: Python<'_>, trace_path: PathBuf, model: &str) -> PyResult<String> {
+    crate::guard::guarded("calibrate_judge", || {
+        let spec = library::load(model).py_err()?;
+        let disk = freeblock::validate::disk_for_trace(spec, &trace_path).py_err()?;
+        let judgement = py
+            .allow_threads(|| {
+                let trace = MeasuredTrace::load(&trace_path, disk.capacity())?;
+                judge(disk.spec(), &trace)
+            })
+            .py_err()?;
+        serde_json::to_string(&judgement).py_err()
     })
 }

@@ -19,7 +19,7 @@
 //! | `disk.rs` | built-in disk names, a disk's geometry and seek curve as JSON |
 //! | `repro.rs` | `repro free-mining` on Dask: its plan, one run's outcome as bytes, the report from them |
 //! | `validate.rs` | a trace replay against a disk model, as JSON: the summary, or every request |
-//! | `calibrate.rs` | a model fitted to a measured trace: the report as JSON, the spec as TOML |
+//! | `calibrate.rs` | a model fitted to a measured trace: the report as JSON, the spec as TOML; calibrate judged by its criterion |
 //! | `characterize.rs` | a drive learned through the black box and graded: the report as JSON, the spec as TOML |
 //! | `cli.rs` | argv into `freeblock_cli::run`, its exit code back |
 //!
@@ -49,6 +49,7 @@ fn _freeblock(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate::validate, m)?)?;
     m.add_function(wrap_pyfunction!(validate::replay, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate::calibrate, m)?)?;
+    m.add_function(wrap_pyfunction!(calibrate::calibrate_judge, m)?)?;
     m.add_function(wrap_pyfunction!(characterize::characterize, m)?)?;
     m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(repro::free_mining_plan, m)?)?;

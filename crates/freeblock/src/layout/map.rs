@@ -28,7 +28,7 @@
 //! value ([`MapOp`](super::journal::MapOp), replayed by [`BlockMap::apply`]) so the
 //! [journal](super::journal) can log it and recover the map after a crash.
 //!
-//! Invariants, checked by [`BlockMap::check`] and by the property test in `tests/rangewrite.rs`:
+//! Invariants, checked by [`BlockMap::check`] and by the property test in `tests/integration/rangewrite.rs`:
 //! every live physical block is owned by exactly one logical block and appears among that block's
 //! copies; every copy of a logical block is live and owned by it; and
 //! `free + reserved + pinned + live == total`.

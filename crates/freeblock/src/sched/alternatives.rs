@@ -46,7 +46,7 @@
 //! exact rotational wait only for groups whose move is not already worse than the best positioning
 //! found so far, one binary search per group. [`best_seek_pruned`] returns exactly what the
 //! exhaustive [`best_exhaustive`] returns (same choice, same tie-breaking: the oldest request,
-//! then the earliest candidate), which the unit tests below and `tests/rangewrite.rs` check.
+//! then the earliest candidate), which the unit tests below and `tests/integration/rangewrite.rs` check.
 
 use freeblock_disk::{Disk, HeadState, Op, RotPos, SimTime, Target, ON_TIME_PS};
 use serde::{Deserialize, Serialize};

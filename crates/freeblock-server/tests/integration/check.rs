@@ -2,7 +2,7 @@
 //! damaged block under a checksum, a torn journal tail and a store of another layout are each
 //! found and named, and `--repair` fixes what it can.
 
-mod support;
+use crate::support;
 
 use std::os::unix::fs::FileExt;
 

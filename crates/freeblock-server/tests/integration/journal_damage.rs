@@ -4,7 +4,7 @@
 //! after the synced mark is still what a crash leaves. A zeroed entry in the store's checksum
 //! file is reported by `check`.
 
-mod support;
+use crate::support;
 
 use freeblock::experiment::LayoutSpec;
 use freeblock::layout::journal::{JOURNAL_HEADER_BYTES, RECORD_FRAME_BYTES};

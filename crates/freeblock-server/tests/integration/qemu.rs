@@ -1,6 +1,6 @@
 //! Real clients against a server started on loopback: qemu-img and qemu-io.
 
-mod support;
+use crate::support;
 
 use freeblock_server::Pace;
 use support::{config, have, run, start, text, Scratch};

@@ -3,7 +3,7 @@
 //! where they were placed), and clients read back the bytes they wrote, also after a restart
 //! that recovers the map from its files.
 
-mod support;
+use crate::support;
 
 use freeblock::experiment::LayoutSpec;
 use freeblock_server::Pace;

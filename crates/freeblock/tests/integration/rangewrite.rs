@@ -396,7 +396,7 @@ fn offsets_that_do_not_fit_are_refused() {
     assert!(matches!(run_offsets(&cfg), Err(LayoutError::Config { field: "interarrival_ms", .. })));
 }
 
-/// Prints the full tables (`cargo test -p freeblock --test rangewrite -- --ignored --nocapture`).
+/// Prints the full tables (`cargo test -p freeblock --test integration rangewrite:: -- --ignored --nocapture`).
 #[test]
 #[ignore = "prints the full experiment tables; slow"]
 fn print_tables() {
@@ -830,7 +830,7 @@ mod simulated {
     }
 }
 
-/// Prints the local-vs-global table (`cargo test -p freeblock --test rangewrite print_local_vs_global -- --ignored --nocapture`).
+/// Prints the local-vs-global table (`cargo test -p freeblock --test integration rangewrite::print_local_vs_global -- --ignored --nocapture`).
 #[test]
 #[ignore = "prints the full local-vs-global table; slow"]
 fn print_local_vs_global() {

@@ -19,7 +19,7 @@
 //! does anything. Trials: `FREEBLOCK_CRASH_TRIALS` (default 12; the campaign in docs/server.md
 //! runs 200).
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
@@ -79,8 +79,11 @@ struct Spawned {
 }
 
 fn spawn_server(store: &std::path::Path, layout: usize) -> Spawned {
+    // The harness names a test by its module path less the crate's name: `crash::crash_child` in
+    // the integration binary, `crash_child` were this file a binary of its own.
+    let child_test = module_path!().split_once("::").map_or("crash_child".to_string(), |(_, module)| format!("{module}::crash_child"));
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "crash_child", "--nocapture", "--test-threads=1"])
+        .args(["--exact", &child_test, "--nocapture", "--test-threads=1"])
         .env("FREEBLOCK_CRASH_CHILD", store)
         .env("FREEBLOCK_CRASH_LAYOUT", layout.to_string())
         .stdout(Stdio::piped())
@@ -90,7 +93,7 @@ fn spawn_server(store: &std::path::Path, layout: usize) -> Spawned {
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let words: Vec<String> = loop {
         let line = lines.next().expect("the child printed its address (did the server refuse to start?)").unwrap();
-        // (The test harness prints "test crash_child ... " before it on the same line.)
+        // (The test harness prints "test crash::crash_child ... " before it on the same line.)
         if let Some(a) = line.split("LISTENING ").nth(1) {
             break a.split_whitespace().map(String::from).collect();
         }

@@ -48,8 +48,7 @@ const MAX_DEMERIT_MS: f64 = 0.01;
 /// modelled; `docs/disksim-compat.md`).
 const KNOWN_MISSES: [(&str, &str, usize, f64); 0] = [];
 
-#[path = "support/shared.rs"]
-mod support;
+use crate::support;
 
 /// The shared folder; the test fails, naming what it looked for, when the fixtures are missing.
 fn shared() -> PathBuf {
@@ -167,7 +166,7 @@ fn every_fixture_agrees_with_disksim_request_by_request() {
 /// existing outputs hold: every one must be within 10 µs of DiskSim's time. On the two
 /// read-any-free drives there is one (random #3784, 21 requests after the read it lies behind), a
 /// miss in DiskSim and in freeblock, with the option on or off; the check that tells the two apart
-/// is the Atlas 10K's real trace (`tests/validation.rs`).
+/// is the Atlas 10K's real trace (`tests/integration/validation.rs`).
 #[test]
 fn re_reads_behind_an_earlier_read_agree_with_disksim() {
     const LOOK_BACK: usize = 30;

@@ -2,7 +2,7 @@
 //! the model's FLUSH CACHE (its cost grows with the dirty writes) and a FUA write as a FUA write;
 //! the store's bytes are durable and readable exactly as without it.
 
-mod support;
+use crate::support;
 
 use freeblock_disk::WriteCacheMode;
 use freeblock_server::Pace;

@@ -4,7 +4,7 @@
 //! back what they wrote, also after a restart that recovers the map and checks it against the
 //! segment summaries in the store.
 
-mod support;
+use crate::support;
 
 use freeblock::experiment::LayoutSpec;
 use freeblock_server::Pace;

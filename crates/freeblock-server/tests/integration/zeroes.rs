@@ -2,7 +2,7 @@
 //! punching holes, not by writing zero bytes, and the zeroes are what reads return, across a
 //! restart; blocks outside the range keep their bytes.
 
-mod support;
+use crate::support;
 
 use freeblock::experiment::LayoutSpec;
 use freeblock_server::check::check_store;

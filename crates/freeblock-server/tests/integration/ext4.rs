@@ -17,7 +17,7 @@
 //! Each leg requires its technique to have acted (blocks copied by moves, replicas made, writes
 //! placed away, segments cleaned): a leg where it did not would prove nothing.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::io::{Seek, SeekFrom, Write};

@@ -3,7 +3,7 @@
 //! holder; a socket name no file names is refused; a map without its store is refused at start;
 //! a store deleted while serving fails the next FLUSH.
 
-mod support;
+use crate::support;
 
 use freeblock::experiment::LayoutSpec;
 use freeblock_server::{Pace, Server, ServerConfig};

@@ -1,7 +1,7 @@
 //! Real clients against a server started on loopback: nbdinfo, nbdcopy, fio's nbd engine with
 //! crc32c verification (8 jobs on 8 connections, random and sequential).
 
-mod support;
+use crate::support;
 
 use freeblock_server::Pace;
 use support::{config, have, run, start, text, Scratch};

@@ -16,8 +16,7 @@ use freeblock_disk::disksim;
 /// (trace stem, DiskSim 4.0 mean ms, DiskSim 4.0 RMS demerit ms).
 const DISKSIM: [(&str, f64, f64); 2] = [("atlas10k", 3.971, 0.268), ("hp_c2247a", 15.315, 0.090)];
 
-#[path = "support/shared.rs"]
-mod support;
+use crate::support;
 
 fn shared() -> Option<PathBuf> {
     support::shared_dir("disksim-validation").filter(|d| d.join("disksim-models").is_dir())

@@ -4,7 +4,7 @@
 //! by the store's fault-injection seam ([`freeblock_server::store::Store::limit_space`]): a small
 //! tmpfs or loop device needs privileges a test does not have.
 
-mod support;
+use crate::support;
 
 use freeblock::experiment::LayoutSpec;
 use freeblock_server::check::check_store;

@@ -1,7 +1,7 @@
 //! Bad input: malformed handshakes and requests get the protocol's error or a clean close, never
 //! a panic, and the server keeps serving its other clients.
 
-mod support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

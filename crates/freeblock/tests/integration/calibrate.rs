@@ -114,7 +114,7 @@ fn the_pooled_body_score_matches_the_distribution_but_may_split_overheads_wrongl
 }
 
 /// Long (15 s to minutes in a debug build, as the machine is loaded): `cargo test -p freeblock
-/// --test calibrate -- --ignored`.
+/// --test integration calibrate:: -- --ignored`.
 #[test]
 #[ignore = "long: 4000 requests through the per-operation search"]
 fn doubled_overheads_are_recovered_with_the_default_search_when_the_drive_phase_is_unknown() {
