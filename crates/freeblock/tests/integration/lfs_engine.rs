@@ -207,7 +207,7 @@ impl freeblock::workload::Workload for Given {
 /// A flush request (a write of no sectors): LFS writes the segment being filled, however little
 /// it holds, and the flush completes when that write is on the media; a flush with nothing held
 /// completes at once; a layout that holds nothing translates it to nothing; without a layout it is
-/// refused as an empty request.
+/// the drive's FLUSH CACHE.
 #[test]
 fn a_flush_writes_the_partial_segment_and_waits_for_it() {
     use freeblock::request::Request;
