@@ -1281,7 +1281,7 @@ impl<'w> Simulation<'w> {
                 let job = if firmware.is_some() {
                     // FLUSH CACHE is not a queued command: the commands the drive took before it
                     // are served first, and none after it until it is done.
-                    let before = fw_queue.iter().position(|p| p.sectors == 0).unwrap_or(fw_queue.len());
+                    let before = fw_meta.iter().position(|m| m.command == Command::Flush).unwrap_or(fw_queue.len());
                     let i = if before == 0 { 0 } else { crate::firmware::pick(&fw_queue[..before], &fw_received[..before], age_limit, &self.drive, now) };
                     fw_received.remove(i);
                     take_job(&mut fw_queue, &mut fw_meta, i)
