@@ -5,45 +5,12 @@
 //! Reporting commands (`run`, `validate`, `repro`, `bench`) take `--json` and then print one JSON
 //! document with the same figures instead of tables.
 
-/// `print!` to standard output that hands a write error (a closed pipe: `freeblock … | head`)
-/// back to the caller with `?` instead of panicking as `print!` does.
-macro_rules! out {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        write!(std::io::stdout(), $($arg)*)?
-    }};
-}
+#[macro_use]
+mod output;
+pub mod commands;
 
-/// `println!` that returns a write error instead of panicking (see [`out!`]).
-macro_rules! outln {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        writeln!(std::io::stdout(), $($arg)*)?
-    }};
-}
-
-/// What every command returns: any error, printed by `main` with the exit code it calls for.
-pub(crate) type CmdResult = Result<(), Box<dyn std::error::Error>>;
-
-mod commands;
-mod commands_calibrate;
-mod commands_external;
-mod commands_firmware;
-mod commands_freeblock;
-mod commands_fs2;
-mod commands_lfs;
-mod commands_rearrange;
-mod commands_run;
-mod commands_scrub;
-mod commands_check;
-mod commands_serve;
-mod commands_seek_profile;
-mod commands_write_cache;
-pub mod commands_sweep;
-mod commands_repro;
-mod plot;
-mod progress;
-mod table;
+// The text tables, SVG plots and progress bars the reproductions print with, shared by every command.
+use freeblock_repro::{plot, progress, table};
 
 use std::ffi::OsString;
 use std::io::Write as _;
@@ -73,46 +40,46 @@ enum Command {
         action: DiskAction,
     },
     /// Run an experiment file (TOML).
-    Run(commands_run::RunArgs),
+    Run(commands::run::RunArgs),
     /// Learn a disk's seek profile and zone rates from a random-read timing trace (paper 003
     /// §4.2) and print them beside the model's seek curve.
-    SeekProfile(commands_seek_profile::SeekProfileArgs),
+    SeekProfile(commands::seek_profile::SeekProfileArgs),
     /// Replay real-drive traces on their DiskSim models and compare with the measured times.
-    Validate(commands::ValidateArgs),
+    Validate(commands::validate::ValidateArgs),
     /// Fit a model's overheads, settle times, zero-latency reads and cache settings to the first
     /// half of a measured trace, and score it before and after on the second half.
-    Calibrate(commands_calibrate::CalibrateArgs),
+    Calibrate(commands::calibrate::CalibrateArgs),
     /// Reproduce a paper's figures, printing the paper's numbers beside ours.
-    Repro(commands::ReproArgs),
+    Repro(commands::args::ReproArgs),
     /// Run an experiment over a grid of parameters and seeds on Dask, into one table (CSV or
     /// Parquet). Needs the Python package's `freeblock` command.
-    Sweep(commands_sweep::SweepArgs),
+    Sweep(commands::sweep::SweepArgs),
     /// Verify an FS2 replica table against its block map, or repair it (paper 003's `chkfs2`).
-    Fs2Check(commands_fs2::Fs2CheckArgs),
+    Fs2Check(commands::fs2_check::Fs2CheckArgs),
     /// What a drive's own command queue (NCQ, 1–32 commands ordered by positioning time, with
     /// an age limit) does: random 4 KB reads at queue depths 1–32, and a sequential reader
     /// starving random reads at deep queue, beside the published figures (issue 34).
-    FirmwareQueue(commands_firmware::FirmwareQueueArgs),
+    FirmwareQueue(commands::firmware_queue::FirmwareQueueArgs),
     /// What a FLUSH CACHE costs against the number of dirty random 4 KB writes on a drive with a
     /// write-back cache, beside the published 28 + 9.4·N ms of the 2 TB desktop drive (issue 34).
-    WriteCache(commands_write_cache::WriteCacheArgs),
+    WriteCache(commands::write_cache::WriteCacheArgs),
     /// Measure simulator speed (simulated requests per second) and the freeblock planner
     /// (decision time, registered-set memory).
-    Bench(commands::BenchArgs),
+    Bench(commands::bench::BenchArgs),
     /// Export a modelled disk over NBD: real bytes in a sparse backing file, each request timed
     /// by the engine on the model (see docs/server.md).
-    Serve(commands_serve::ServeArgs),
+    Serve(commands::serve::ServeArgs),
     /// Print a running server's counters (request counts, model response times, lateness).
-    Stats(commands_serve::StatsArgs),
+    Stats(commands::serve::StatsArgs),
     /// Verify a stopped block server's store (its map replays, no block owned twice, copies
     /// equal, checksums match), and repair it with `--repair`.
-    Check(commands_check::CheckArgs),
+    Check(commands::check::CheckArgs),
     /// Learn a drive's layout, rotation, skews, seek curve and overheads through a black-box
     /// command interface only, and grade each against the hidden truth (paper 001, DIXtrac).
-    Characterize(commands_external::CharacterizeArgs),
+    Characterize(commands::characterize::CharacterizeArgs),
     /// The quick-start experiment: head usage per scheduler on the Atlas 10K, with a plot, then
     /// an OLTP workload with and without a free background scan.
-    Demo(commands::DemoArgs),
+    Demo(commands::demo::DemoArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -156,24 +123,24 @@ where
         }
     };
     let result = match cli.command {
-        Command::Disks { json } => commands::disks(json),
-        Command::Disk { action: DiskAction::Show { name, json } } => commands::disk_show(&name, json),
-        Command::Disk { action: DiskAction::Import { path } } => commands::disk_import(&path),
-        Command::Run(a) => commands_run::run(&a),
-        Command::SeekProfile(a) => commands_seek_profile::seek_profile(&a),
-        Command::Validate(a) => commands::validate(&a),
-        Command::Calibrate(a) => commands_calibrate::calibrate_cmd(&a),
-        Command::Repro(a) => commands::repro(&a),
-        Command::Sweep(a) => commands_sweep::sweep(&a),
-        Command::Fs2Check(a) => commands_fs2::fs2_check(&a),
-        Command::Bench(a) => commands::bench(&a, probe),
-        Command::FirmwareQueue(a) => commands_firmware::firmware_queue(&a),
-        Command::WriteCache(a) => commands_write_cache::write_cache(&a),
-        Command::Demo(a) => commands::demo(&a),
-        Command::Serve(a) => commands_serve::serve(&a),
-        Command::Stats(a) => commands_serve::stats(&a),
-        Command::Check(a) => commands_check::check(&a),
-        Command::Characterize(a) => commands_external::characterize_cmd(&a),
+        Command::Disks { json } => commands::disk::disks(json),
+        Command::Disk { action: DiskAction::Show { name, json } } => commands::disk::disk_show(&name, json),
+        Command::Disk { action: DiskAction::Import { path } } => commands::disk::disk_import(&path),
+        Command::Run(a) => commands::run::run(&a),
+        Command::SeekProfile(a) => commands::seek_profile::seek_profile(&a),
+        Command::Validate(a) => commands::validate::validate(&a),
+        Command::Calibrate(a) => commands::calibrate::calibrate_cmd(&a),
+        Command::Repro(a) => commands::repro::repro(&a),
+        Command::Sweep(a) => commands::sweep::sweep(&a),
+        Command::Fs2Check(a) => commands::fs2_check::fs2_check(&a),
+        Command::Bench(a) => commands::bench::bench(&a, probe),
+        Command::FirmwareQueue(a) => commands::firmware_queue::firmware_queue(&a),
+        Command::WriteCache(a) => commands::write_cache::write_cache(&a),
+        Command::Demo(a) => commands::demo::demo(&a),
+        Command::Serve(a) => commands::serve::serve(&a),
+        Command::Stats(a) => commands::serve::stats(&a),
+        Command::Check(a) => commands::check::check(&a),
+        Command::Characterize(a) => commands::characterize::characterize_cmd(&a),
     };
     let flushed = result.and_then(|()| std::io::Write::flush(&mut std::io::stdout()).map_err(Into::into));
     match flushed {

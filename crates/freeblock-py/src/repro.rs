@@ -42,7 +42,7 @@ fn json_error(what: &str, e: &dyn std::fmt::Display) -> PyErr {
 #[pyfunction]
 pub fn free_mining_plan(py: Python<'_>, argv: Vec<OsString>) -> PyResult<Option<PyObject>> {
     guarded("free_mining_plan", || {
-        let Some(plan) = freeblock_cli::commands_sweep::free_mining_plan(argv) else { return Ok(None) };
+        let Some(plan) = freeblock_cli::commands::sweep::free_mining_plan(argv) else { return Ok(None) };
         let config = serde_json::to_string(&plan.config).map_err(|e| json_error("settings", &e))?;
         let runs = plan.runs.iter().map(serde_json::to_string).collect::<Result<Vec<_>, _>>().map_err(|e| json_error("runs", &e))?;
         let d = PyDict::new(py);
@@ -83,6 +83,6 @@ pub fn free_mining_finish(py: Python<'_>, argv: Vec<OsString>, outcomes: Vec<Vec
             .enumerate()
             .map(|(i, b)| postcard::from_bytes::<RunResult>(b).map_err(|e| ConfigError::new_err(format!("free-mining: outcome of run {i} is not one of free_mining_run's: {e}"))))
             .collect::<PyResult<Vec<_>>>()?;
-        Ok(py.allow_threads(|| freeblock_cli::commands_sweep::free_mining_finish(argv, decoded, ran_on, wall_s)))
+        Ok(py.allow_threads(|| freeblock_cli::commands::sweep::free_mining_finish(argv, decoded, ran_on, wall_s)))
     })
 }

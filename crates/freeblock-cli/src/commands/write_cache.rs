@@ -10,7 +10,7 @@ use freeblock::firmware::write_cache::{fit_line, flush_curve, write_back_disk, F
 use freeblock_disk::{library, Disk};
 
 use crate::table::Table;
-use crate::CmdResult;
+use crate::output::CmdResult;
 
 #[derive(Debug, Args)]
 pub struct WriteCacheArgs {

@@ -6,10 +6,10 @@ use std::fmt::Write as _;
 
 use freeblock::scrub_repro::{self as sr, Foreground, Scheme, ScrubReport, ScrubRow};
 
-use crate::commands::ReproArgs;
+use super::args::ReproArgs;
 use crate::plot::{lines, Line, Reference};
 use crate::table::{signed_pct, Table};
-use crate::CmdResult;
+use crate::output::CmdResult;
 
 /// The knobs from the command line.
 fn config(a: &ReproArgs) -> Result<sr::ScrubReproConfig, Box<dyn std::error::Error>> {

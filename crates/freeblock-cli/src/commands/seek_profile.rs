@@ -11,7 +11,7 @@ use freeblock_disk::{library, Disk};
 
 use crate::plot::{lines, Line};
 use crate::table::{pct, Table};
-use crate::CmdResult;
+use crate::output::CmdResult;
 
 #[derive(Debug, Args)]
 pub struct SeekProfileArgs {

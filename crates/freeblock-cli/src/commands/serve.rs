@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::Args;
 use freeblock_server::{Pace, Server, ServerConfig};
 
-use crate::CmdResult;
+use crate::output::CmdResult;
 
 /// `freeblock serve` arguments: a config file, each field overridable.
 #[derive(Debug, Args)]

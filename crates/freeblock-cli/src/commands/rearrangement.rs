@@ -14,12 +14,12 @@ use freeblock::rearrangement::{
 use freeblock_disk::library;
 use serde::Serialize;
 
-use crate::commands::ReproArgs;
+use super::args::ReproArgs;
 use crate::plot::{lines_on, Line, Reference, XAxis};
 use crate::progress::Runs;
 use crate::table::Table;
 
-use crate::CmdResult;
+use crate::output::CmdResult;
 
 /// Where the CloudPhysics trace is looked for when `--trace` is not given (relative to the
 /// current directory).
@@ -308,7 +308,7 @@ fn trace_choice(a: &ReproArgs) -> Result<(Option<PathBuf>, Option<String>), Stri
     if a.quick {
         return Ok((None, Some("CloudPhysics part skipped (--quick; --trace PATH runs it anyway).".into())));
     }
-    let p = crate::commands::shared_dir(None).join(SHARED_TRACE);
+    let p = super::args::shared_dir(None).join(SHARED_TRACE);
     if p.is_file() {
         Ok((Some(p), None))
     } else {

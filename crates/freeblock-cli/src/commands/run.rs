@@ -34,7 +34,7 @@ use parquet::schema::types::Type as ParquetType;
 use crate::plot::{lines, percentiles, stacked_bars, Line, StackedBar};
 use crate::table::{pct, Table};
 
-use crate::CmdResult;
+use crate::output::CmdResult;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -125,7 +125,7 @@ pub fn run(a: &RunArgs) -> CmdResult {
     let files = RecordFiles::create(a.csv.as_deref(), a.out.as_deref())?;
     // The bar's length: the fewer of the workload's count and `max_requests`, whichever are known.
     let total = [e.workload.count(), (e.sim.max_requests > 0).then_some(e.sim.max_requests)].into_iter().flatten().min().unwrap_or(0);
-    let pb = crate::commands::progress_bar(total, !a.quiet && !a.json);
+    let pb = super::args::progress_bar(total, !a.quiet && !a.json);
     let mut tick = |n: u64| {
         if let Some(pb) = &pb {
             pb.set_position(n);

@@ -12,9 +12,10 @@ use freeblock::calibrate::{
 };
 use freeblock_disk::{library, Disk};
 
-use crate::commands::{shared_dir, MeasuredTraceArgs, DISKSIM_RESULTS};
+use super::args::shared_dir;
+use super::validate::{MeasuredTraceArgs, DISKSIM_RESULTS};
 use crate::table::Table;
-use crate::CmdResult;
+use crate::output::CmdResult;
 
 /// Arguments of `freeblock calibrate`.
 #[derive(Debug, Args)]

@@ -21,10 +21,10 @@ use std::path::PathBuf;
 use clap::{Args, Parser};
 use freeblock::free_mining::{self, FreeMiningConfig, RunKey, RunResult};
 
-use crate::commands::ReproArgs;
+use super::args::ReproArgs;
 use crate::{Cli, Command};
 
-use crate::CmdResult;
+use crate::output::CmdResult;
 
 /// What this binary says when asked for something that runs on Dask; `{what}` is the command.
 pub const NEEDS_PYTHON: &str = "`freeblock {what}` runs on Dask and needs the Python package: \
@@ -97,7 +97,7 @@ where
     T: Into<OsString> + Clone,
 {
     let a = free_mining_args(argv)?;
-    let config = crate::commands_freeblock::free_mining_config(&a);
+    let config = super::free_mining::free_mining_config(&a);
     let runs = free_mining::simulations(&config);
     Some(FreeMiningPlan {
         start_order: free_mining::dearest_first(&runs),
@@ -120,11 +120,11 @@ where
     let result: CmdResult = match free_mining_args(argv) {
         None => Err("free_mining_finish: the arguments are not a `freeblock repro free-mining` command line".into()),
         Some(a) => {
-            let config = crate::commands_freeblock::free_mining_config(&a);
+            let config = super::free_mining::free_mining_config(&a);
             free_mining::assemble(&config, outcomes)
                 .map_err(Into::into)
-                .and_then(|report| crate::commands_freeblock::free_mining_output(&a, &report, ran_on, wall_s))
-                .and_then(|()| crate::commands::quick_note(&a))
+                .and_then(|report| super::free_mining::free_mining_output(&a, &report, ran_on, wall_s))
+                .and_then(|()| super::repro::quick_note(&a))
         }
     };
     let flushed = result.and_then(|()| std::io::stdout().flush().map_err(Into::into));

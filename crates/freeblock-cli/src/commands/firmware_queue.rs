@@ -12,7 +12,7 @@ use freeblock::firmware::experiment::{
 use freeblock_disk::{library, Disk};
 
 use crate::table::Table;
-use crate::CmdResult;
+use crate::output::CmdResult;
 
 #[derive(Debug, Args)]
 pub struct FirmwareQueueArgs {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::CmdResult;
+use crate::output::CmdResult;
 
 /// `freeblock check` arguments.
 #[derive(Debug, Args)]

@@ -8,11 +8,11 @@ use std::fmt::Write as _;
 use freeblock::lfs_cleaning::{self as lc, LfsCleaningConfig, Point, Run};
 use serde::Serialize;
 
-use crate::commands::ReproArgs;
+use super::args::ReproArgs;
 use crate::plot::{lines, Line, Reference};
 use crate::progress::Runs;
 use crate::table::Table;
-use crate::CmdResult;
+use crate::output::CmdResult;
 
 #[derive(Serialize)]
 struct Report {

@@ -1,0 +1,25 @@
+//! `freeblock demo`: the quick-start experiment.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::output::CmdResult;
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Folder for the plot and CSV.
+    #[arg(long, default_value = "out/demo")]
+    pub out: PathBuf,
+    /// Requests per scheduler.
+    #[arg(long, default_value_t = 10_000)]
+    pub requests: u64,
+    /// Free-scan part: most foreground OLTP requests (the run ends when the scan does, after
+    /// about 200000; a smaller cap ends it early and extrapolates scans per day).
+    #[arg(long, default_value_t = 400_000)]
+    pub scan_requests: u64,
+}
+
+pub fn demo(a: &DemoArgs) -> CmdResult {
+    super::head_usage::demo(a)
+}
