@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 /// Any error of a reproduction, with the message the command line prints.
-pub type Error = Box<dyn std::error::Error + Send + Sync>;
+pub type Error = Box<dyn std::error::Error>;
 /// A reproduction's result.
 pub type Result<T> = std::result::Result<T, Error>;
 

@@ -125,3 +125,33 @@ pub struct ReproArgs {
     #[arg(long)]
     pub quiet: bool,
 }
+
+impl ReproArgs {
+    /// The reproduction's settings: these arguments, and the shared data folder found as
+    /// `validate` finds it.
+    pub fn options(&self) -> freeblock_repro::Options {
+        freeblock_repro::Options {
+            requests: self.requests,
+            quick: self.quick,
+            max_requests: self.max_requests,
+            repeated_scans: self.repeated_scans,
+            threads: self.threads,
+            days: self.days,
+            requests_per_day: self.requests_per_day,
+            trace: self.trace.clone(),
+            seconds: self.seconds,
+            reading: self.reading.clone(),
+            bus: self.bus.clone(),
+            fs_share: self.fs_share,
+            fg_span: self.fg_span,
+            idle_after_ms: self.idle_after_ms,
+            sample_share: self.sample_share,
+            zfs_pause_ms: self.zfs_pause_ms,
+            age_limit_ms: self.age_limit_ms.clone(),
+            out: self.out.clone(),
+            json: self.json,
+            quiet: self.quiet,
+            shared: shared_dir(None),
+        }
+    }
+}

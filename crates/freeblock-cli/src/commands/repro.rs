@@ -3,6 +3,14 @@
 use super::args::ReproArgs;
 use crate::output::CmdResult;
 
+/// Runs the reproduction `a.what` from the library and prints what it returns.
+#[allow(dead_code)] // each reproduction moves to it in turn (issue 36)
+fn run_and_print(a: &ReproArgs) -> CmdResult {
+    let outcome = freeblock_repro::find(&a.what)?.run(&a.options())?;
+    out!("{}", outcome.output);
+    Ok(())
+}
+
 pub fn repro(a: &ReproArgs) -> CmdResult {
     // Said, not silently ignored: these run in full in seconds, so they have no smaller version.
     if a.quick && matches!(a.what.as_str(), "head-usage" | "range-writes") {
