@@ -15,8 +15,8 @@
 //!
 //! | command | usable at once | otherwise |
 //! |---|---|---|
-//! | read | hit (the first LBN is in a segment): READY after `read_hit_ms` | `read_miss_ms` + `read_disconnect_ms`, DISCONNECT |
-//! | write | READY after `write_hit_ms` (write-back) or `write_miss_ms`; with DiskSim's extra write disconnect, a disconnect instead | the same overhead (+ `write_disconnect_ms` with write-back), DISCONNECT |
+//! | read | a hit (its first LBN is in a segment): READY after `read_hit_ms` + `data_prep_ms` | DISCONNECT after `read_miss_ms` + `read_disconnect_ms` |
+//! | write | READY after `write_hit_ms` (write-back) or `write_miss_ms`, + `data_prep_ms`; with DiskSim's extra write disconnect, a DISCONNECT instead | DISCONNECT after the same overhead (+ `write_disconnect_ms` with write-back) |
 //!
 //! A command that must wait for the mechanism gets it when the access under way ends
 //! ([`Buffer::hda_free`]), choosing its segment then if it had none.
