@@ -127,7 +127,7 @@ struct Req {
 
 impl Req {
     /// A request arriving (its overheads starting) at `t0`, nothing done yet.
-    pub(super) fn new(read: bool, lbn: u64, n: u64, t0: u64) -> Self {
+    fn new(read: bool, lbn: u64, n: u64, t0: u64) -> Self {
         Self {
             read,
             lbn,

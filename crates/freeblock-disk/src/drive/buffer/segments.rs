@@ -69,7 +69,7 @@ impl Seg {
     }
 
     /// Whether the segment's data `start..end` holds `lbn` (without branches, as `overlaps`).
-    pub(super) fn holds(&self, lbn: u64) -> bool {
+    fn holds(&self, lbn: u64) -> bool {
         (lbn >= self.start) & (lbn < self.end)
     }
 }
