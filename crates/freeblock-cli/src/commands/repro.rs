@@ -24,8 +24,10 @@ pub fn repro(a: &ReproArgs) -> CmdResult {
         "fs2" => super::fs2::fs2(a),
         "lfs-cleaning" => super::lfs_cleaning::lfs_cleaning(a),
         "external" => super::external::repro_external(a),
-        "scrub" => super::scrub::repro_scrub(a),
-        other => Err(format!("unknown reproduction `{other}` (known: head-usage, range-writes, free-mining, rearrangement, fs2, lfs-cleaning, external, scrub)").into()),
+        "scrub" => run_and_print(a),
+        "firmware-queue" => run_and_print(a),
+        "write-cache" => run_and_print(a),
+        other => Err(format!("unknown reproduction `{other}` (known: head-usage, range-writes, free-mining, rearrangement, fs2, lfs-cleaning, external, scrub, firmware-queue, write-cache)").into()),
     };
     result.and_then(|()| quick_note(a))
 }
@@ -33,7 +35,7 @@ pub fn repro(a: &ReproArgs) -> CmdResult {
 /// After a `--quick` reproduction's text: its verdicts are indicative only. Printed by every path
 /// that finishes a reproduction (this binary's threads, or the Python package's Dask tasks).
 pub fn quick_note(a: &ReproArgs) -> CmdResult {
-    if a.quick && !a.json && matches!(a.what.as_str(), "free-mining" | "rearrangement" | "fs2" | "lfs-cleaning" | "external" | "scrub") {
+    if a.quick && !a.json && matches!(a.what.as_str(), "free-mining" | "rearrangement" | "fs2" | "lfs-cleaning" | "external" | "scrub" | "firmware-queue" | "write-cache") {
         outln!("--quick: a smaller run than the paper's, so every verdict above is indicative only; run without --quick to compare with the paper");
     }
     Ok(())
