@@ -406,9 +406,12 @@ impl Host {
     }
 }
 
-impl OnlineSource for Arc<Mutex<Host>> {
+/// The host as the engine's request source; the record sink holds it too, to hand completions back.
+struct SharedHost(Arc<Mutex<Host>>);
+
+impl OnlineSource for SharedHost {
     fn next_arrival(&mut self, now: SimTime, until: Option<SimTime>) -> std::result::Result<OnlineNext, WorkloadError> {
-        let mut h = self.lock().expect("host state");
+        let mut h = self.0.lock().expect("host state");
         let fg = h.next_fg();
         let scrub = h.next_scrub();
         let (at, kind) = match (fg, scrub) {
@@ -451,7 +454,7 @@ impl OnlineSource for Arc<Mutex<Host>> {
     }
 
     fn accepted(&mut self, id: u64) {
-        let mut h = self.lock().expect("host state");
+        let mut h = self.0.lock().expect("host state");
         if let Some(kind) = h.last.take() {
             h.ids.insert(id, kind);
         }
@@ -538,7 +541,7 @@ pub fn run_one(disk: &Arc<Disk>, c: &ScrubReproConfig, fg: Foreground, scheme: S
             }));
             let sink_host = Arc::clone(&host);
             let config = SimConfig { scheduler: SchedulerSpec::Fcfs, firmware, ..SimConfig::default() };
-            Simulation::online(Arc::clone(disk), Box::new(Arc::clone(&host)), config)
+            Simulation::online(Arc::clone(disk), Box::new(SharedHost(Arc::clone(&host))), config)
                 .with_record_sink(Box::new(move |r: &Record| {
                     sink_host.lock().expect("host state").complete(r);
                     Ok(())
