@@ -44,8 +44,8 @@ pub struct ReproArgs {
     /// external (paper 001; --quick: 5 s per run, three conservatism values), scrub (issue 35:
     /// five scrub schemes on the 14 TB model beside OpenZFS PR #11166; --quick: 12 s per run),
     /// firmware-queue and write-cache (issue 34: `freeblock firmware-queue --disk ultrastar_hc530`
-    /// and `freeblock write-cache --disk st2000dm006` with their defaults; --quick: 2000 requests
-    /// a queue depth and 5 s sequential-reader runs, 3 flush trials a count).
+    /// and `freeblock write-cache --disk st2000dm006` with their defaults; seconds each, no
+    /// --quick version).
     pub what: String,
     /// head-usage, range-writes: requests per run (paper: 10000).
     #[arg(long, default_value_t = 10_000)]
@@ -86,7 +86,7 @@ pub struct ReproArgs {
     #[arg(long)]
     pub trace: Option<PathBuf>,
     /// external: simulated seconds per run (default 300; 5 with --quick). scrub: default 60; 12
-    /// with --quick. firmware-queue: each sequential-reader run (default 30; 5 with --quick).
+    /// with --quick. firmware-queue: each sequential-reader run (default 30).
     #[arg(long)]
     pub seconds: Option<f64>,
     /// lfs-cleaning: how §5 is read. `today`: the file system is the whole log and ORIGINAL

@@ -13,7 +13,7 @@ fn run_and_print(a: &ReproArgs) -> CmdResult {
 
 pub fn repro(a: &ReproArgs) -> CmdResult {
     // Said, not silently ignored: these run in full in seconds, so they have no smaller version.
-    if a.quick && matches!(a.what.as_str(), "head-usage" | "range-writes") {
+    if a.quick && matches!(a.what.as_str(), "head-usage" | "range-writes" | "firmware-queue" | "write-cache") {
         eprintln!("note: {} has no --quick version (the full reproduction takes seconds); running it in full", a.what);
     }
     let result = match a.what.as_str() {
@@ -35,7 +35,7 @@ pub fn repro(a: &ReproArgs) -> CmdResult {
 /// After a `--quick` reproduction's text: its verdicts are indicative only. Printed by every path
 /// that finishes a reproduction (this binary's threads, or the Python package's Dask tasks).
 pub fn quick_note(a: &ReproArgs) -> CmdResult {
-    if a.quick && !a.json && matches!(a.what.as_str(), "free-mining" | "rearrangement" | "fs2" | "lfs-cleaning" | "external" | "scrub" | "firmware-queue" | "write-cache") {
+    if a.quick && !a.json && matches!(a.what.as_str(), "free-mining" | "rearrangement" | "fs2" | "lfs-cleaning" | "external" | "scrub") {
         outln!("--quick: a smaller run than the paper's, so every verdict above is indicative only; run without --quick to compare with the paper");
     }
     Ok(())

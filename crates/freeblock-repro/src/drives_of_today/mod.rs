@@ -21,8 +21,8 @@
 //!
 //! `freeblock firmware-queue --disk NAME` and `freeblock write-cache --disk NAME` run them on any
 //! drive; `freeblock repro firmware-queue` and `freeblock repro write-cache` run them with those
-//! commands' defaults on [`DRIVE`] and [`WRITE_CACHE_DRIVE`] (`--quick`: 2000 requests a depth and
-//! 5 s sequential-reader runs; 3 flush trials a count). Statements checked:
+//! commands' defaults on [`DRIVE`] and [`WRITE_CACHE_DRIVE`]; each takes seconds in full, so neither
+//! has a smaller `--quick` version. Statements checked:
 //!
 //! | source | claim | published figure |
 //! |---|---|---|
@@ -52,22 +52,19 @@ pub const DRIVE: &str = "ultrastar_hc530";
 pub const WRITE_CACHE_DRIVE: &str = "st2000dm006";
 
 /// `freeblock repro firmware-queue`: `freeblock firmware-queue`'s defaults on [`DRIVE`];
-/// `o.seconds` sets the sequential-reader runs' length; `o.quick` makes both parts small.
+/// `o.seconds` sets the sequential-reader runs' length.
 ///
 /// # Errors
 /// A run's error.
 pub fn run_firmware_queue(o: &Options) -> Result<Outcome> {
     let defaults = FirmwareQueueSettings::default();
-    let (requests, seconds) = if o.quick { (2_000, 5.0) } else { (defaults.requests, defaults.seconds) };
-    firmware_queue::report(&FirmwareQueueSettings { requests, seconds: o.seconds.unwrap_or(seconds), json: o.json, ..defaults })
+    firmware_queue::report(&FirmwareQueueSettings { seconds: o.seconds.unwrap_or(defaults.seconds), json: o.json, ..defaults })
 }
 
-/// `freeblock repro write-cache`: `freeblock write-cache`'s defaults on [`WRITE_CACHE_DRIVE`];
-/// `o.quick`: 3 trials a count.
+/// `freeblock repro write-cache`: `freeblock write-cache`'s defaults on [`WRITE_CACHE_DRIVE`].
 ///
 /// # Errors
 /// A run's error.
 pub fn run_write_cache(o: &Options) -> Result<Outcome> {
-    let defaults = WriteCacheSettings::default();
-    write_cache::report(&WriteCacheSettings { trials: if o.quick { 3 } else { defaults.trials }, json: o.json, ..defaults })
+    write_cache::report(&WriteCacheSettings { json: o.json, ..WriteCacheSettings::default() })
 }
