@@ -43,3 +43,14 @@ fn the_report_states_each_row_and_both_parts_of_the_line() {
     let none = report(&WriteCacheSettings { trials: 0, ..small }).unwrap_err().to_string();
     assert!(none.contains("--trials"), "{none}");
 }
+
+#[test]
+fn repro_write_cache_is_the_commands_defaults_on_the_2_tb_drive() {
+    let entry = freeblock_repro::find("write-cache").unwrap();
+    assert_eq!((entry.source, entry.has_quick), ("issue 34", false));
+    let outcome = entry.run(&freeblock_repro::Options { quiet: true, ..freeblock_repro::Options::default() }).unwrap();
+    crate::assert_statements_in_output(&outcome);
+    assert!(outcome.output.contains("on st2000dm006: 64 MiB write-back cache") && outcome.output.contains("mean of 20 trials"), "{}", outcome.output);
+    assert_eq!(outcome.statements.len(), WriteCacheSettings::default().writes.len() + 2);
+    assert!(outcome.files.is_empty());
+}
