@@ -110,7 +110,7 @@ where
 
 /// [`run`], with the process's counting allocator (the `freeblock` binary installs one) so that
 /// `freeblock bench` can measure heap use; without it those columns say "n/a".
-pub fn run_with_allocation_probe<I, T>(args: I, probe: Option<&'static dyn freeblock::bench::AllocationProbe>) -> i32
+pub fn run_with_allocation_probe<I, T>(args: I, probe: Option<&'static dyn freeblock_repro::bench::AllocationProbe>) -> i32
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,

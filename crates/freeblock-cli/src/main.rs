@@ -5,7 +5,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use freeblock::bench::AllocationProbe;
+use freeblock_repro::bench::AllocationProbe;
 
 /// The system allocator, counting the bytes in use and their peak.
 struct CountingAllocator {

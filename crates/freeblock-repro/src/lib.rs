@@ -16,9 +16,11 @@
 //! | [`p004_range_writes`] | paper 004: range writes and flex reads |
 //! | [`scrub`] | issue 35: a free scrub beside today's throttled scrubs |
 //! | [`drives_of_today`] | issue 34: the firmware queue and the write cache against published figures |
+//! | [`bench`] | `freeblock bench`: simulator speed and the planner's time and memory beside their targets (issues 3, 18, 35) |
 //! | [`reproduction`] | [`Options`], [`Outcome`], [`Statement`], the list [`REPRODUCTIONS`] |
 //! | [`table`], [`plot`], [`progress`] | text tables, SVG plots (plotters), progress bars |
 
+pub mod bench;
 pub mod drives_of_today;
 pub mod p000_freeblock;
 pub mod p000_lfs_cleaning;

@@ -42,7 +42,7 @@ pub struct Options {
     pub requests_per_day: Option<u64>,
     /// rearrangement, fs2: the CloudPhysics VSCSI trace (default: the one in [`Options::shared`]).
     pub trace: Option<PathBuf>,
-    /// external, scrub: simulated seconds per run.
+    /// external, scrub: simulated seconds per run; firmware-queue: per sequential-reader run.
     pub seconds: Option<f64>,
     /// lfs-cleaning: how §5 is read: `today`, `paper` or `both`.
     pub reading: String,
@@ -115,6 +115,14 @@ pub struct Statement {
     pub agrees: Option<bool>,
 }
 
+impl Statement {
+    /// A claim checked: `agrees` is `None` for a row printed for information only.
+    #[must_use]
+    pub fn new(source: impl Into<String>, claim: impl Into<String>, paper: impl Into<String>, ours: impl Into<String>, value: Option<f64>, agrees: Option<bool>) -> Self {
+        Self { source: source.into(), claim: claim.into(), paper: paper.into(), ours: ours.into(), value, agrees }
+    }
+}
+
 /// What a reproduction returns.
 #[derive(Debug, Clone, Default)]
 pub struct Outcome {
@@ -157,6 +165,8 @@ pub const REPRODUCTIONS: &[Reproduction] = &[
     Reproduction { name: "fs2", source: "paper 003", title: "FS2: replication in free disk space", has_quick: true, run: crate::p003_fs2::run },
     Reproduction { name: "range-writes", source: "paper 004", title: "range writes and flex reads", has_quick: false, run: crate::p004_range_writes::run },
     Reproduction { name: "scrub", source: "issue 35", title: "a whole-disk scrub on a 14 TB drive beside the throttled scrubs of today", has_quick: true, run: crate::scrub::run },
+    Reproduction { name: "firmware-queue", source: "issue 34", title: "a drive's firmware queue: random reads at QD 1 to 32, a sequential reader starving random reads, the age limit", has_quick: false, run: crate::drives_of_today::run_firmware_queue },
+    Reproduction { name: "write-cache", source: "issue 34", title: "what a FLUSH CACHE costs against the dirty writes on a write-back drive", has_quick: false, run: crate::drives_of_today::run_write_cache },
 ];
 
 /// The reproduction called `name`, or an error listing the known names.

@@ -21,7 +21,6 @@
 //! assert_eq!(report.requests, 2_000);
 //! ```
 
-pub mod bench;
 pub mod calibrate;
 pub mod des;
 pub mod energy;
@@ -42,7 +41,6 @@ pub mod report;
 pub mod repro;
 pub mod request;
 pub mod sched;
-pub mod scrub_repro;
 pub mod seek_profile;
 pub mod sim;
 pub mod validate;

@@ -42,7 +42,10 @@ pub struct ReproArgs {
     /// Which reproduction: head-usage (paper 000 §3), range-writes (paper 004), free-mining
     /// (paper 000 §6), rearrangement (paper 002), fs2 (paper 003), lfs-cleaning (paper 000 §5),
     /// external (paper 001; --quick: 5 s per run, three conservatism values), scrub (issue 35:
-    /// five scrub schemes on the 14 TB model beside OpenZFS PR #11166; --quick: 12 s per run).
+    /// five scrub schemes on the 14 TB model beside OpenZFS PR #11166; --quick: 12 s per run),
+    /// firmware-queue and write-cache (issue 34: `freeblock firmware-queue --disk ultrastar_hc530`
+    /// and `freeblock write-cache --disk st2000dm006` with their defaults; seconds each, no
+    /// --quick version).
     pub what: String,
     /// head-usage, range-writes: requests per run (paper: 10000).
     #[arg(long, default_value_t = 10_000)]
@@ -83,7 +86,7 @@ pub struct ReproArgs {
     #[arg(long)]
     pub trace: Option<PathBuf>,
     /// external: simulated seconds per run (default 300; 5 with --quick). scrub: default 60; 12
-    /// with --quick.
+    /// with --quick. firmware-queue: each sequential-reader run (default 30).
     #[arg(long)]
     pub seconds: Option<f64>,
     /// lfs-cleaning: how §5 is read. `today`: the file system is the whole log and ORIGINAL

@@ -20,7 +20,6 @@ pub mod range_writes;
 pub mod rearrangement;
 pub mod repro;
 pub mod run;
-pub mod scrub;
 pub mod seek_profile;
 pub mod serve;
 pub mod sweep;

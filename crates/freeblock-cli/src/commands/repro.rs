@@ -13,7 +13,7 @@ fn run_and_print(a: &ReproArgs) -> CmdResult {
 
 pub fn repro(a: &ReproArgs) -> CmdResult {
     // Said, not silently ignored: these run in full in seconds, so they have no smaller version.
-    if a.quick && matches!(a.what.as_str(), "head-usage" | "range-writes") {
+    if a.quick && matches!(a.what.as_str(), "head-usage" | "range-writes" | "firmware-queue" | "write-cache") {
         eprintln!("note: {} has no --quick version (the full reproduction takes seconds); running it in full", a.what);
     }
     let result = match a.what.as_str() {
@@ -24,8 +24,10 @@ pub fn repro(a: &ReproArgs) -> CmdResult {
         "fs2" => super::fs2::fs2(a),
         "lfs-cleaning" => super::lfs_cleaning::lfs_cleaning(a),
         "external" => super::external::repro_external(a),
-        "scrub" => super::scrub::repro_scrub(a),
-        other => Err(format!("unknown reproduction `{other}` (known: head-usage, range-writes, free-mining, rearrangement, fs2, lfs-cleaning, external, scrub)").into()),
+        "scrub" => run_and_print(a),
+        "firmware-queue" => run_and_print(a),
+        "write-cache" => run_and_print(a),
+        other => Err(format!("unknown reproduction `{other}` (known: head-usage, range-writes, free-mining, rearrangement, fs2, lfs-cleaning, external, scrub, firmware-queue, write-cache)").into()),
     };
     result.and_then(|()| quick_note(a))
 }

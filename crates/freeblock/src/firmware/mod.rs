@@ -42,9 +42,6 @@
 //! still count from the request's arrival at the host. An age limit of 0 makes the firmware serve
 //! commands in the order it received them.
 
-pub mod experiment;
-pub mod write_cache;
-
 use freeblock_disk::{Drive, SimTime};
 use serde::{Deserialize, Serialize};
 

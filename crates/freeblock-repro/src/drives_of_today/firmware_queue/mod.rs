@@ -16,12 +16,15 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-use super::FirmwareQueue;
-use crate::error::Result;
-use crate::request::Request;
-use crate::sched::SchedulerSpec;
-use crate::sim::{SimConfig, Simulation};
-use crate::workload::{ArrivalKind, RandomSpec, SizeDist, Workload, WorkloadError, WorkloadSpec};
+use freeblock::error::Result;
+use freeblock::firmware::FirmwareQueue;
+use freeblock::request::Request;
+use freeblock::sched::SchedulerSpec;
+use freeblock::sim::{SimConfig, Simulation};
+use freeblock::workload::{ArrivalKind, RandomSpec, SizeDist, Workload, WorkloadError, WorkloadSpec};
+
+mod report;
+pub use report::{report, FirmwareQueueSettings};
 
 /// The queue depths of the random-read curve.
 pub const QUEUE_DEPTHS: [u32; 6] = [1, 2, 4, 8, 16, 32];

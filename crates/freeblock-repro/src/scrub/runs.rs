@@ -1,43 +1,6 @@
-//! # A scrub nobody notices: freeblock against the throttled scrubs users run today (issue 35)
-//!
-//! Scrubbing reads every block of a disk to check its checksum. On a busy hard disk that read
-//! competes with the application's own, and the usual cures are throttles (OpenZFS's
-//! `zfs_vdev_scrub_max_active` and PR #11166, Ceph's `osd_scrub_sleep`, btrfs's bandwidth
-//! limit, an idle I/O class). Freeblock scheduling needs none: the scrub reads what passes
-//! under the head in the foreground's rotational latency. This module runs five ways of
-//! scrubbing on the same foreground, same drive, same seed, and measures what each costs the
-//! foreground and how fast it scrubs.
-//!
-//! ```text
-//!   foreground (QD 1 random 4 KB reads, or QD 8 OLTP) ─┐
-//!                                                       ▼
-//!   host side:  none │ ZFS-like (1 MiB sequential reads, k in flight, pause d after each)
-//!                    │ idle class (sequential reads only after the disk was idle T ms)
-//!                    │ freeblock from the host (paper 001: free reads in predicted gaps, ≤ 2 at the drive)
-//!                    ▼
-//!   drive:  firmware queue (32 commands, positioning-time order, age limit)
-//!           freeblock in the firmware: background sectors read in each rotational gap, and idle time
-//! ```
-//!
-//! | scheme | who issues the scrub's reads | what holds it back |
-//! |---|---|---|
-//! | none | — | — (the idle baseline) |
-//! | ZFS-like, before #11166 | the host: [`ZFS_READ_KIB`] KiB sequential reads, [`ZFS_BEFORE_IN_FLIGHT`] always at the drive | nothing: the firmware's queue prefers the next sequential read to a random one, until its age limit |
-//! | ZFS-like, after #11166 | the host: one read at a time, a pause of [`ScrubReproConfig::zfs_after_pause_ms`] after each | the pause: a foreground read waiting at the drive is alone there when the firmware chooses, as #11166's credit makes it |
-//! | idle class | the host: sequential reads, one at a time, only after no foreground I/O for [`ScrubReproConfig::idle_after_ms`] | the foreground's own gaps (none under a closed loop) |
-//! | freeblock in the firmware | the drive: sectors passing under the head before each foreground access, plus idle time | nothing; it is free by construction |
-//! | freeblock from the host | the host (paper 001), with the drive's queue reordering what it holds | its predictions (a 0.4 ms seek margin) |
-//! | ZFS-like, paced (sampled) | one read at a time, paced to read [`ScrubReproConfig::sample_share_per_day`] of the disk a day | the pace |
-//!
-//! Each run covers `seconds` of simulated time; statistics start after `warmup_s`. The scrub
-//! rate is measured over the window (the freeblock rows: over the whole run, from the engine's
-//! accounts) and the whole-disk ETA extrapolated from it (capacity ÷ rate): a freeblock scan's first part, where wanted sectors are everywhere, goes faster than
-//! its tail, so its ETA is a lower bound (`freeblock repro free-mining` measures whole passes on
-//! the Atlas 10K).
-//!
-//! The published figures (OpenZFS PR #11166, a Seagate 14 TB drive, QD 1 random 4 KB reads):
-//! [`PUBLISHED_IDLE_IOPS`] idle, [`PUBLISHED_BEFORE_IOPS`] while a scrub runs, and
-//! [`PUBLISHED_AFTER_IOPS`] with that PR's throttling.
+//! The runs of `freeblock repro scrub`: the foregrounds, the scrub schemes, the host-side
+//! scrubbers driven through [`Simulation::online`], and one row per foreground and scheme (see
+//! [the module](super) for what they reproduce).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -47,27 +10,16 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-use crate::error::{Error, Result};
-use crate::external::scheduler::{ExternalConfig, ExternalHost, HostModel};
-use crate::external::{BlackBox, Effects};
-use crate::firmware::FirmwareQueue;
-use crate::freeblock::{Freeblock, FreeblockConfig, TaskSpec};
-use crate::report::Record;
-use crate::request::Request;
-use crate::sched::SchedulerSpec;
-use crate::sim::{OnlineNext, OnlineSource, SimConfig, Simulation};
-use crate::workload::{ArrivalKind, OltpSpec, Workload, WorkloadError, WorkloadSpec};
-
-/// OpenZFS PR #11166: QD 1 random 4 KB read IOPS on a Seagate 14 TB drive with no scrub.
-pub const PUBLISHED_IDLE_IOPS: f64 = 166.0;
-/// The same while a scrub runs, before the PR.
-pub const PUBLISHED_BEFORE_IOPS: f64 = 22.0;
-/// The same with the PR's throttling of non-interactive I/O.
-pub const PUBLISHED_AFTER_IOPS: f64 = 73.0;
-/// The share of the idle IOPS freeblock must keep while it scrubs (issue 35).
-pub const KEEP_SHARE: f64 = 0.95;
-/// The busier foreground: freeblock's mean response may exceed no scrub's by at most this.
-pub const MEAN_RESPONSE_SLACK: f64 = 0.01;
+use freeblock::error::{Error, Result};
+use freeblock::external::scheduler::{ExternalConfig, ExternalHost, HostModel};
+use freeblock::external::{BlackBox, Effects};
+use freeblock::firmware::FirmwareQueue;
+use freeblock::freeblock::{Freeblock, FreeblockConfig, TaskSpec};
+use freeblock::report::Record;
+use freeblock::request::Request;
+use freeblock::sched::SchedulerSpec;
+use freeblock::sim::{OnlineNext, OnlineSource, SimConfig, Simulation};
+use freeblock::workload::{ArrivalKind, OltpSpec, Workload, WorkloadError, WorkloadSpec};
 
 /// The drive of the repro: the library's 14 TB model.
 pub const DRIVE: &str = "ultrastar_hc530";
@@ -454,9 +406,12 @@ impl Host {
     }
 }
 
-impl OnlineSource for Arc<Mutex<Host>> {
+/// The host as the engine's request source; the record sink holds it too, to hand completions back.
+struct SharedHost(Arc<Mutex<Host>>);
+
+impl OnlineSource for SharedHost {
     fn next_arrival(&mut self, now: SimTime, until: Option<SimTime>) -> std::result::Result<OnlineNext, WorkloadError> {
-        let mut h = self.lock().expect("host state");
+        let mut h = self.0.lock().expect("host state");
         let fg = h.next_fg();
         let scrub = h.next_scrub();
         let (at, kind) = match (fg, scrub) {
@@ -499,7 +454,7 @@ impl OnlineSource for Arc<Mutex<Host>> {
     }
 
     fn accepted(&mut self, id: u64) {
-        let mut h = self.lock().expect("host state");
+        let mut h = self.0.lock().expect("host state");
         if let Some(kind) = h.last.take() {
             h.ids.insert(id, kind);
         }
@@ -514,7 +469,7 @@ impl OnlineSource for Arc<Mutex<Host>> {
 #[must_use]
 pub fn drive_effects(disk: &Disk) -> Effects {
     let atlas = Effects::default();
-    let scale = disk.spec().controller.bus_sector_ms / crate::external_repro::ULTRA2_BUS_SECTOR_MS;
+    let scale = disk.spec().controller.bus_sector_ms / freeblock::external_repro::ULTRA2_BUS_SECTOR_MS;
     Effects { bus_overlap_jitter_ns_per_sector: (atlas.bus_overlap_jitter_ns_per_sector as f64 * scale.min(1.0)).round() as u64, ..atlas }
 }
 
@@ -586,7 +541,7 @@ pub fn run_one(disk: &Arc<Disk>, c: &ScrubReproConfig, fg: Foreground, scheme: S
             }));
             let sink_host = Arc::clone(&host);
             let config = SimConfig { scheduler: SchedulerSpec::Fcfs, firmware, ..SimConfig::default() };
-            Simulation::online(Arc::clone(disk), Box::new(Arc::clone(&host)), config)
+            Simulation::online(Arc::clone(disk), Box::new(SharedHost(Arc::clone(&host))), config)
                 .with_record_sink(Box::new(move |r: &Record| {
                     sink_host.lock().expect("host state").complete(r);
                     Ok(())
@@ -670,7 +625,7 @@ pub fn scrub(c: &ScrubReproConfig, progress: &(dyn Fn(usize, usize) + Sync)) -> 
     let disk = drive(&c.disk)?;
     let jobs: Vec<(Foreground, Scheme)> = [Foreground::RandomQd1, Foreground::OltpQd8].into_iter().flat_map(|fg| Scheme::ALL.into_iter().map(move |s| (fg, s))).collect();
     let total = jobs.len();
-    let rows = crate::parallel::map_in_order(&jobs, c.threads, |&(fg, s)| run_one(&disk, c, fg, s), |n| progress(n, total));
+    let rows = freeblock::parallel::map_in_order(&jobs, c.threads, |&(fg, s)| run_one(&disk, c, fg, s), |n| progress(n, total));
     let rows = rows.into_iter().collect::<Result<Vec<_>>>()?;
     let capacity_bytes = disk.capacity() * u64::from(disk.spec().sector_bytes);
     Ok(ScrubReport {
@@ -685,6 +640,7 @@ pub fn scrub(c: &ScrubReproConfig, progress: &(dyn Fn(usize, usize) + Sync)) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scrub::paper::{KEEP_SHARE, MEAN_RESPONSE_SLACK};
 
     /// A short window: the shape of the results, not their values.
     fn short() -> ScrubReproConfig {

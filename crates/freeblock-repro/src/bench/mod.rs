@@ -1,3 +1,5 @@
+//! # `freeblock bench`: each measurement beside its target
+//!
 //! Simulator speed: simulated requests per wall-clock second (and per second on a CPU, which a
 //! loaded machine does not skew) on the Atlas 10K, for the cases the foundation issue sets
 //! targets for; and freeblock scheduling's planner: decision time with a
@@ -6,6 +8,23 @@
 //! complete scan, and the share of the potential free bandwidth one pass and a repeated scan's
 //! steady state realise. Benchmarks, not tests: the times depend on the machine (the shares and
 //! the memory do not).
+//!
+//! ```text
+//!  simulator_speed ──► SpeedRow per case, cache off then on ──┐
+//!  freeblock_rows ──► DecisionTimeRow, SetMemoryRow,           ├─► run: the tables, a verdict per
+//!                     StateRow, SteadyRow (AllocationProbe:    │   target ("within" / "MISSES"),
+//!                     the binary's counting allocator)         ┘   each a Statement of the Outcome
+//! ```
+//!
+//! | source | measurement | target |
+//! |---|---|---|
+//! | foundation issue | simulated requests/s, cache off (printed beside it, no verdict: the machine decides) | 1.5 M (FCFS), 1.0 M (SPTF, 8), 0.5 M (SPTF, 32) |
+//! | issue 18 | requests/s with the cache on over the same case's with it off | ≥ 0.5 |
+//! | issue 3 | median and p99 planner decision with a whole-disk scan registered | ≤ [`TARGET_DECISION_MEDIAN_US`], ≤ [`TARGET_DECISION_P99_US`] µs |
+//! | issue 3 | registered set of a whole-disk 4 KB scan of the multi-terabyte drive | ≤ [`TARGET_SET_BYTES`] |
+//! | issue 35 | the whole freeblock state of [`STATE_DISK`] | ≤ [`TARGET_STATE_BYTES`] |
+//! | issue 35 | planner p99 through a complete scan; one pass's share of the potential | ≤ [`TARGET_COMPLETE_SCAN_P99_US`] µs; ≥ [`TARGET_ONE_PASS_SHARE`] |
+//! | issue 35 | a repeated scan's steady-state share of the potential | ≥ [`TARGET_STEADY_SHARE`] |
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -13,13 +32,15 @@ use std::time::Instant;
 use freeblock_disk::{library, Disk, Op};
 use serde::Serialize;
 
-use crate::error::Result;
-use crate::firmware::FirmwareQueue;
-use crate::freeblock::{BackgroundSets, Freeblock, FreeblockConfig, PlannerKind, TaskSpec};
-use crate::workload::OltpSpec;
-use crate::sched::SchedulerSpec;
-use crate::sim::{SimConfig, Simulation};
-use crate::workload::{RandomSpec, WorkloadSpec};
+use freeblock::error::Result;
+use freeblock::firmware::FirmwareQueue;
+use freeblock::freeblock::{BackgroundSets, Freeblock, FreeblockConfig, PlannerKind, TaskSpec};
+use freeblock::sched::SchedulerSpec;
+use freeblock::sim::{SimConfig, Simulation};
+use freeblock::workload::{OltpSpec, RandomSpec, WorkloadSpec};
+
+mod report;
+pub use report::{run, BenchSettings};
 
 /// One measured case.
 #[derive(Debug, Clone, Serialize)]
@@ -366,7 +387,7 @@ pub struct SteadyRow {
     pub next_pass_at: f64,
     /// Whole passes completed, the mean interval between their ends and the share of the
     /// potential in complete passes (`None` with fewer than two passes ended).
-    pub steady: crate::free_mining::SteadyState,
+    pub steady: freeblock::free_mining::SteadyState,
     /// Free bandwidth ÷ potential over the run (counts passes still under way).
     pub efficiency: f64,
     /// Foreground requests whose timing changed (must be 0).
@@ -403,7 +424,7 @@ pub fn steady_state(planner: PlannerKind, simulated_s: f64, seed: u64) -> Result
         simulated_s: report.duration_s,
         passes_in_flight,
         next_pass_at,
-        steady: crate::free_mining::steady_state(passes, (blocks * 4096) as f64, report.potential_mb_s),
+        steady: freeblock::free_mining::steady_state(passes, (blocks * 4096) as f64, report.potential_mb_s),
         efficiency: report.efficiency,
         delayed_foreground: report.delayed_foreground,
         wall_s,

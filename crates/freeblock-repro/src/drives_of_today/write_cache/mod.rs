@@ -29,11 +29,14 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-use crate::error::{Error, Result};
-use crate::request::Request;
-use crate::sim::{SimConfig, Simulation};
-use crate::workload::commands::RequestList;
-use crate::workload::ArrivalKind;
+use freeblock::error::{Error, Result};
+use freeblock::request::Request;
+use freeblock::sim::{SimConfig, Simulation};
+use freeblock::workload::commands::RequestList;
+use freeblock::workload::ArrivalKind;
+
+mod report;
+pub use report::{report, WriteCacheSettings};
 
 /// ublk-disksim's fit to its measured flushes on the 2 TB desktop drive: a fixed part, ms.
 pub const PUBLISHED_FLUSH_BASE_MS: f64 = 28.0;
