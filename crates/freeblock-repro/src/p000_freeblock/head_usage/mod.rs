@@ -1,44 +1,36 @@
-//! Reproductions of published figures. Each returns our numbers with the paper's beside them, so
-//! a command can print both and say where we miss.
+//! # Paper 000 §3: where a disk head's time goes
 //!
-//! ## Paper 000 §3: where a disk head's time goes (`head_usage`)
 //! Random 4 KB requests, 2:1 reads, uniform over the disk, closed with no think time, 10,000
-//! requests (paper 000 §3.1). Shares are of the head's *mechanical* time — seek, rotational latency
-//! and media transfer — as the paper's bars are; controller and bus overheads are reported apart.
+//! requests a bar (paper 000 §3.1). Shares are of the head's *mechanical* time — seek, rotational
+//! latency and media transfer — as the paper's bars are; controller and bus overheads are left
+//! out. The rotational-latency share is what freeblock scheduling can turn into free bandwidth.
+//!
+//! ```text
+//!  Fig. 2  five disks          ┐
+//!  Fig. 3  request size        │  one run a bar ─► HeadUsageBar { seek, rot. latency, transfer,
+//!  Fig. 4  locality            ├─►                               access ms, checks }
+//!  Fig. 5  schedulers, MPL 20  │                  ─► table, CSV, one SVG per figure (report.rs)
+//!  Fig. 6  SPTF-SWn%, MPL 20   ┘
+//! ```
+//!
+//! [`head_usage`] makes the bars and compares them with the paper ([`PaperCheck`]); [`run`]
+//! is the reproduction's entry point (text or JSON, CSV, plots, statements).
 
 use std::sync::Arc;
 
 use freeblock_disk::{library, Disk};
 use serde::Serialize;
 
-use crate::error::Result;
-use crate::report::RunReport;
-use crate::sched::SchedulerSpec;
-use crate::sim::{SimConfig, Simulation};
-use crate::workload::{LocalitySpec, RandomSpec, SizeDist, WorkloadSpec};
+use freeblock::report::RunReport;
+use freeblock::repro::PaperCheck;
+use freeblock::sched::SchedulerSpec;
+use freeblock::sim::{SimConfig, Simulation};
+use freeblock::workload::{LocalitySpec, RandomSpec, SizeDist, WorkloadSpec};
+use freeblock::Result;
 
-/// A published figure to compare against.
-#[derive(Debug, Clone, Serialize)]
-pub struct PaperCheck {
-    /// What is compared, e.g. "rotational latency share".
-    pub metric: String,
-    /// The paper's statement, e.g. "27–36%".
-    pub paper: String,
-    /// Accepted range for ours (the paper's value with a stated tolerance).
-    pub low: f64,
-    /// Upper end of the accepted range.
-    pub high: f64,
-    /// Ours.
-    pub ours: f64,
-    /// Whether ours falls in the range.
-    pub matches: bool,
-}
+mod report;
 
-impl PaperCheck {
-    fn new(metric: &str, paper: &str, low: f64, high: f64, ours: f64) -> Self {
-        Self { metric: metric.into(), paper: paper.into(), low, high, ours, matches: ours >= low && ours <= high }
-    }
-}
+pub use report::run;
 
 /// One bar of a head-usage figure.
 #[derive(Debug, Clone, Serialize)]
@@ -73,7 +65,7 @@ fn bar(figure: u32, label: String, r: &RunReport) -> HeadUsageBar {
     }
 }
 
-fn run(disk: &Arc<Disk>, workload: &WorkloadSpec, scheduler: SchedulerSpec, mpl: u32) -> Result<RunReport> {
+fn simulate(disk: &Arc<Disk>, workload: &WorkloadSpec, scheduler: SchedulerSpec, mpl: u32) -> Result<RunReport> {
     let w = workload.build(disk.capacity(), 42)?;
     Simulation::new(Arc::clone(disk), w, SimConfig { scheduler, mpl, ..SimConfig::default() }).run(None)
 }
@@ -95,7 +87,7 @@ pub fn head_usage(requests: u64, mut tick: impl FnMut(usize, usize)) -> Result<V
     // Fig. 2: five disks, random 4 KB, one outstanding.
     for name in ["atlas10k", "cheetah4lp", "cheetah9lp", "cheetah18lp", "ibm18es"] {
         let d = library::media(name)?;
-        let r = run(&d, &random(requests, 8), SchedulerSpec::Fcfs, 1)?;
+        let r = simulate(&d, &random(requests, 8), SchedulerSpec::Fcfs, 1)?;
         let mut b = bar(2, name.into(), &r);
         b.checks.push(PaperCheck::new("rotational latency share", "27–36%", 0.25, 0.38, b.rotational_latency));
         bars.push(b);
@@ -105,7 +97,7 @@ pub fn head_usage(requests: u64, mut tick: impl FnMut(usize, usize)) -> Result<V
     // Fig. 3: request size sweep on the Atlas 10K.
     let atlas = library::media("atlas10k")?;
     for kb in [4u32, 16, 32, 64, 128, 256] {
-        let r = run(&atlas, &random(requests, kb * 2), SchedulerSpec::Fcfs, 1)?;
+        let r = simulate(&atlas, &random(requests, kb * 2), SchedulerSpec::Fcfs, 1)?;
         let mut b = bar(3, format!("{kb} KB"), &r);
         if kb == 256 {
             b.checks.push(PaperCheck::new("head utilisation (transfer share)", "below 55%", 0.0, 0.55, b.transfer));
@@ -126,7 +118,7 @@ pub fn head_usage(requests: u64, mut tick: impl FnMut(usize, usize)) -> Result<V
             local_fraction: f64::from(pct) / 100.0,
             local_stddev_sectors: 8192.0,
         });
-        let r = run(&atlas, &w, SchedulerSpec::Fcfs, 1)?;
+        let r = simulate(&atlas, &w, SchedulerSpec::Fcfs, 1)?;
         let mut b = bar(4, format!("{pct}% local"), &r);
         if pct == 70 {
             b.checks.push(PaperCheck::new("rotational latency share", "~60%", 0.54, 0.66, b.rotational_latency));
@@ -137,7 +129,7 @@ pub fn head_usage(requests: u64, mut tick: impl FnMut(usize, usize)) -> Result<V
 
     // Fig. 5: schedulers with 20 outstanding.
     for s in [SchedulerSpec::Fcfs, SchedulerSpec::Clook, SchedulerSpec::Sstf, SchedulerSpec::Sptf] {
-        let r = run(&atlas, &random(requests, 8), s, 20)?;
+        let r = simulate(&atlas, &random(requests, 8), s, 20)?;
         let mut b = bar(5, s.to_string(), &r);
         match s {
             SchedulerSpec::Clook | SchedulerSpec::Sstf => b.checks.push(PaperCheck::new("rotational latency share", "~50%", 0.45, 0.55, b.rotational_latency)),
@@ -152,7 +144,7 @@ pub fn head_usage(requests: u64, mut tick: impl FnMut(usize, usize)) -> Result<V
     let mut sptf_access = 0.0;
     for n in [0.0, 5.0, 10.0, 20.0, 30.0, 40.0, 60.0, 100.0] {
         let s = if n == 0.0 { SchedulerSpec::Sptf } else { SchedulerSpec::SptfSw { window_pct: n } };
-        let r = run(&atlas, &random(requests, 8), s, 20)?;
+        let r = simulate(&atlas, &random(requests, 8), s, 20)?;
         let mut b = bar(6, s.to_string(), &r);
         if n == 0.0 {
             sptf_access = b.access_mean_ms;
@@ -164,7 +156,7 @@ pub fn head_usage(requests: u64, mut tick: impl FnMut(usize, usize)) -> Result<V
         bars.push(b);
         done(&bars);
     }
-    let r = run(&atlas, &random(requests, 8), SchedulerSpec::Sstf, 20)?;
+    let r = simulate(&atlas, &random(requests, 8), SchedulerSpec::Sstf, 20)?;
     let mut b = bar(6, "SSTF".into(), &r);
     b.checks.push(PaperCheck::new("access time vs SPTF", "~+25%", 0.18, 0.32, b.access_mean_ms / sptf_access - 1.0));
     bars.push(b);
