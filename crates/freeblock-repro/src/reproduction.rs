@@ -141,7 +141,7 @@ pub struct Incomplete {
 impl Incomplete {
     /// `outcome`, incomplete for the reason `message`, as a reproduction's [`Error`].
     #[must_use]
-    pub fn new(outcome: Outcome, message: String) -> Error {
+    pub fn error(outcome: Outcome, message: String) -> Error {
         Box::new(Self { outcome, message })
     }
 }

@@ -55,7 +55,7 @@ pub(super) fn outcome(options: &Options, report: &FreeMiningReport, ran_on: &str
     if options.json {
         let output = format!("{}\n", serde_json::to_string_pretty(&serde_json::json!({ "report": report, "plots": plots, "data": csvs }))?);
         let outcome = Outcome { output, statements, files };
-        return if report.failed_runs.is_empty() { Ok(outcome) } else { Err(Incomplete::new(outcome, format!("{} runs failed (see failed_runs)", report.failed_runs.len()))) };
+        return if report.failed_runs.is_empty() { Ok(outcome) } else { Err(Incomplete::error(outcome, format!("{} runs failed (see failed_runs)", report.failed_runs.len()))) };
     }
     let output = format!("{}plots: {}\ndata: {}\n", free_mining_text(report), plots.join(", "), csvs.join(", "));
     if !options.quiet {
@@ -65,7 +65,7 @@ pub(super) fn outcome(options: &Options, report: &FreeMiningReport, ran_on: &str
     if report.failed_runs.is_empty() {
         Ok(outcome)
     } else {
-        Err(Incomplete::new(outcome, format!("{} of {runs} runs failed (listed under FAILED RUNS above)", report.failed_runs.len())))
+        Err(Incomplete::error(outcome, format!("{} of {runs} runs failed (listed under FAILED RUNS above)", report.failed_runs.len())))
     }
 }
 
