@@ -36,7 +36,7 @@ pub fn repro(a: &ReproArgs) -> CmdResult {
         "head-usage" => run_and_print(a),
         "range-writes" => super::range_writes::range_writes(a),
         // Dask lives in Python: this binary runs free-mining on its own threads.
-        "free-mining" if a.scheduler_address.is_some() => Err(super::sweep::NEEDS_PYTHON.replace("{what}", "repro free-mining --scheduler-address").into()),
+        "free-mining" if a.scheduler_address.is_some() => Err(super::args::NEEDS_PYTHON.replace("{what}", "repro free-mining --scheduler-address").into()),
         "free-mining" => run_and_print(a),
         "rearrangement" => super::rearrangement::rearrangement(a),
         "fs2" => super::fs2::fs2(a),

@@ -23,14 +23,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser};
 use freeblock_repro::p000_freeblock::free_mining::{self, RunResult};
 
-use super::args::ReproArgs;
+use super::args::{ReproArgs, NEEDS_PYTHON};
 use crate::{Cli, Command};
 
 use crate::output::CmdResult;
 
-/// What this binary says when asked for something that runs on Dask; `{what}` is the command.
-pub const NEEDS_PYTHON: &str = "`freeblock {what}` runs on Dask and needs the Python package: \
-     install it (`make build`, or `pip install .`) and use its `freeblock` command (or `python3 -m freeblock`)";
 
 /// `freeblock sweep FILE` (implemented in Python; here for the help and the message).
 #[derive(Debug, Args)]
