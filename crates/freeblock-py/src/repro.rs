@@ -14,7 +14,7 @@
 
 use std::ffi::OsString;
 
-use freeblock::free_mining::{self, FreeMiningConfig, RunKey, RunResult};
+use freeblock_repro::p000_freeblock::free_mining::{self, FreeMiningConfig, RunKey, RunResult};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
@@ -42,7 +42,8 @@ fn json_error(what: &str, e: &dyn std::fmt::Display) -> PyErr {
 #[pyfunction]
 pub fn free_mining_plan(py: Python<'_>, argv: Vec<OsString>) -> PyResult<Option<PyObject>> {
     guarded("free_mining_plan", || {
-        let Some(plan) = freeblock_cli::commands::sweep::free_mining_plan(argv) else { return Ok(None) };
+        let Some(cli) = freeblock_cli::commands::sweep::free_mining_plan(argv) else { return Ok(None) };
+        let plan = cli.plan;
         let config = serde_json::to_string(&plan.config).map_err(|e| json_error("settings", &e))?;
         let runs = plan.runs.iter().map(serde_json::to_string).collect::<Result<Vec<_>, _>>().map_err(|e| json_error("runs", &e))?;
         let d = PyDict::new(py);
@@ -50,9 +51,9 @@ pub fn free_mining_plan(py: Python<'_>, argv: Vec<OsString>) -> PyResult<Option<
         d.set_item("runs", runs)?;
         d.set_item("labels", plan.runs.iter().map(label).collect::<Vec<_>>())?;
         d.set_item("start_order", plan.start_order)?;
-        d.set_item("workers", plan.workers)?;
-        d.set_item("scheduler_address", plan.scheduler_address)?;
-        d.set_item("quiet", plan.quiet)?;
+        d.set_item("workers", cli.workers)?;
+        d.set_item("scheduler_address", cli.scheduler_address)?;
+        d.set_item("quiet", cli.quiet)?;
         Ok(Some(d.into_any().unbind()))
     })
 }
@@ -65,7 +66,7 @@ pub fn free_mining_run<'py>(py: Python<'py>, config: &str, run: &str) -> PyResul
     guarded("free_mining_run", || {
         let config: FreeMiningConfig = serde_json::from_str(config).map_err(|e| json_error("settings", &e))?;
         let key: RunKey = serde_json::from_str(run).map_err(|e| json_error("run", &e))?;
-        let outcome: RunResult = py.allow_threads(|| free_mining::run_planned(&config, key));
+        let outcome: RunResult = py.allow_threads(|| free_mining::run_one(&config, key));
         let bytes = postcard::to_stdvec(&outcome).map_err(|e| json_error("encoding the outcome", &e))?;
         Ok(PyBytes::new(py, &bytes))
     })

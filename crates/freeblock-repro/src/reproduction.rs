@@ -135,6 +135,33 @@ pub struct Outcome {
     pub files: Vec<PathBuf>,
 }
 
+/// The error of a reproduction that ran but part of which failed (runs that ended in an error,
+/// which its output lists): the outcome all the same, and what failed. The command line prints
+/// the outcome's output, then the error, and exits with an error.
+#[derive(Debug)]
+pub struct Incomplete {
+    /// What the reproduction produced.
+    pub outcome: Outcome,
+    /// What failed.
+    pub message: String,
+}
+
+impl Incomplete {
+    /// `outcome`, incomplete for the reason `message`, as a reproduction's [`Error`].
+    #[must_use]
+    pub fn error(outcome: Outcome, message: String) -> Error {
+        Box::new(Self { outcome, message })
+    }
+}
+
+impl std::fmt::Display for Incomplete {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Incomplete {}
+
 /// A reproduction: its name on the command line, what it reproduces, and how to run it.
 pub struct Reproduction {
     /// The name `freeblock repro NAME` takes.

@@ -37,6 +37,11 @@ pub(crate) fn shared_dir(arg: Option<&PathBuf>) -> PathBuf {
     exe_rel
 }
 
+/// What this binary says when asked for something that runs on Dask (`freeblock sweep`,
+/// `repro free-mining --scheduler-address`); `{what}` is the command.
+pub const NEEDS_PYTHON: &str = "`freeblock {what}` runs on Dask and needs the Python package: \
+     install it (`make build`, or `pip install .`) and use its `freeblock` command (or `python3 -m freeblock`)";
+
 #[derive(Debug, Args)]
 pub struct ReproArgs {
     /// Which reproduction: head-usage (paper 000 §3), range-writes (paper 004), free-mining

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use freeblock_repro::p000_freeblock::demo::{self, DemoOptions};
 
 use crate::output::CmdResult;
 
@@ -20,6 +21,10 @@ pub struct DemoArgs {
     pub scan_requests: u64,
 }
 
+/// Prints each part of the demo as it ends (the second runs a while).
 pub fn demo(a: &DemoArgs) -> CmdResult {
-    super::head_usage::demo(a)
+    let options = DemoOptions { out: a.out.clone(), requests: a.requests, scan_requests: a.scan_requests };
+    out!("{}", demo::head_usage_part(&options)?.output);
+    out!("{}", demo::free_scan_part(&options)?.output);
+    Ok(())
 }

@@ -6,9 +6,25 @@ use crate::output::CmdResult;
 /// Runs the reproduction `a.what` from the library and prints what it returns.
 #[allow(dead_code)] // each reproduction moves to it in turn (issue 36)
 fn run_and_print(a: &ReproArgs) -> CmdResult {
-    let outcome = freeblock_repro::find(&a.what)?.run(&a.options())?;
-    out!("{}", outcome.output);
-    Ok(())
+    print_outcome(freeblock_repro::find(&a.what)?.run(&a.options()))
+}
+
+/// Prints a reproduction's output; when part of it failed
+/// ([`freeblock_repro::reproduction::Incomplete`]), its output all the same, then the error.
+pub fn print_outcome(result: freeblock_repro::Result<freeblock_repro::Outcome>) -> CmdResult {
+    match result {
+        Ok(outcome) => {
+            out!("{}", outcome.output);
+            Ok(())
+        }
+        Err(e) => match e.downcast::<freeblock_repro::reproduction::Incomplete>() {
+            Ok(incomplete) => {
+                out!("{}", incomplete.outcome.output);
+                Err(incomplete.message.into())
+            }
+            Err(e) => Err(e),
+        },
+    }
 }
 
 pub fn repro(a: &ReproArgs) -> CmdResult {
@@ -17,9 +33,11 @@ pub fn repro(a: &ReproArgs) -> CmdResult {
         eprintln!("note: {} has no --quick version (the full reproduction takes seconds); running it in full", a.what);
     }
     let result = match a.what.as_str() {
-        "head-usage" => super::head_usage::head_usage(a),
+        "head-usage" => run_and_print(a),
         "range-writes" => super::range_writes::range_writes(a),
-        "free-mining" => super::free_mining::free_mining(a),
+        // Dask lives in Python: this binary runs free-mining on its own threads.
+        "free-mining" if a.scheduler_address.is_some() => Err(super::args::NEEDS_PYTHON.replace("{what}", "repro free-mining --scheduler-address").into()),
+        "free-mining" => run_and_print(a),
         "rearrangement" => super::rearrangement::rearrangement(a),
         "fs2" => super::fs2::fs2(a),
         "lfs-cleaning" => super::lfs_cleaning::lfs_cleaning(a),

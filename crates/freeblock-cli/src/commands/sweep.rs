@@ -5,13 +5,15 @@
 //! Python `freeblock` command intercepts them before forwarding its argv to [`crate::run`].
 //! This binary, without Python, says so for `sweep` and runs free-mining on its own threads.
 //!
-//! For free-mining the Python side needs three things from here, so that the reproduction is
-//! parsed, planned, assembled and printed by the same code either way:
+//! For free-mining the Python side needs three things, so that the reproduction is parsed,
+//! planned, assembled and printed by the same code either way. The reproduction's own are in
+//! `freeblock_repro::p000_freeblock::free_mining` (`plan`, `run_one`, `finish`); here the argv is
+//! parsed as this binary parses it, and the report printed as it prints it:
 //!
 //! ```text
-//!  free_mining_plan(argv)         the argv parsed as `freeblock repro free-mining …`: config and runs
-//!  freeblock::free_mining::run_planned(config, run)   one run, in any worker process
-//!  free_mining_finish(argv, outcomes, …)   the report: the plots, CSVs and text of the Rust command
+//!  free_mining_plan(argv)                 the argv parsed as `freeblock repro free-mining …`: its plan
+//!  free_mining::run_one(config, run)      one run, in any worker process
+//!  free_mining_finish(argv, outcomes, …)  the report: the plots, CSVs and text of the Rust command
 //! ```
 
 use std::ffi::OsString;
@@ -19,16 +21,13 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use clap::{Args, Parser};
-use freeblock::free_mining::{self, FreeMiningConfig, RunKey, RunResult};
+use freeblock_repro::p000_freeblock::free_mining::{self, RunResult};
 
-use super::args::ReproArgs;
+use super::args::{ReproArgs, NEEDS_PYTHON};
 use crate::{Cli, Command};
 
 use crate::output::CmdResult;
 
-/// What this binary says when asked for something that runs on Dask; `{what}` is the command.
-pub const NEEDS_PYTHON: &str = "`freeblock {what}` runs on Dask and needs the Python package: \
-     install it (`make build`, or `pip install .`) and use its `freeblock` command (or `python3 -m freeblock`)";
 
 /// `freeblock sweep FILE` (implemented in Python; here for the help and the message).
 #[derive(Debug, Args)]
@@ -62,12 +61,8 @@ pub fn sweep(_a: &SweepArgs) -> CmdResult {
 /// `freeblock repro free-mining …` as its runs: what the Python side needs to run them.
 #[derive(Debug)]
 pub struct FreeMiningPlan {
-    /// The reproduction's settings (the argument of `run_planned` and the assembly).
-    pub config: FreeMiningConfig,
-    /// Every simulation ([`free_mining::simulations`]), in the report's order.
-    pub runs: Vec<RunKey>,
-    /// The order to start them in (indexes into `runs`, dearest first).
-    pub start_order: Vec<usize>,
+    /// The reproduction's simulations, and the order to start them in.
+    pub plan: free_mining::Plan,
     /// `--threads`: local worker processes.
     pub workers: Option<usize>,
     /// `--scheduler-address`.
@@ -97,12 +92,8 @@ where
     T: Into<OsString> + Clone,
 {
     let a = free_mining_args(argv)?;
-    let config = super::free_mining::free_mining_config(&a);
-    let runs = free_mining::simulations(&config);
     Some(FreeMiningPlan {
-        start_order: free_mining::dearest_first(&runs),
-        runs,
-        config,
+        plan: free_mining::plan(&a.options()),
         workers: a.threads,
         scheduler_address: a.scheduler_address,
         quiet: a.quiet || a.json,
@@ -119,13 +110,7 @@ where
 {
     let result: CmdResult = match free_mining_args(argv) {
         None => Err("free_mining_finish: the arguments are not a `freeblock repro free-mining` command line".into()),
-        Some(a) => {
-            let config = super::free_mining::free_mining_config(&a);
-            free_mining::assemble(&config, outcomes)
-                .map_err(Into::into)
-                .and_then(|report| super::free_mining::free_mining_output(&a, &report, ran_on, wall_s))
-                .and_then(|()| super::repro::quick_note(&a))
-        }
+        Some(a) => super::repro::print_outcome(free_mining::finish(&a.options(), outcomes, ran_on, wall_s)).and_then(|()| super::repro::quick_note(&a)),
     };
     let flushed = result.and_then(|()| std::io::stdout().flush().map_err(Into::into));
     match flushed {
@@ -146,11 +131,11 @@ mod tests {
     #[test]
     fn only_free_mining_is_planned() {
         let plan = free_mining_plan(["freeblock", "repro", "free-mining", "--quick", "--threads", "3", "--scheduler-address", "tcp://h:8786"]).expect("a plan");
-        assert_eq!(plan.runs, free_mining::simulations(&FreeMiningConfig::quick()));
+        assert_eq!(plan.plan.runs, free_mining::simulations(&free_mining::FreeMiningConfig::quick()));
         assert_eq!((plan.workers, plan.scheduler_address.as_deref(), plan.quiet), (Some(3), Some("tcp://h:8786"), false));
-        let mut order = plan.start_order.clone();
+        let mut order = plan.plan.start_order.clone();
         order.sort_unstable();
-        assert_eq!(order, (0..plan.runs.len()).collect::<Vec<_>>());
+        assert_eq!(order, (0..plan.plan.runs.len()).collect::<Vec<_>>());
         assert!(free_mining_plan(["freeblock", "repro", "head-usage"]).is_none());
         assert!(free_mining_plan(["freeblock", "repro", "free-mining", "--no-such-flag"]).is_none());
         assert!(free_mining_plan(["freeblock", "disks"]).is_none());

@@ -6,6 +6,7 @@
 
 mod bench;
 mod firmware_queue;
+mod p000_freeblock;
 mod scrub;
 mod write_cache;
 

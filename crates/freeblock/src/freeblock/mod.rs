@@ -24,6 +24,8 @@
 //! * [`Freeblock`] executes plans around each foreground request, keeps the books (potential,
 //!   free transfer, extra seek, unused latency; paper 000 Fig. 9c) and drives the applications.
 //! * [`Scan`] is the full-disk or sampling scan of paper 000 §6.
+//! * [`bandwidth`]: the disk's media bandwidth and a repeated scan's steady state, the figures
+//!   free bandwidth is reported against.
 //!
 //! Switch it on for a run with a `[freeblock]` table in the experiment file
 //! ([`FreeblockConfig`]), or [`crate::sim::Simulation::with_freeblock`] from Rust.
@@ -32,12 +34,14 @@
 #![allow(clippy::manual_is_multiple_of)]
 
 pub mod apps;
+pub mod bandwidth;
 pub mod engine;
 pub mod error;
 pub mod planner;
 pub mod sets;
 
 pub use apps::{BackgroundApp, PassRecord, ProgressPoint, Promoted, Scan, TaskControl, TaskReport, DEFAULT_PASSES_IN_FLIGHT};
+pub use bandwidth::{media_mb_s, share_of_potential, steady_state, SteadyState};
 pub use engine::{Accounts, Freeblock, DEFAULT_MAX_TRACKS, FreeblockConfig, FreeblockReport, Placement, TaskSpec, TimelineRow};
 pub use error::FreeblockError;
 pub use planner::{Plan, Planner, PlannerKind, Segment, Window};

@@ -1,26 +1,17 @@
-//! Freeblock scheduling on the command line: `freeblock repro free-mining` (paper 000 §6), the
-//! free-scan part of `freeblock demo`, and the planner rows of `freeblock bench`.
+//! Paper 000 §6's report: the tables of Figs. 8–10 and the planner comparison with the paper's
+//! figures beside ours, the CSVs of every run and of Figs. 9 and 10, the SVG plots, and the
+//! statements checked.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::Path;
-use std::sync::Arc;
-use std::time::Instant;
+use std::path::{Path, PathBuf};
 
-use freeblock::free_mining::{self, FreeMiningConfig, FreeMiningReport, MiningRun, ScanDetail};
-use freeblock::freeblock::{Freeblock, FreeblockConfig, PlannerKind, TaskSpec};
-use freeblock::sched::SchedulerSpec;
-use freeblock::sim::{SimConfig, Simulation};
-use freeblock::workload::{OltpSpec, WorkloadSpec};
-use freeblock_disk::library;
-use indicatif::{ProgressBar, ProgressStyle};
-
-use crate::progress::Runs;
-use super::args::ReproArgs;
+use super::paper;
+use super::{FreeMiningReport, MiningRun, ScanDetail, SampleRow, SplitSlice};
 use crate::plot::{lines, stacked_bars, Line, Reference, SegmentMark, StackedBar};
+use crate::reproduction::Incomplete;
 use crate::table::{pct, signed_pct, Table};
-
-use crate::output::CmdResult;
+use crate::{Options, Outcome, Result, Statement};
 
 fn verdict(ok: bool) -> &'static str {
     if ok { "within" } else { "MISSES" }
@@ -49,59 +40,64 @@ fn hours_cell(pass_s: Option<f64>) -> String {
     pass_s.map_or("not done".into(), |s| format!("{:.2}", s / 3600.0))
 }
 
-/// `freeblock repro free-mining`: its runs on `--threads` threads of this process. (The
-/// `freeblock` command of the Python package runs them as Dask tasks instead, and ends with
-/// [`free_mining_output`] as this does.)
-pub fn free_mining(a: &ReproArgs) -> CmdResult {
-    if a.scheduler_address.is_some() {
-        return Err(super::sweep::NEEDS_PYTHON.replace("{what}", "repro free-mining --scheduler-address").into());
+/// The report's outcome: writes its plots and CSVs under `options.out`, and gives its text (or
+/// JSON document) and statements; `ran_on` says where the runs ran ("2 threads", "2 Dask
+/// workers") in the closing line on standard error (unless quiet), `wall_s` how long they took.
+/// Runs that failed make it [`Incomplete`].
+pub(super) fn outcome(options: &Options, report: &FreeMiningReport, ran_on: &str, wall_s: f64) -> Result<Outcome> {
+    std::fs::create_dir_all(&options.out)?;
+    let plots = free_mining_plots(report, &options.out)?;
+    let csvs = free_mining_csvs(report, &options.out)?;
+    let files: Vec<PathBuf> = plots.iter().chain(&csvs).cloned().collect();
+    let (plots, csvs) = (display(&plots), display(&csvs));
+    let statements = statements(report);
+    let runs = report.runs.len() + report.failed_runs.len();
+    if options.json {
+        let output = format!("{}\n", serde_json::to_string_pretty(&serde_json::json!({ "report": report, "plots": plots, "data": csvs }))?);
+        let outcome = Outcome { output, statements, files };
+        return if report.failed_runs.is_empty() { Ok(outcome) } else { Err(Incomplete::error(outcome, format!("{} runs failed (see failed_runs)", report.failed_runs.len()))) };
     }
-    let config = free_mining_config(a);
-    let pb = Runs::new("free-mining", 1, a.quiet || a.json);
-    let started = Instant::now();
-    let report = free_mining::free_mining(&config, &|done, total| pb.set(done, total))?;
-    pb.finish();
-    free_mining_output(a, &report, &format!("{} threads", config.threads), started.elapsed().as_secs_f64())
-}
-
-/// The reproduction `a` asks for: the full one or `--quick`, with its cap and thread count.
-pub fn free_mining_config(a: &ReproArgs) -> FreeMiningConfig {
-    let mut config = if a.quick { FreeMiningConfig::quick() } else { FreeMiningConfig::default() };
-    if let Some(cap) = a.max_requests {
-        config.max_requests = cap;
+    let output = format!("{}plots: {}\ndata: {}\n", free_mining_text(report), plots.join(", "), csvs.join(", "));
+    if !options.quiet {
+        let _ = writeln!(std::io::stderr(), "free-mining: {runs} simulated runs on {ran_on} in {wall_s:.1} s");
     }
-    if let Some(t) = a.threads {
-        config.threads = t.max(1);
-    }
-    config.repeated_scans |= a.repeated_scans;
-    config
-}
-
-/// Writes the plots and CSVs of `report` and prints it (text or `--json`); `ran_on` says where
-/// the runs ran ("2 threads", "2 Dask workers") in the closing line on stderr, `wall_s` how long
-/// they took.
-pub fn free_mining_output(a: &ReproArgs, report: &FreeMiningReport, ran_on: &str, wall_s: f64) -> CmdResult {
-    std::fs::create_dir_all(&a.out)?;
-    let plots = free_mining_plots(report, &a.out)?;
-    let csvs = free_mining_csvs(report, &a.out)?;
-    if a.json {
-        outln!("{}", serde_json::to_string_pretty(&serde_json::json!({ "report": report, "plots": plots, "data": csvs }))?);
-        if !report.failed_runs.is_empty() {
-            return Err(format!("{} runs failed (see failed_runs)", report.failed_runs.len()).into());
-        }
-        return Ok(());
-    }
-    out!("{}", free_mining_text(report));
-    outln!("plots: {}", plots.join(", "));
-    outln!("data: {}", csvs.join(", "));
-    if !a.quiet {
-        let _ = writeln!(std::io::stderr(), "free-mining: {} simulated runs on {ran_on} in {wall_s:.1} s", report.runs.len() + report.failed_runs.len());
-    }
+    let outcome = Outcome { output, statements, files };
     if report.failed_runs.is_empty() {
-        Ok(())
+        Ok(outcome)
     } else {
-        Err(format!("{} of {} runs failed (listed under FAILED RUNS above)", report.failed_runs.len(), report.runs.len() + report.failed_runs.len()).into())
+        Err(Incomplete::error(outcome, format!("{} of {runs} runs failed (listed under FAILED RUNS above)", report.failed_runs.len())))
     }
+}
+
+fn display(paths: &[PathBuf]) -> Vec<String> {
+    paths.iter().map(|p| p.display().to_string()).collect()
+}
+
+/// Every comparison with the paper (or the issue's target), as the tables print them, and
+/// whether the foreground was left alone in every run.
+fn statements(r: &FreeMiningReport) -> Vec<Statement> {
+    let mut out: Vec<Statement> = r
+        .checks
+        .iter()
+        .map(|c| Statement {
+            source: c.figure.clone(),
+            claim: format!("{}: {}", c.context, c.check.metric),
+            paper: c.check.paper.clone(),
+            ours: check_value(&c.check.metric, c.check.ours),
+            value: Some(c.check.ours),
+            agrees: Some(c.check.matches),
+        })
+        .collect();
+    let delayed: u64 = r.runs.iter().map(|x| x.delayed_foreground).sum();
+    out.push(Statement {
+        source: "§6".into(),
+        claim: format!("free means free: foreground requests delayed by background work over all {} runs", r.runs.len()),
+        paper: "0 (in-firmware freeblock scheduling is free)".into(),
+        ours: delayed.to_string(),
+        value: Some(delayed as f64),
+        agrees: Some(delayed == 0),
+    });
+    out
 }
 
 fn free_mining_text(r: &FreeMiningReport) -> String {
@@ -113,7 +109,7 @@ fn free_mining_text(r: &FreeMiningReport) -> String {
         c.disk,
         r.capacity_gb,
         r.media_mb_s,
-        free_mining::PAPER_MEDIA_MB_S
+        paper::PAPER_MEDIA_MB_S
     );
     let _ = writeln!(
         s,
@@ -248,7 +244,7 @@ fn free_mining_text(r: &FreeMiningReport) -> String {
             pct(x.ours_free_transfer),
             format!("{:.2}", x.ours_free_mb_s),
             format!("{:.1}", x.ours_scans_per_day),
-            verdict(x.ours_efficiency >= free_mining::TARGET_EFFICIENCY_OURS).to_string(),
+            verdict(x.ours_efficiency >= paper::TARGET_EFFICIENCY_OURS).to_string(),
             x.delayed_foreground.to_string(),
         ]);
     }
@@ -275,7 +271,7 @@ fn free_mining_text(r: &FreeMiningReport) -> String {
                 secs(o.interval_s),
                 secs(o.mean_pass_s),
                 o.share.map_or("-".into(), pct),
-                verdict(o.share.is_some_and(|v| v >= free_mining::TARGET_EFFICIENCY_OURS)).to_string(),
+                verdict(o.share.is_some_and(|v| v >= paper::TARGET_EFFICIENCY_OURS)).to_string(),
                 x.ours_repeated_delayed.to_string(),
             ]);
         }
@@ -293,7 +289,7 @@ fn free_mining_text(r: &FreeMiningReport) -> String {
         if delayed == 0 { " (each foreground request started and ended exactly when it would have without the scan)" } else { " — NOT FREE" }
     );
     let (n, ok) = r.checks.iter().fold((0, 0), |(n, ok), c| (n + 1, ok + usize::from(c.check.matches)));
-    let _ = writeln!(s, "{ok} of {n} comparisons with paper 000 and the issue's targets within tolerance (±{:.0}% for \"about\" figures).", 100.0 * free_mining::TOLERANCE);
+    let _ = writeln!(s, "{ok} of {n} comparisons with paper 000 and the issue's targets within tolerance (±{:.0}% for \"about\" figures).", 100.0 * paper::TOLERANCE);
     if !r.failed_runs.is_empty() {
         let _ = writeln!(s, "FAILED RUNS ({}; left out of every table above):", r.failed_runs.len());
         for f in &r.failed_runs {
@@ -344,7 +340,7 @@ fn tenths_text(d: &ScanDetail) -> String {
     s
 }
 
-fn free_mining_plots(r: &FreeMiningReport, out: &Path) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+fn free_mining_plots(r: &FreeMiningReport, out: &Path) -> Result<Vec<PathBuf>> {
     let c = &r.config;
     let mut written = Vec::new();
     let per_sched = |f: &dyn Fn(&MiningRun) -> f64| -> Vec<Line> {
@@ -360,13 +356,13 @@ fn free_mining_plots(r: &FreeMiningReport, out: &Path) -> Result<Vec<String>, Bo
         "multiprogramming level",
         "free bandwidth (MB/s)",
         &per_sched(&|x| x.free_mb_s),
-        &[Reference::Level { label: format!("paper 000: ~{} MB/s at high MPL", free_mining::PAPER_FREE_MB_S), y: free_mining::PAPER_FREE_MB_S }],
+        &[Reference::Level { label: format!("paper 000: ~{} MB/s at high MPL", paper::PAPER_FREE_MB_S), y: paper::PAPER_FREE_MB_S }],
     )?;
     written.push(p);
     let p = out.join("paper000-fig8-potential.svg");
     // The paper prints no potential of its own; it says the 4.9 MB/s are about half of it.
-    let potential = free_mining::PAPER_FREE_MB_S / free_mining::PAPER_EFFICIENCY;
-    let potential_mark = Reference::Level { label: format!("paper 000: ~{potential:.1} MB/s at high MPL ({} MB/s realise ~{:.0}% of it)", free_mining::PAPER_FREE_MB_S, 100.0 * free_mining::PAPER_EFFICIENCY), y: potential };
+    let potential = paper::PAPER_FREE_MB_S / paper::PAPER_EFFICIENCY;
+    let potential_mark = Reference::Level { label: format!("paper 000: ~{potential:.1} MB/s at high MPL ({} MB/s realise ~{:.0}% of it)", paper::PAPER_FREE_MB_S, 100.0 * paper::PAPER_EFFICIENCY), y: potential };
     lines(&p, "Paper 000 Fig. 8b: potential free bandwidth (rotational latency × media rate)", "multiprogramming level", "potential free bandwidth (MB/s)", &per_sched(&|x| x.potential_mb_s), &[potential_mark])?;
     written.push(p);
     let bars: Vec<StackedBar> = c
@@ -424,23 +420,23 @@ fn free_mining_plots(r: &FreeMiningReport, out: &Path) -> Result<Vec<String>, Bo
         "blocks read (% of the disk)",
         &series,
         &[Reference::Point {
-            label: format!("paper 000: the last 5% take ~{:.0}% of the time", 100.0 * free_mining::PAPER_LAST_5PCT_TIME_SHARE),
-            x: 100.0 * (1.0 - free_mining::PAPER_LAST_5PCT_TIME_SHARE),
+            label: format!("paper 000: the last 5% take ~{:.0}% of the time", 100.0 * paper::PAPER_LAST_5PCT_TIME_SHARE),
+            x: 100.0 * (1.0 - paper::PAPER_LAST_5PCT_TIME_SHARE),
             y: 95.0,
         }],
     )?;
     written.push(p);
     for d in &r.fig9 {
         let span = d.pass_s.unwrap_or_else(|| d.buckets.last().map_or(1.0, |b| b.end_s));
-        let x = |b: &free_mining::SplitSlice| 100.0 * (b.start_s + b.end_s) / 2.0 / span;
-        let inside: Vec<&free_mining::SplitSlice> = d.buckets.iter().filter(|b| b.start_s < span).collect();
+        let x = |b: &SplitSlice| 100.0 * (b.start_s + b.end_s) / 2.0 / span;
+        let inside: Vec<&SplitSlice> = d.buckets.iter().filter(|b| b.start_s < span).collect();
         let split = [
             Line { label: "free transfer".into(), points: inside.iter().map(|b| (x(b), 100.0 * b.free_transfer)).collect() },
             Line { label: "extra seek".into(), points: inside.iter().map(|b| (x(b), 100.0 * b.extra_seek)).collect() },
             Line { label: "unused latency".into(), points: inside.iter().map(|b| (x(b), 100.0 * b.unused)).collect() },
         ];
         let p = out.join(format!("paper000-fig9c-{}.svg", d.planner));
-        let paper_split = [("free transfer", 1.0 - free_mining::PAPER_EXTRA_SEEK_SHARE - free_mining::PAPER_UNUSED_SHARE), ("extra seek", free_mining::PAPER_EXTRA_SEEK_SHARE), ("unused latency", free_mining::PAPER_UNUSED_SHARE)]
+        let paper_split = [("free transfer", 1.0 - paper::PAPER_EXTRA_SEEK_SHARE - paper::PAPER_UNUSED_SHARE), ("extra seek", paper::PAPER_EXTRA_SEEK_SHARE), ("unused latency", paper::PAPER_UNUSED_SHARE)]
             .map(|(what, share)| Reference::Level { label: format!("paper 000: {what} ~{:.0}% over the scan", 100.0 * share), y: 100.0 * share });
         lines(&p, &format!("Paper 000 Fig. 9c: use of the potential over the scan ({}, MPL {}, {})", c.detail_scheduler, c.detail_mpl, d.planner), "time (% of the pass)", "% of the potential", &split, &paper_split)?;
         written.push(p);
@@ -455,7 +451,7 @@ fn free_mining_plots(r: &FreeMiningReport, out: &Path) -> Result<Vec<String>, Bo
         written.push(p);
     }
 
-    let fig10 = |f: &dyn Fn(&free_mining::SampleRow) -> f64| -> Vec<Line> {
+    let fig10 = |f: &dyn Fn(&SampleRow) -> f64| -> Vec<Line> {
         c.sample_planners
             .iter()
             .map(|p| Line { label: p.to_string(), points: r.fig10.iter().filter(|x| x.planner == p.to_string()).map(|x| (x.percent, f(x))).collect() })
@@ -468,7 +464,7 @@ fn free_mining_plots(r: &FreeMiningReport, out: &Path) -> Result<Vec<String>, Bo
         "share of the disk needed (%)",
         "efficiency (% of potential)",
         &fig10(&|x| 100.0 * x.efficiency),
-        &[Reference::Point { label: format!("paper 000: ~{:.0}% for any 80%", 100.0 * free_mining::PAPER_SAMPLE_80_EFFICIENCY), x: 80.0, y: 100.0 * free_mining::PAPER_SAMPLE_80_EFFICIENCY }],
+        &[Reference::Point { label: format!("paper 000: ~{:.0}% for any 80%", 100.0 * paper::PAPER_SAMPLE_80_EFFICIENCY), x: 80.0, y: 100.0 * paper::PAPER_SAMPLE_80_EFFICIENCY }],
     )?;
     written.push(p);
     let p = out.join("paper000-fig10-per-day.svg");
@@ -478,23 +474,23 @@ fn free_mining_plots(r: &FreeMiningReport, out: &Path) -> Result<Vec<String>, Bo
         "share of the disk needed (%)",
         "samples per day",
         &fig10(&|x| x.samples_per_day),
-        &[Reference::Point { label: format!("paper 000: {:.0}+ a day for any 80%", free_mining::PAPER_SAMPLE_80_PER_DAY), x: 80.0, y: free_mining::PAPER_SAMPLE_80_PER_DAY }],
+        &[Reference::Point { label: format!("paper 000: {:.0}+ a day for any 80%", paper::PAPER_SAMPLE_80_PER_DAY), x: 80.0, y: paper::PAPER_SAMPLE_80_PER_DAY }],
     )?;
     written.push(p);
-    Ok(written.iter().map(|p| p.display().to_string()).collect())
+    Ok(written)
 }
 
 /// Fig. 8c's paper marks: the paper's split of the potential (the foreground's rotational
 /// latency) into free transfer, extra seek and unused latency, applied to each bar's own
 /// rotational latency `rotational` (a share of the head's time; segments 2–4 of the bar).
 fn fig8c_marks(rotational: f64) -> Vec<SegmentMark> {
-    let unused = free_mining::PAPER_UNUSED_SHARE;
-    let extra = free_mining::PAPER_EXTRA_SEEK_SHARE;
+    let unused = paper::PAPER_UNUSED_SHARE;
+    let extra = paper::PAPER_EXTRA_SEEK_SHARE;
     let free = 1.0 - extra - unused;
     [(2, free), (3, extra), (4, unused)].into_iter().map(|(segment, share)| SegmentMark { segment, low: rotational * share, high: rotational * share }).collect()
 }
 
-fn free_mining_csvs(r: &FreeMiningReport, out: &Path) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+fn free_mining_csvs(r: &FreeMiningReport, out: &Path) -> Result<Vec<PathBuf>> {
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.6}"));
     let mut s = String::from(
         "scheduler,mpl,planner,balance,sample_percent,requests,simulated_s,hit_cap,pass_s,pass_done,free_mb_s,piggyback_mb_s,potential_mb_s,media_share,efficiency,pass_efficiency,free_transfer_fraction,extra_seek_fraction,unused_fraction,passes_per_day,passes_per_day_extrapolated,response_mean_ms,fg_seek,fg_rotational_latency,fg_transfer,fg_idle,useful_with_mining,last_5pct_time_share,delayed_foreground,decisions,repeated_passes_ended,repeated_interval_s,repeated_share\n",
@@ -554,67 +550,5 @@ fn free_mining_csvs(r: &FreeMiningReport, out: &Path) -> Result<Vec<String>, Box
     }
     let fig10 = out.join("free-mining-fig10.csv");
     std::fs::write(&fig10, s)?;
-    Ok([runs, fig9, fig10].iter().map(|p| p.display().to_string()).collect())
-}
-
-/// The free-scan part of `freeblock demo`: OLTP on the Atlas 10K with and without a background
-/// whole-disk scan; the foreground is the same, the scan's bandwidth is free. The run with the
-/// scan ends when the scan does (or at `max_requests`); the run without it serves exactly as many
-/// requests, so the two can be compared request for request.
-pub fn demo_free_scan(max_requests: u64) -> CmdResult {
-    let disk = library::media("atlas10k")?;
-    let (scheduler, mpl, think_ms) = (SchedulerSpec::Fcfs, 10, 30.0);
-    let workload = || WorkloadSpec::Oltp(OltpSpec { think_time_ms: think_ms, ..OltpSpec::default() }).build(disk.capacity(), 42);
-    let scan = TaskSpec::Scan { block_bytes: 4096, passes: 1, fraction: 1.0, first_lbn: None, blocks: None, next_pass_at: None, passes_in_flight: None };
-    let fb = Freeblock::new(Arc::clone(&disk), FreeblockConfig { planner: PlannerKind::TwoTrack, tasks: vec![scan], ..FreeblockConfig::default() })?;
-    outln!(
-        "\nFree scan: OLTP on the {} (cache off), MPL {mpl}, {scheduler}, {think_ms} ms think time; in the background one whole-disk scan in 4 KB blocks ({} planner), until it ends (at most {max_requests} foreground requests)\n",
-        disk.spec().description,
-        PlannerKind::TwoTrack
-    );
-    let pb = ProgressBar::new_spinner();
-    if let Ok(style) = ProgressStyle::with_template("{spinner} scanning: {pos} foreground requests served ({elapsed})") {
-        pb.set_style(style);
-    }
-    let mut tick = |n: u64| pb.set_position(n);
-    let sim = SimConfig { scheduler, mpl, think_ms, max_requests, ..SimConfig::default() };
-    let with = Simulation::new(Arc::clone(&disk), workload()?, sim.clone()).with_freeblock(fb).run(Some(&mut tick))?;
-    pb.finish_and_clear();
-    let alone = Simulation::new(Arc::clone(&disk), workload()?, SimConfig { max_requests: with.requests, ..sim }).run(None)?;
-    let f = with.freeblock.as_ref().ok_or("the run has no freeblock report")?;
-    let mut t = Table::new(["", "requests", "mean response ms", "p99 ms", "max ms", "requests/s"]);
-    for (name, r) in [("without the scan", &alone), ("with the scan", &with)] {
-        t.row([name.to_string(), r.requests.to_string(), format!("{:.3}", r.response.mean_ms), format!("{:.3}", r.response.p99_ms), format!("{:.3}", r.response.max_ms), format!("{:.1}", r.throughput_per_s)]);
-    }
-    out!("{}", t.render());
-    let identical = alone.response == with.response && alone.requests == with.requests && alone.duration_ns == with.duration_ns && f.delayed_foreground == 0;
-    if identical {
-        outln!("Foreground identical with and without the scan: every response-time statistic is equal, and no request was delayed (in-firmware freeblock scheduling is free).");
-    } else {
-        outln!("Foreground NOT identical ({} requests delayed by background work).", f.delayed_foreground);
-    }
-    let task = f.tasks.first();
-    let blocks = disk.capacity() / 8;
-    let done = task.map_or(0, |t| t.passes.first().map_or(t.blocks_delivered, |p| p.blocks)) as f64 / blocks as f64;
-    let per_day = match task.and_then(|t| t.passes.first()) {
-        Some(p) => {
-            let secs = (p.end_ns - p.start_ns) as f64 / 1e9;
-            format!("{:.1} scans per day (the whole pass took {secs:.0} simulated s)", free_mining::per_day(secs))
-        }
-        None => format!(
-            "≈ {:.1} scans per day, EXTRAPOLATED from the first {} of a scan in {:.0} simulated s (optimistic: a scan's tail is slower)",
-            free_mining::per_day_extrapolated((done * blocks as f64) as u64, blocks, f.duration_s),
-            pct(done),
-            f.duration_s
-        ),
-    };
-    outln!(
-        "Free bandwidth: {:.2} MB/s of a potential {:.2} MB/s ({} realised; {} of the disk's media bandwidth); {per_day}.",
-        f.free_mb_s,
-        f.potential_mb_s,
-        pct(f.efficiency),
-        pct(f.free_mb_s / free_mining::media_mb_s(&disk))
-    );
-    outln!("(`freeblock repro free-mining` sweeps MPL and schedulers and compares with paper 000 §6.)");
-    Ok(())
+    Ok(vec![runs, fig9, fig10])
 }

@@ -1,22 +1,15 @@
-//! `freeblock repro …` and `freeblock demo`: run the experiments, print ours beside the paper's,
-//! write CSV and SVG plots.
+//! Paper 000 §3's report: the table of each figure with the paper's figures beside ours, the CSV
+//! of every bar, one SVG per figure (the paper's accepted ranges marked on the bars), and the
+//! statements checked.
 
 use std::fmt::Write as _;
-use std::sync::Arc;
+use std::path::Path;
 
-use freeblock::repro::HeadUsageBar;
-use freeblock::sched::SchedulerSpec;
-use freeblock::sim::{SimConfig, Simulation};
-use freeblock::workload::{RandomSpec, WorkloadSpec};
-use freeblock_disk::library;
-
-use crate::progress::Runs;
-use super::args::ReproArgs;
-use super::demo::DemoArgs;
+use super::HeadUsageBar;
 use crate::plot::{stacked_bars, SegmentMark, StackedBar};
+use crate::progress::Runs;
 use crate::table::{pct, signed_pct, Table};
-
-use crate::output::CmdResult;
+use crate::{Options, Outcome, Result, Statement};
 
 const FIGURE_TITLES: [(u32, &str); 5] = [
     (2, "Fig. 2: head usage of five disks (random 4 KB, one outstanding)"),
@@ -26,31 +19,52 @@ const FIGURE_TITLES: [(u32, &str); 5] = [
     (6, "Fig. 6: SPTF-SWn% (Atlas 10K, 20 outstanding)"),
 ];
 
-pub fn head_usage(a: &ReproArgs) -> CmdResult {
-    let pb = Runs::new("head-usage", 29, a.quiet || a.json);
-    let bars = freeblock::repro::head_usage(a.requests, |done, total| pb.set(done, total))?;
+/// `freeblock repro head-usage`: `options.requests` per bar; the CSV and plots under
+/// `options.out`.
+///
+/// # Errors
+/// Setup errors; a file that cannot be written.
+pub fn run(options: &Options) -> Result<Outcome> {
+    let pb = Runs::new("head-usage", 29, options.quiet || options.json);
+    let bars = super::head_usage(options.requests, |done, total| pb.set(done, total))?;
     pb.finish();
-    std::fs::create_dir_all(&a.out)?;
-    write_bars_csv(&bars, &a.out.join("head-usage.csv"))?;
-    let mut plots = Vec::new();
+    std::fs::create_dir_all(&options.out)?;
+    let csv = options.out.join("head-usage.csv");
+    write_bars_csv(&bars, &csv)?;
+    let mut files = vec![csv.clone()];
     for (fig, title) in FIGURE_TITLES {
         let fig_bars: Vec<StackedBar> = bars
             .iter()
             .filter(|b| b.figure == fig)
             .map(|b| StackedBar { label: b.label.clone(), values: vec![b.seek, b.rotational_latency, b.transfer], marks: paper_marks(b) })
             .collect();
-        let path = a.out.join(format!("paper000-fig{fig}.svg"));
+        let path = options.out.join(format!("paper000-fig{fig}.svg"));
         stacked_bars(&path, title, "% of disk head time", &["seek", "rotational latency", "transfer"], &fig_bars)?;
-        plots.push(path.display().to_string());
+        files.push(path);
     }
-    if a.json {
-        outln!("{}", serde_json::to_string_pretty(&serde_json::json!({ "bars": bars, "plots": plots }))?);
-        return Ok(());
-    }
-    out!("{}", head_usage_text(&bars));
-    outln!("plots: {}", plots.join(", "));
-    outln!("data: {}", a.out.join("head-usage.csv").display());
-    Ok(())
+    let plots: Vec<String> = files[1..].iter().map(|p| p.display().to_string()).collect();
+    let output = if options.json {
+        format!("{}\n", serde_json::to_string_pretty(&serde_json::json!({ "bars": bars, "plots": plots }))?)
+    } else {
+        format!("{}plots: {}\ndata: {}\n", head_usage_text(&bars), plots.join(", "), csv.display())
+    };
+    Ok(Outcome { output, statements: statements(&bars), files })
+}
+
+/// Every comparison with the paper, as the table prints it.
+fn statements(bars: &[HeadUsageBar]) -> Vec<Statement> {
+    bars.iter()
+        .flat_map(|b| {
+            b.checks.iter().map(move |c| Statement {
+                source: format!("Fig. {}", b.figure),
+                claim: format!("{}: {}", b.label, c.metric),
+                paper: c.paper.clone(),
+                ours: fmt_check_value(&c.metric, c.ours),
+                value: Some(c.ours),
+                agrees: Some(c.matches),
+            })
+        })
+        .collect()
 }
 
 /// The paper's figures for a bar's segments: its checks of a segment's share (the accepted
@@ -107,7 +121,7 @@ fn verdict(ok: bool) -> String {
     if ok { "matches".into() } else { "MISSES".into() }
 }
 
-fn write_bars_csv(bars: &[HeadUsageBar], path: &std::path::Path) -> CmdResult {
+fn write_bars_csv(bars: &[HeadUsageBar], path: &Path) -> Result<()> {
     let mut s = String::from("figure,bar,seek,rotational_latency,transfer,access_mean_ms\n");
     for b in bars {
         writeln!(s, "{},{},{:.6},{:.6},{:.6},{:.6}", b.figure, b.label, b.seek, b.rotational_latency, b.transfer, b.access_mean_ms)?;
@@ -116,31 +130,3 @@ fn write_bars_csv(bars: &[HeadUsageBar], path: &std::path::Path) -> CmdResult {
     Ok(())
 }
 
-pub fn demo(a: &DemoArgs) -> CmdResult {
-    // The paper-000 setting: media behaviour only, so the on-disk cache is off.
-    let disk = library::media("atlas10k")?;
-    outln!(
-        "freeblock demo: {} random 4 KB requests (2:1 reads) per scheduler on the {}, 20 outstanding, cache off\n",
-        a.requests,
-        disk.spec().description,
-    );
-    let scheds = [SchedulerSpec::Fcfs, SchedulerSpec::Clook, SchedulerSpec::Sstf, SchedulerSpec::Sptf, SchedulerSpec::SptfSw { window_pct: 40.0 }];
-    let pb = Runs::new("demo", scheds.len() as u64, false);
-    let mut t = Table::new(["scheduler", "seek", "rot. latency", "transfer", "overhead", "mean response ms", "p99 ms"]);
-    let mut bars = Vec::new();
-    for s in scheds {
-        let w = WorkloadSpec::Random(RandomSpec { count: Some(a.requests), ..RandomSpec::default() }).build(disk.capacity(), 42)?;
-        let r = Simulation::new(Arc::clone(&disk), w, SimConfig { scheduler: s, mpl: 20, ..SimConfig::default() }).run(None)?;
-        let f = r.head_usage_fractions;
-        t.row([s.to_string(), pct(f.seek), pct(f.rotational_latency), pct(f.transfer), pct(f.overhead), format!("{:.2}", r.response.mean_ms), format!("{:.2}", r.response.p99_ms)]);
-        bars.push(StackedBar::new(s.to_string(), vec![f.seek, f.rotational_latency, f.transfer, f.overhead]));
-        pb.inc();
-    }
-    pb.finish();
-    out!("{}", t.render());
-    outln!("\nThe rotational-latency share is the potential free bandwidth freeblock scheduling can use.");
-    let path = a.out.join("head-usage.svg");
-    stacked_bars(&path, "Atlas 10K head usage per scheduler (20 outstanding)", "% of disk head time", &["seek", "rotational latency", "transfer", "overhead"], &bars)?;
-    outln!("plot written to {}", path.display());
-    super::free_mining::demo_free_scan(a.scan_requests)
-}
