@@ -22,7 +22,6 @@
 //! ```
 
 pub mod bench;
-pub mod calibrate;
 pub mod des;
 pub mod energy;
 pub mod error;
@@ -43,9 +42,7 @@ pub mod repro;
 pub mod request;
 pub mod sched;
 pub mod scrub_repro;
-pub mod seek_profile;
 pub mod sim;
-pub mod validate;
 pub mod workload;
 
 pub use error::{Error, Result};

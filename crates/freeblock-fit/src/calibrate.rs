@@ -135,17 +135,17 @@
 //! spread and the per-request error's far outside it.
 
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use freeblock_disk::{Disk, DiskSpec};
 use serde::Serialize;
 
-use crate::error::{Error, Result};
-use crate::request::Request;
-use crate::sim::{SimConfig, Simulation};
 use crate::validate::{body_demerit, rms_demerit, rms_demerit_exact};
-use crate::workload::{collect_requests, open_trace, ArrivalKind, TraceFormat, Workload, WorkloadError};
+use freeblock::request::Request;
+use freeblock::sim::{SimConfig, Simulation};
+use freeblock::workload::{collect_requests, open_trace, ArrivalKind, TraceFormat, Workload, WorkloadError};
+use freeblock::{Error, Result};
 
 /// Fewest requests in each half of a trace: below this a CDF is too coarse to fit or test on.
 pub const MIN_HALF_REQUESTS: usize = 10;
@@ -1242,6 +1242,16 @@ impl Verdict {
             Self::Worse => "WORSE",
         }
     }
+
+    /// What the criterion found, in words: why this verdict.
+    #[must_use]
+    pub fn reason(self) -> &'static str {
+        match self {
+            Self::Improves => "mean |error| lower beyond its interval, the share within 150 µs not significantly lower, the demerit within its margin",
+            Self::NoGain => "mean |error| not told apart from no change, nothing significantly worse, the demerit within its margin",
+            Self::Worse => "mean |error| significantly higher, or the share within 150 µs significantly lower, or the demerit's interval past its margin",
+        }
+    }
 }
 
 /// Calibrate judged on one trace by the fixed criterion.
@@ -1319,6 +1329,61 @@ pub fn judge(spec: &DiskSpec, trace: &MeasuredTrace) -> Result<Judgement> {
         demerit_margin_ms,
         block: JUDGE_BLOCK,
     })
+}
+
+/// Calibrates `model` (a DiskSim `.diskspecs`, a TOML spec or a built-in name) to the measured
+/// `trace`, the drive's bus from DiskSim's system configuration beside the trace when there is one
+/// ([`crate::validate::disk_for_trace`], as `validate` replays it). The calibrated spec is
+/// checked to make a disk, so that a caller may write it as a model that loads.
+///
+/// # Errors
+/// A model that does not load, a malformed `.parv` or trace, a calibration error
+/// ([`calibrate`]), a calibrated spec that makes no disk.
+pub fn calibrate_model(trace: &Path, model: &str, options: &CalibrateOptions) -> Result<Calibration> {
+    let disk = crate::validate::disk_for_trace(freeblock_disk::library::load(model)?, trace)?;
+    let measured = MeasuredTrace::load(trace, disk.capacity())?;
+    let c = calibrate(disk.spec(), &measured, options)?;
+    Disk::new(c.spec.clone())?;
+    Ok(c)
+}
+
+/// [`judge`] on `model` and the measured `trace`, the disk built as [`calibrate_model`] builds it.
+///
+/// # Errors
+/// As [`calibrate_model`] and [`judge`].
+pub fn judge_model(trace: &Path, model: &str) -> Result<Judgement> {
+    let disk = crate::validate::disk_for_trace(freeblock_disk::library::load(model)?, trace)?;
+    let measured = MeasuredTrace::load(trace, disk.capacity())?;
+    judge(disk.spec(), &measured)
+}
+
+/// The drive calibrate was developed on, left out of [`judge_pairs`]: a judgement on it would
+/// not be on data the method was not shaped by.
+pub const DEVELOPMENT_DRIVE: &str = "hp_c2247a";
+
+/// The traces `freeblock calibrate --judge` runs on by default: every `.trace` of the shared
+/// validation folder (`<shared>/disksim-validation`) with a DiskSim model of the same name in
+/// `<shared>/disksim-models`, except the [`DEVELOPMENT_DRIVE`], sorted.
+///
+/// # Errors
+/// The folder cannot be read, or holds no such trace (the message names the folder).
+pub fn judge_pairs(shared: &Path) -> std::result::Result<Vec<(PathBuf, String)>, String> {
+    let folder = shared.join("disksim-validation");
+    let entries = std::fs::read_dir(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+    let mut pairs: Vec<(PathBuf, String)> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "trace"))
+        .filter_map(|p| {
+            let stem = p.file_stem()?.to_str()?.to_string();
+            let model = shared.join("disksim-models").join(format!("{stem}.diskspecs"));
+            (stem != DEVELOPMENT_DRIVE && model.is_file()).then(|| (p.clone(), model.display().to_string()))
+        })
+        .collect();
+    pairs.sort();
+    if pairs.is_empty() {
+        return Err(format!("no trace to judge on in {} (every `.trace` with a model of its name in disksim-models, except {DEVELOPMENT_DRIVE})", folder.display()));
+    }
+    Ok(pairs)
 }
 
 #[cfg(test)]

@@ -35,12 +35,12 @@ use std::sync::Arc;
 use freeblock_disk::{Disk, Op};
 use serde::Serialize;
 
-use crate::error::{Error, Result};
-use crate::report::Record;
-use crate::request::Request;
-use crate::sched::SchedulerSpec;
-use crate::sim::{SimConfig, Simulation};
-use crate::workload::{ArrivalKind, Workload, WorkloadError};
+use freeblock::report::Record;
+use freeblock::request::Request;
+use freeblock::sched::SchedulerSpec;
+use freeblock::sim::{SimConfig, Simulation};
+use freeblock::workload::{ArrivalKind, Workload, WorkloadError};
+use freeblock::{Error, Result};
 
 /// Fewest reads a distance bin needs to give an envelope point: the fastest of `n` reads waits
 /// about a revolution / (n + 1), so with fewer the point sits visibly above the seek time.
@@ -62,6 +62,23 @@ pub fn paper003_wd_seek_ms(x: u64) -> f64 {
     } else {
         9e-8 * x + 4.16
     }
+}
+
+/// Paper 003's drive, as our library models it from the paper's Table 1: its reports set the
+/// paper's own fitted formula ([`paper003_wd_seek_ms`]) beside ours.
+pub const PAPER003_DRIVE: &str = "wd800";
+
+/// Shortest distance, in sectors, from which the paper's printed formula is usable (its linear
+/// part; the cubic below it is rounded beyond use).
+pub const PAPER003_LINEAR_FROM_SECTORS: u64 = 11_000_000;
+
+/// The disk a timing trace is taken on: `model` (a built-in name or a spec file) with its cache
+/// turned off, since cache hits would fall below the seek curve.
+///
+/// # Errors
+/// A model that does not load or makes no disk.
+pub fn timing_disk(model: &str) -> Result<Arc<Disk>> {
+    Ok(Arc::new(Disk::new(freeblock_disk::library::load(model)?.without_cache())?))
 }
 
 /// How the timing trace is taken and binned.
