@@ -720,6 +720,21 @@ pub struct Calibration {
     pub spec: DiskSpec,
 }
 
+impl Calibration {
+    /// The calibrated spec's RMS demerit on the held-out second half is below the model's.
+    #[must_use]
+    pub fn helps_held_out(&self) -> bool {
+        self.test_after.rms_demerit_ms < self.test_before.rms_demerit_ms
+    }
+
+    /// The calibrated spec's whole-trace RMS demerit (the fitted first half included) is below
+    /// `published_ms`, a figure published for the whole trace (DiskSim's).
+    #[must_use]
+    pub fn whole_trace_below(&self, published_ms: f64) -> bool {
+        self.whole_after.rms_demerit_ms < published_ms
+    }
+}
+
 /// The parameters to fit, checked against the spec.
 fn chosen(spec: &DiskSpec, names: Option<&[String]>) -> Result<Vec<&'static Parameter>> {
     let Some(names) = names else {

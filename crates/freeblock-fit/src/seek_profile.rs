@@ -30,6 +30,7 @@
 //! seek (the seek curve at that read's cylinder distance, plus settle) and command overhead, and
 //! for each slice the model's sequential rate from the zone's geometry.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use freeblock_disk::{Disk, Op};
@@ -526,6 +527,27 @@ impl ProfileCheck {
             trace_model_seek_ms: model_sum / n,
             trace_profile_seek_ms: profile_sum / n,
         }
+    }
+
+    /// Every envelope point beside the model, as CSV (`freeblock seek-profile --out`'s
+    /// `envelope.csv`).
+    #[must_use]
+    pub fn envelope_csv(&self) -> String {
+        let mut csv = String::from("distance_sectors,reads,fit_ms,cylinders,seek_curve_ms,model_ms,error\n");
+        for p in &self.points {
+            let _ = writeln!(csv, "{},{},{:.6},{},{:.6},{:.6},{:.6}", p.point.distance_sectors, p.point.samples, p.point.seek_ms, p.cylinders, p.curve_ms, p.model_ms, p.error);
+        }
+        csv
+    }
+
+    /// Every slice's sequential rate beside the model's zone, as CSV (`zones.csv`).
+    #[must_use]
+    pub fn zones_csv(&self) -> String {
+        let mut csv = String::from("first_lbn,measured_at,fit_mb_s,model_zone,model_mb_s,error\n");
+        for z in &self.zones {
+            let _ = writeln!(csv, "{},{},{:.6},{},{:.6},{:.6}", z.zone.first_lbn, z.zone.measured_at, z.zone.mb_s, z.model_zone.map_or(String::new(), |i| i.to_string()), z.model_mb_s, z.error);
+        }
+        csv
     }
 }
 

@@ -157,7 +157,7 @@ fn print_one(c: &Calibration, model: &str, disksim: Option<f64>, out: Option<&Pa
     let change = 100.0 * (after - before) / before.max(f64::MIN_POSITIVE);
     let verdict = format!(
         "held-out RMS demerit {before:.4} → {after:.4} ms ({change:+.1}%): {}",
-        if after < before { "calibration helps" } else { "NO better than the model" }
+        if c.helps_held_out() { "calibration helps" } else { "NO better than the model" }
     );
     outln!("{verdict}");
     // A demerit of a few thousand samples moves with which requests are in the half: say whether
@@ -174,11 +174,11 @@ fn print_one(c: &Calibration, model: &str, disksim: Option<f64>, out: Option<&Pa
         // request on its fixtures, so where the imported model's whole-trace figure matches
         // DiskSim's, its second-half figure is the best estimate of DiskSim's second half.
         let (whole_model, whole_after) = (c.whole_before.rms_demerit_ms, c.whole_after.rms_demerit_ms);
-        let cmp = if after < before { "below" } else { "NOT below" };
+        let cmp = if c.helps_held_out() { "below" } else { "NOT below" };
         outln!(
             "DiskSim 4.0: published {d:.3} ms over the whole trace (the imported model: {whole_model:.4} ms); its second half is not published, estimated by the imported model's {before:.4} ms: calibrated {after:.4} ms is {cmp} that estimate"
         );
-        let cmp = if whole_after < d { "below" } else { "NOT below" };
+        let cmp = if c.whole_trace_below(d) { "below" } else { "NOT below" };
         outln!("whole trace, calibrated, INCLUDING the fitted first half: {whole_after:.4} ms, {cmp} DiskSim's {d:.3} ms");
     }
     outln!(

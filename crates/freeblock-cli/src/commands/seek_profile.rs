@@ -159,15 +159,7 @@ fn write_files(disk: &Disk, profile: &SeekProfile, c: &ProfileCheck, dir: &Path)
         std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(path)
     };
-    let mut envelope = String::from("distance_sectors,reads,fit_ms,cylinders,seek_curve_ms,model_ms,error\n");
-    for p in &c.points {
-        let _ = writeln!(envelope, "{},{},{:.6},{},{:.6},{:.6},{:.6}", p.point.distance_sectors, p.point.samples, p.point.seek_ms, p.cylinders, p.curve_ms, p.model_ms, p.error);
-    }
-    let mut zones = String::from("first_lbn,measured_at,fit_mb_s,model_zone,model_mb_s,error\n");
-    for z in &c.zones {
-        let _ = writeln!(zones, "{},{},{:.6},{},{:.6},{:.6}", z.zone.first_lbn, z.zone.measured_at, z.zone.mb_s, z.model_zone.map_or(String::new(), |i| i.to_string()), z.model_mb_s, z.error);
-    }
-    let mut written = vec![write("envelope.csv", envelope)?, write("zones.csv", zones)?];
+    let mut written = vec![write("envelope.csv", c.envelope_csv())?, write("zones.csv", c.zones_csv())?];
     let plot = dir.join("seek-profile.svg");
     let series = [
         Line { label: "fit: lower envelope of access time".into(), points: profile.points.iter().map(|p| (p.distance_sectors as f64, p.seek_ms)).collect() },
