@@ -1584,4 +1584,26 @@ mod tests {
         spec.cache.segment_sectors = 256;
         assert_eq!(count_candidates("cache.read_ahead_sectors", &spec), [32.0, 64.0, 96.0, 128.0, 160.0, 192.0, 224.0, 256.0]);
     }
+
+    #[test]
+    fn judge_runs_on_every_shared_trace_with_a_model_but_the_development_drive() {
+        let shared = std::env::temp_dir().join(format!("freeblock-fit-judge-pairs-{}", std::process::id()));
+        let (traces, models) = (shared.join("disksim-validation"), shared.join("disksim-models"));
+        std::fs::create_dir_all(&traces).unwrap();
+        std::fs::create_dir_all(&models).unwrap();
+        let missing = judge_pairs(&shared).unwrap_err();
+        assert!(missing.contains("no trace to judge on") && missing.contains(&traces.display().to_string()), "{missing}");
+        for stem in ["b_drive", "a_drive", DEVELOPMENT_DRIVE, "no_model"] {
+            std::fs::write(traces.join(format!("{stem}.trace")), "").unwrap();
+            if stem != "no_model" {
+                std::fs::write(models.join(format!("{stem}.diskspecs")), "").unwrap();
+            }
+        }
+        std::fs::write(traces.join("a_drive.parv"), "").unwrap();
+        let stems: Vec<String> = judge_pairs(&shared).unwrap().iter().map(|(t, m)| format!("{} {}", t.file_name().unwrap().to_string_lossy(), Path::new(m).file_name().unwrap().to_string_lossy())).collect();
+        assert_eq!(stems, ["a_drive.trace a_drive.diskspecs", "b_drive.trace b_drive.diskspecs"]);
+        let _ = std::fs::remove_dir_all(&shared);
+        let unreadable = judge_pairs(&shared).unwrap_err();
+        assert!(unreadable.starts_with(&traces.display().to_string()), "{unreadable}");
+    }
 }

@@ -365,4 +365,28 @@ mod tests {
         let (x, y) = disksim_cdf(&[0.0505, 0.0505]);
         assert_eq!((x.len(), x[51], y[50], y[51]), (52, 0.051, 0.0, 1.0));
     }
+
+    #[test]
+    fn published_figures_are_found_by_the_trace_stem_and_judge_ours() {
+        let pairs = shared_pairs(Path::new("/shared"));
+        assert_eq!(pairs.len(), DISKSIM_RESULTS.len());
+        assert_eq!(pairs[1], (PathBuf::from("/shared/disksim-validation/hp_c2247a.trace"), "/shared/disksim-models/hp_c2247a.diskspecs".to_string()));
+        let hp = disksim_published(&pairs[1].0).unwrap();
+        assert_eq!((hp.mean_ms, hp.rms_demerit_ms), (15.315, 0.090));
+        assert_eq!(disksim_published(Path::new("/elsewhere/other.trace")), None);
+        let validation = |demerit: f64| Validation {
+            trace: String::new(),
+            disk: String::new(),
+            requests: 1,
+            measured_mean_ms: 1.0,
+            simulated_mean_ms: 1.0,
+            rms_demerit_ms: demerit,
+            rms_demerit_pct: 0.0,
+            rms_demerit_exact_ms: demerit,
+        };
+        let compared = |demerit: f64, disksim: Option<DiskSimPublished>| Compared { model: String::new(), validation: validation(demerit), disksim };
+        assert_eq!(compared(0.090, Some(hp)).verdict(), "as good as DiskSim or better");
+        assert_eq!(compared(0.0901, Some(hp)).meets_disksim(), Some(false));
+        assert_eq!(compared(0.0, None).verdict(), "");
+    }
 }
