@@ -1,9 +1,8 @@
-//! Model calibration against a measured trace (`freeblock::calibrate`).
+//! Model calibration against a measured trace (`freeblock_fit::calibrate`).
 
 use std::path::PathBuf;
 
-use freeblock::calibrate::{calibrate as fit, judge, CalibrateOptions, MeasuredTrace, Objective};
-use freeblock_disk::library;
+use freeblock_fit::calibrate::{calibrate_model, judge_model, CalibrateOptions, Objective};
 use pyo3::prelude::*;
 
 use crate::error::ToPyResult;
@@ -29,8 +28,6 @@ pub fn calibrate(
     check: Option<bool>,
 ) -> PyResult<(String, String)> {
     crate::guard::guarded("calibrate", || {
-        let spec = library::load(model).py_err()?;
-        let disk = freeblock::validate::disk_for_trace(spec, &trace_path).py_err()?;
         let defaults = CalibrateOptions::default();
         let options = CalibrateOptions {
             params,
@@ -41,12 +38,7 @@ pub fn calibrate(
             validate: check.unwrap_or(defaults.validate),
             ..defaults
         };
-        let outcome = py
-            .allow_threads(|| {
-                let trace = MeasuredTrace::load(&trace_path, disk.capacity())?;
-                fit(disk.spec(), &trace, &options)
-            })
-            .py_err()?;
+        let outcome = py.allow_threads(|| calibrate_model(&trace_path, model, &options)).py_err()?;
         Ok((serde_json::to_string(&outcome).py_err()?, outcome.spec.to_toml_string()))
     })
 }
@@ -59,14 +51,7 @@ pub fn calibrate(
 #[pyfunction]
 pub fn calibrate_judge(py: Python<'_>, trace_path: PathBuf, model: &str) -> PyResult<String> {
     crate::guard::guarded("calibrate_judge", || {
-        let spec = library::load(model).py_err()?;
-        let disk = freeblock::validate::disk_for_trace(spec, &trace_path).py_err()?;
-        let judgement = py
-            .allow_threads(|| {
-                let trace = MeasuredTrace::load(&trace_path, disk.capacity())?;
-                judge(disk.spec(), &trace)
-            })
-            .py_err()?;
+        let judgement = py.allow_threads(|| judge_model(&trace_path, model)).py_err()?;
         serde_json::to_string(&judgement).py_err()
     })
 }

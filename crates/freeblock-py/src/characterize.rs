@@ -1,7 +1,7 @@
 //! A drive learned through the black box and graded against its hidden truth
-//! (`freeblock::external::truth::characterize_hidden`).
+//! (`freeblock_fit::characterize::characterize_hidden`).
 
-use freeblock::external::truth::characterize_hidden;
+use freeblock_fit::characterize::characterize_hidden;
 use freeblock::external::Effects;
 use freeblock_disk::library;
 use pyo3::prelude::*;

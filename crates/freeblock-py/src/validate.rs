@@ -1,4 +1,4 @@
-//! Fidelity check: replay a real-drive trace on a disk model (`freeblock::validate`).
+//! Fidelity check: replay a real-drive trace on a disk model (`freeblock_fit::validate`).
 
 use std::path::PathBuf;
 
@@ -15,25 +15,21 @@ use crate::error::ToPyResult;
 #[pyfunction]
 pub fn validate(py: Python<'_>, trace_path: PathBuf, model: &str) -> PyResult<String> {
     crate::guard::guarded("validate", || {
-        let spec = library::load(model).py_err()?;
-        let disk = freeblock::validate::disk_for_trace(spec, &trace_path).py_err()?;
-        let outcome = py
-            .allow_threads(|| freeblock::validate::validate(disk, &trace_path))
-            .py_err()?;
-        serde_json::to_string(&outcome).py_err()
+        let outcome = py.allow_threads(|| freeblock_fit::validate::validate_model(&trace_path, model)).py_err()?;
+        serde_json::to_string(&outcome.validation).py_err()
     })
 }
 
 /// Replays `trace_path` on `model` as [`validate`] does and returns every request as JSON: its
 /// operation, LBN, sectors and cylinder, measured and simulated times, and the error split into
-/// whole revolutions and the fine rest (`freeblock::validate::Replayed`). The GIL is released
+/// whole revolutions and the fine rest (`freeblock_fit::validate::Replayed`). The GIL is released
 /// during the replay.
 #[pyfunction]
 pub fn replay(py: Python<'_>, trace_path: PathBuf, model: &str) -> PyResult<String> {
     crate::guard::guarded("replay", || {
         let spec = library::load(model).py_err()?;
-        let disk = freeblock::validate::disk_for_trace(spec, &trace_path).py_err()?;
-        let records = py.allow_threads(|| freeblock::validate::replay(disk, &trace_path)).py_err()?;
+        let disk = freeblock_fit::validate::disk_for_trace(spec, &trace_path).py_err()?;
+        let records = py.allow_threads(|| freeblock_fit::validate::replay(disk, &trace_path)).py_err()?;
         serde_json::to_string(&records).py_err()
     })
 }

@@ -94,7 +94,7 @@ impl DiskChoice {
 
     /// As [`DiskChoice::build`], for replaying `trace`: DiskSim's system configuration beside
     /// it (a `.parv` of the same name) sets the bus, the one rule `validate`, `calibrate` and
-    /// `run` share ([`crate::validate::apply_parv_beside`]).
+    /// `run` share ([`apply_parv_beside`]).
     ///
     /// # Errors
     /// As [`DiskChoice::build`], and a malformed `.parv`.
@@ -109,7 +109,7 @@ impl DiskChoice {
             }
         };
         if let Some(trace) = trace {
-            crate::validate::apply_parv_beside(&mut spec, trace)?;
+            apply_parv_beside(&mut spec, trace)?;
         }
         let spec = match self.cache {
             Some(false) => spec.without_cache(),
@@ -122,6 +122,31 @@ impl DiskChoice {
         };
         Ok(Arc::new(Disk::new(spec)?.with_zero_latency(self.zero_latency)))
     }
+}
+
+/// The disk to replay `trace` on: `spec`, with the bus of DiskSim's system configuration when a
+/// `.parv` of the same name sits next to the trace ([`freeblock_disk::disksim::apply_system_config`]).
+///
+/// # Errors
+/// A malformed `.parv` or a spec that makes no disk.
+pub fn disk_for_trace(mut spec: DiskSpec, trace: &Path) -> Result<Arc<Disk>> {
+    apply_parv_beside(&mut spec, trace)?;
+    Ok(Arc::new(Disk::new(spec)?))
+}
+
+/// Applies DiskSim's system configuration to `spec` when a `.parv` of the same name sits next to
+/// `trace` (its bus: [`freeblock_disk::disksim::apply_system_config`]); returns whether one did. The rule for
+/// every replay of a trace: `validate`, `calibrate` and `run`.
+///
+/// # Errors
+/// A malformed `.parv`.
+pub fn apply_parv_beside(spec: &mut DiskSpec, trace: &Path) -> Result<bool> {
+    let parv = trace.with_extension("parv");
+    if !parv.is_file() {
+        return Ok(false);
+    }
+    freeblock_disk::disksim::apply_system_config(spec, &parv)?;
+    Ok(true)
 }
 
 fn default_seed() -> u64 {
@@ -559,7 +584,7 @@ mod trace_bus_tests {
             let WorkloadSpec::Trace(t) = &e.workload else { unreachable!() };
             e.disk.build_for(dir, Some(&t.path)).unwrap()
         };
-        let validate_disk = crate::validate::disk_for_trace(library::get("hp_c2247a").unwrap(), &beside.join("t.trace")).unwrap();
+        let validate_disk = disk_for_trace(library::get("hp_c2247a").unwrap(), &beside.join("t.trace")).unwrap();
         let bus = |d: &Disk| (d.spec().controller.bus_sector_ms, d.spec().controller.bus_write_sector_ms);
         assert_eq!(bus(&run_disk(&beside)), bus(&validate_disk), "run and validate must apply the same .parv");
         assert_ne!(bus(&run_disk(&plain)), bus(&validate_disk), "the .parv must change this drive's bus");

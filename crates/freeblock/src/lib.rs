@@ -21,7 +21,6 @@
 //! assert_eq!(report.requests, 2_000);
 //! ```
 
-pub mod calibrate;
 pub mod des;
 pub mod energy;
 pub mod error;
@@ -41,9 +40,7 @@ pub mod report;
 pub mod repro;
 pub mod request;
 pub mod sched;
-pub mod seek_profile;
 pub mod sim;
-pub mod validate;
 pub mod workload;
 
 pub use error::{Error, Result};

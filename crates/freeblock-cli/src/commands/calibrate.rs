@@ -1,19 +1,19 @@
 //! `freeblock calibrate`: fit a drive model's overheads, settle times, zero-latency switches and
 //! cache settings to the first half of a measured trace and score it on the second half. The
-//! work is [`freeblock::calibrate`]'s; this module picks the drive/trace pairs, prints and writes
-//! the calibrated spec.
+//! work, and which shared traces it runs on, is [`freeblock_fit::calibrate`]'s; this module finds
+//! the shared data folder, prints and writes the calibrated spec.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use freeblock::calibrate::{
-    calibrate, judge, CalibrateOptions, Calibration, ChangeInterval, HeldOutChange, Judgement, MeasuredTrace, Objective, ParamKind, Score, DEFAULT_BODY_QUANTILE, DEFAULT_CHECK_BLOCKS,
-    DEFAULT_MAX_SWEEPS, DEFAULT_REPLAYS, JUDGE_DEMERIT_MARGIN, JUDGE_RESAMPLES, JUDGE_WITHIN_MS,
+use freeblock_fit::calibrate::{
+    calibrate_model, judge_model, judge_pairs, CalibrateOptions, Calibration, ChangeInterval, HeldOutChange, Judgement, Objective, ParamKind, Score, DEFAULT_BODY_QUANTILE,
+    DEFAULT_CHECK_BLOCKS, DEFAULT_MAX_SWEEPS, DEFAULT_REPLAYS, JUDGE_DEMERIT_MARGIN, JUDGE_RESAMPLES, JUDGE_WITHIN_MS,
 };
-use freeblock_disk::{library, Disk};
+use freeblock_fit::validate::disksim_published;
 
 use super::args::shared_dir;
-use super::validate::{MeasuredTraceArgs, DISKSIM_RESULTS};
+use super::validate::MeasuredTraceArgs;
 use crate::table::Table;
 use crate::output::CmdResult;
 
@@ -69,9 +69,6 @@ pub struct CalibrateArgs {
     pub judge: bool,
 }
 
-/// The drive calibrate was developed on, left out of `--judge` by default.
-const DEVELOPMENT_DRIVE: &str = "hp_c2247a";
-
 /// Runs `freeblock calibrate`.
 pub fn calibrate_cmd(a: &CalibrateArgs) -> CmdResult {
     if a.judge {
@@ -84,19 +81,12 @@ pub fn calibrate_cmd(a: &CalibrateArgs) -> CmdResult {
     let options = CalibrateOptions { params: a.params.clone(), max_sweeps: a.sweeps, replays: a.replays, seed: a.seed, objective: Objective::from_name(&a.objective)?, body_quantile: a.body_quantile, validate: !a.no_check, check_blocks: a.check_blocks };
     let mut json = Vec::new();
     for (trace, model) in &pairs {
-        // As `freeblock validate`: the bus comes from DiskSim's system configuration next to the
-        // trace, when there is one.
-        let disk = freeblock::validate::disk_for_trace(library::load(model)?, trace)?;
-        let spec = disk.spec().clone();
-        let measured = MeasuredTrace::load(trace, disk.capacity())?;
-        let c = calibrate(&spec, &measured, &options)?;
-        // The written spec must load and make a disk: check before claiming it was written.
-        Disk::new(c.spec.clone())?;
+        // The calibrated spec makes a disk (calibrate_model checks): it may be written.
+        let c = calibrate_model(trace, model, &options)?;
         if let Some(out) = &a.out {
             std::fs::write(out, c.spec.to_toml_string()).map_err(|e| format!("{}: {e}", out.display()))?;
         }
-        let stem = trace.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-        let disksim = DISKSIM_RESULTS.iter().find(|r| r.0 == stem).map(|r| r.3);
+        let disksim = disksim_published(trace).map(|r| r.rms_demerit_ms);
         if a.json {
             json.push(serde_json::json!({ "model_path": model, "calibration": &c, "disksim_rms_demerit_ms": disksim }));
         } else {
@@ -167,7 +157,7 @@ fn print_one(c: &Calibration, model: &str, disksim: Option<f64>, out: Option<&Pa
     let change = 100.0 * (after - before) / before.max(f64::MIN_POSITIVE);
     let verdict = format!(
         "held-out RMS demerit {before:.4} → {after:.4} ms ({change:+.1}%): {}",
-        if after < before { "calibration helps" } else { "NO better than the model" }
+        if c.helps_held_out() { "calibration helps" } else { "NO better than the model" }
     );
     outln!("{verdict}");
     // A demerit of a few thousand samples moves with which requests are in the half: say whether
@@ -184,11 +174,11 @@ fn print_one(c: &Calibration, model: &str, disksim: Option<f64>, out: Option<&Pa
         // request on its fixtures, so where the imported model's whole-trace figure matches
         // DiskSim's, its second-half figure is the best estimate of DiskSim's second half.
         let (whole_model, whole_after) = (c.whole_before.rms_demerit_ms, c.whole_after.rms_demerit_ms);
-        let cmp = if after < before { "below" } else { "NOT below" };
+        let cmp = if c.helps_held_out() { "below" } else { "NOT below" };
         outln!(
             "DiskSim 4.0: published {d:.3} ms over the whole trace (the imported model: {whole_model:.4} ms); its second half is not published, estimated by the imported model's {before:.4} ms: calibrated {after:.4} ms is {cmp} that estimate"
         );
-        let cmp = if whole_after < d { "below" } else { "NOT below" };
+        let cmp = if c.whole_trace_below(d) { "below" } else { "NOT below" };
         outln!("whole trace, calibrated, INCLUDING the fitted first half: {whole_after:.4} ms, {cmp} DiskSim's {d:.3} ms");
     }
     outln!(
@@ -222,38 +212,19 @@ fn noise_line(what: &str, h: &HeldOutChange) -> String {
     )
 }
 
-/// The traces `--judge` runs on: the one given, or every `.trace` of the shared validation folder
-/// with a DiskSim model of the same name, except the development drive.
-fn judge_pairs(a: &CalibrateArgs) -> Result<Vec<(PathBuf, String)>, String> {
+/// The traces `--judge` runs on: the one given, or every shared one but the development drive.
+fn judge_traces(a: &CalibrateArgs) -> Result<Vec<(PathBuf, String)>, String> {
     if a.measured.trace.is_some() {
         return Ok(a.measured.pairs());
     }
-    let shared = shared_dir(a.measured.shared.as_ref());
-    let folder = shared.join("disksim-validation");
-    let entries = std::fs::read_dir(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
-    let mut pairs: Vec<(PathBuf, String)> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "trace"))
-        .filter_map(|p| {
-            let stem = p.file_stem()?.to_str()?.to_string();
-            let model = shared.join("disksim-models").join(format!("{stem}.diskspecs"));
-            (stem != DEVELOPMENT_DRIVE && model.is_file()).then(|| (p.clone(), model.display().to_string()))
-        })
-        .collect();
-    pairs.sort();
-    if pairs.is_empty() {
-        return Err(format!("no trace to judge on in {} (every `.trace` with a model of its name in disksim-models, except {DEVELOPMENT_DRIVE})", folder.display()));
-    }
-    Ok(pairs)
+    judge_pairs(&shared_dir(a.measured.shared.as_ref()))
 }
 
 /// `freeblock calibrate --judge`.
 fn judge_cmd(a: &CalibrateArgs) -> CmdResult {
     let mut json = Vec::new();
-    for (trace, model) in judge_pairs(a)? {
-        let disk = freeblock::validate::disk_for_trace(library::load(&model)?, &trace)?;
-        let measured = MeasuredTrace::load(&trace, disk.capacity())?;
-        let j = judge(disk.spec(), &measured)?;
+    for (trace, model) in judge_traces(a)? {
+        let j = judge_model(&trace, &model)?;
         if a.json {
             json.push(serde_json::json!({ "model_path": model, "judgement": &j }));
         } else {
@@ -307,12 +278,7 @@ fn print_judgement(j: &Judgement, model: &str) -> CmdResult {
         j.demerit_margin_ms,
         100.0 * JUDGE_DEMERIT_MARGIN
     );
-    let why = match j.verdict {
-        freeblock::calibrate::Verdict::Improves => "mean |error| lower beyond its interval, the share within 150 µs not significantly lower, the demerit within its margin",
-        freeblock::calibrate::Verdict::NoGain => "mean |error| not told apart from no change, nothing significantly worse, the demerit within its margin",
-        freeblock::calibrate::Verdict::Worse => "mean |error| significantly higher, or the share within 150 µs significantly lower, or the demerit's interval past its margin",
-    };
-    outln!("verdict: {} ({why})", j.verdict.name());
+    outln!("verdict: {} ({})", j.verdict.name(), j.verdict.reason());
     outln!();
     Ok(())
 }

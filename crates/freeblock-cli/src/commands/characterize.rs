@@ -1,27 +1,22 @@
 //! `freeblock characterize`: learn built-in drives through the black box only, then grade each
 //! learned parameter against the hidden truth, with the simulated probing time (DIXtrac: 3–5
-//! minutes per drive). The work is [`freeblock::external`]'s; this module prints and writes files.
+//! minutes per drive). The work is [`freeblock_fit::characterize`]'s; this module prints and writes files.
 
 use std::path::PathBuf;
 
 use clap::Args;
-use freeblock::external::truth::{characterize_hidden, StepRow};
 use freeblock::external::Effects;
+use freeblock_fit::characterize::{characterize_hidden, StepRow, ACCEPTANCE_DRIVES};
 use freeblock_disk::library;
 
 use crate::table::Table;
 use crate::output::CmdResult;
 
-/// The drives of the acceptance run: spare and slipped sectors per zone with serpentine mapping
-/// (Atlas 10K), spare sectors per cylinder range (Cheetah 4LP), spares per zone (Cheetah 9LP),
-/// no spares (WD800), and a modern 8 TB drive (Ultrastar He8). `docs/external.md` lists the
-/// library drives where characterisation still misses a bound.
-const DEFAULT_DISKS: [&str; 5] = ["atlas10k", "cheetah4lp", "cheetah9lp", "wd800", "ultrastar_he8"];
-
 /// Arguments of `freeblock characterize`.
 #[derive(Debug, Args)]
 pub struct CharacterizeArgs {
-    /// Built-in disks (or TOML specs) to hide behind the black box; default: five drives.
+    /// Built-in disks (or TOML specs) to hide behind the black box; default: five drives
+    /// (`freeblock_fit::characterize::ACCEPTANCE_DRIVES`).
     disks: Vec<String>,
     /// Turn every firmware effect off (the bare model).
     #[arg(long)]
@@ -39,7 +34,7 @@ pub struct CharacterizeArgs {
 
 /// Runs `freeblock characterize`.
 pub fn characterize_cmd(a: &CharacterizeArgs) -> CmdResult {
-    let names: Vec<String> = if a.disks.is_empty() { DEFAULT_DISKS.iter().map(|s| (*s).to_string()).collect() } else { a.disks.clone() };
+    let names: Vec<String> = if a.disks.is_empty() { ACCEPTANCE_DRIVES.iter().map(|s| (*s).to_string()).collect() } else { a.disks.clone() };
     let effects = if a.no_effects { Effects::none() } else { Effects::default() };
     if let Some(dir) = &a.out {
         std::fs::create_dir_all(dir)?;
@@ -84,7 +79,7 @@ pub fn characterize_cmd(a: &CharacterizeArgs) -> CmdResult {
         outln!(
             "probing took {total:.1} s simulated ({:.1} min; DIXtrac: 3-5 min per drive){}",
             total / 60.0,
-            if total > 300.0 { " - LONGER than DIXtrac" } else { "" }
+            if report.longer_than_dixtrac() { " - LONGER than DIXtrac" } else { "" }
         );
         outln!(
             "firmware behind the host's back: {} read-ahead penalties, {} reorders, {} internal activities",

@@ -1,13 +1,13 @@
 //! `freeblock seek-profile`: learn a disk's seek profile and zone rates from a random-read timing
-//! trace (paper 003 §4.2) and print them beside the model's truth.
+//! trace (paper 003 §4.2) and print them beside the model's truth. The work is
+//! [`freeblock_fit::seek_profile`]'s; this module prints the tables and writes the CSV and the plot.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use clap::Args;
-use freeblock::seek_profile::{measure, paper003_wd_seek_ms, ProfileCheck, ProfileSettings, SeekProfile};
-use freeblock_disk::{library, Disk};
+use freeblock_disk::Disk;
+use freeblock_fit::seek_profile::{measure, paper003_wd_seek_ms, timing_disk, ProfileCheck, ProfileSettings, SeekProfile, PAPER003_DRIVE, PAPER003_LINEAR_FROM_SECTORS};
 
 use crate::plot::{lines, Line};
 use crate::table::{pct, Table};
@@ -43,7 +43,7 @@ pub struct SeekProfileArgs {
 }
 
 pub fn seek_profile(a: &SeekProfileArgs) -> CmdResult {
-    let disk = Arc::new(Disk::new(library::load(&a.disk)?.without_cache())?);
+    let disk = timing_disk(&a.disk)?;
     let settings = ProfileSettings {
         requests: a.requests,
         seed: a.seed,
@@ -76,7 +76,7 @@ fn report_text(disk: &Disk, settings: &ProfileSettings, c: &ProfileCheck) -> Str
     );
     s.push_str("envelope (one point per doubling of the distance; all points in --out's envelope.csv):\n");
     // On paper 003's drive, the paper's own fitted curve goes beside ours.
-    let paper = disk.spec().name == "wd800";
+    let paper = disk.spec().name == PAPER003_DRIVE;
     let mut header = vec!["distance (sectors)", "reads", "fit (ms)", "cylinders", "seek curve (ms)", "model (ms)", "error"];
     if paper {
         header.push("paper 003 fit (ms)");
@@ -105,7 +105,7 @@ fn report_text(disk: &Disk, settings: &ProfileSettings, c: &ProfileCheck) -> Str
         if paper {
             // The printed cubic's coefficients are rounded too far to use (it gives −1.1 ms at
             // 1.08·10⁷ sectors); its linear part stands.
-            row.push(if p.point.distance_sectors >= 11_000_000 { format!("{:.3}", paper003_wd_seek_ms(p.point.distance_sectors)) } else { "—".into() });
+            row.push(if p.point.distance_sectors >= PAPER003_LINEAR_FROM_SECTORS { format!("{:.3}", paper003_wd_seek_ms(p.point.distance_sectors)) } else { "—".into() });
         }
         t.row(row);
     }
@@ -159,15 +159,7 @@ fn write_files(disk: &Disk, profile: &SeekProfile, c: &ProfileCheck, dir: &Path)
         std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(path)
     };
-    let mut envelope = String::from("distance_sectors,reads,fit_ms,cylinders,seek_curve_ms,model_ms,error\n");
-    for p in &c.points {
-        let _ = writeln!(envelope, "{},{},{:.6},{},{:.6},{:.6},{:.6}", p.point.distance_sectors, p.point.samples, p.point.seek_ms, p.cylinders, p.curve_ms, p.model_ms, p.error);
-    }
-    let mut zones = String::from("first_lbn,measured_at,fit_mb_s,model_zone,model_mb_s,error\n");
-    for z in &c.zones {
-        let _ = writeln!(zones, "{},{},{:.6},{},{:.6},{:.6}", z.zone.first_lbn, z.zone.measured_at, z.zone.mb_s, z.model_zone.map_or(String::new(), |i| i.to_string()), z.model_mb_s, z.error);
-    }
-    let mut written = vec![write("envelope.csv", envelope)?, write("zones.csv", zones)?];
+    let mut written = vec![write("envelope.csv", c.envelope_csv())?, write("zones.csv", c.zones_csv())?];
     let plot = dir.join("seek-profile.svg");
     let series = [
         Line { label: "fit: lower envelope of access time".into(), points: profile.points.iter().map(|p| (p.distance_sectors as f64, p.seek_ms)).collect() },

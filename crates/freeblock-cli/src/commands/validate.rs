@@ -1,11 +1,10 @@
 //! `freeblock validate`: replay real-drive traces on their DiskSim models and compare with the
-//! measured service times and DiskSim 4.0's own results.
+//! measured service times and DiskSim 4.0's own results. The work and DiskSim's figures are
+//! [`freeblock_fit::validate`]'s; this module finds the shared data folder and prints.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use clap::Args;
-use freeblock_disk::{library, Disk};
 
 use super::args::shared_dir;
 use crate::output::{print_json, CmdResult};
@@ -33,16 +32,7 @@ impl MeasuredTraceArgs {
         if let (Some(t), Some(m)) = (&self.trace, &self.model) {
             return vec![(t.clone(), m.clone())];
         }
-        let shared = shared_dir(self.shared.as_ref());
-        DISKSIM_RESULTS
-            .iter()
-            .map(|(stem, ..)| {
-                (
-                    shared.join("disksim-validation").join(format!("{stem}.trace")),
-                    shared.join("disksim-models").join(format!("{stem}.diskspecs")).display().to_string(),
-                )
-            })
-            .collect()
+        freeblock_fit::validate::shared_pairs(&shared_dir(self.shared.as_ref()))
     }
 }
 
@@ -55,35 +45,32 @@ pub struct ValidateArgs {
     pub json: bool,
 }
 
-/// DiskSim 4.0's published results on the shared traces: (trace stem, measured mean ms, DiskSim
-/// mean ms, DiskSim RMS demerit ms).
-pub(crate) const DISKSIM_RESULTS: [(&str, f64, f64, f64); 2] = [("atlas10k", 3.893, 3.971, 0.268), ("hp_c2247a", 15.298, 15.315, 0.090)];
-
 pub fn validate(a: &ValidateArgs) -> CmdResult {
-    let pairs = a.measured.pairs();
     let mut results = Vec::new();
-    for (trace, model) in &pairs {
-        // The disk's bus is part of DiskSim's system configuration, the `.parv` next to the trace.
-        let disk: Arc<Disk> = freeblock::validate::disk_for_trace(library::load(model)?, trace)?;
-        let v = freeblock::validate::validate(disk, trace)?;
-        let stem = trace.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-        let reference = DISKSIM_RESULTS.iter().find(|r| r.0 == stem);
-        results.push(serde_json::json!({
-            "trace": v.trace,
-            "model": model,
-            "requests": v.requests,
-            "measured_mean_ms": v.measured_mean_ms,
-            "simulated_mean_ms": v.simulated_mean_ms,
-            "rms_demerit_ms": v.rms_demerit_ms,
-            "rms_demerit_pct": v.rms_demerit_pct,
-            "rms_demerit_exact_ms": v.rms_demerit_exact_ms,
-            "disksim_mean_ms": reference.map(|r| r.2),
-            "disksim_rms_demerit_ms": reference.map(|r| r.3),
-            "meets_disksim": reference.map(|r| v.rms_demerit_ms <= r.3),
-        }));
+    for (trace, model) in &a.measured.pairs() {
+        results.push(freeblock_fit::validate::validate_model(trace, model)?);
     }
     if a.json {
-        return print_json(&results);
+        let json: Vec<serde_json::Value> = results
+            .iter()
+            .map(|c| {
+                let v = &c.validation;
+                serde_json::json!({
+                    "trace": v.trace,
+                    "model": c.model,
+                    "requests": v.requests,
+                    "measured_mean_ms": v.measured_mean_ms,
+                    "simulated_mean_ms": v.simulated_mean_ms,
+                    "rms_demerit_ms": v.rms_demerit_ms,
+                    "rms_demerit_pct": v.rms_demerit_pct,
+                    "rms_demerit_exact_ms": v.rms_demerit_exact_ms,
+                    "disksim_mean_ms": c.disksim.map(|d| d.mean_ms),
+                    "disksim_rms_demerit_ms": c.disksim.map(|d| d.rms_demerit_ms),
+                    "meets_disksim": c.meets_disksim(),
+                })
+            })
+            .collect();
+        return print_json(&json);
     }
     let mut t = Table::new([
         "trace",
@@ -96,25 +83,22 @@ pub fn validate(a: &ValidateArgs) -> CmdResult {
         "DiskSim RMS demerit",
         "verdict",
     ]);
-    for r in &results {
-        let ms = |k: &str| r[k].as_f64().map_or("—".to_string(), |v| format!("{v:.3} ms"));
-        let ms4 = |k: &str| r[k].as_f64().map_or("—".to_string(), |v| format!("{v:.4} ms"));
-        let verdict = match r["meets_disksim"].as_bool() {
-            Some(true) => "as good as DiskSim or better",
-            Some(false) => "WORSE than DiskSim",
-            None => "",
-        };
-        let name = Path::new(r["trace"].as_str().unwrap_or("")).file_name().and_then(|s| s.to_str()).unwrap_or("").to_string();
+    // A figure JSON cannot hold (not finite) shows as missing, as in the JSON.
+    let ms = |x: Option<f64>| x.filter(|v| v.is_finite()).map_or("—".to_string(), |v| format!("{v:.3} ms"));
+    let ms4 = |x: f64| Some(x).filter(|v| v.is_finite()).map_or("—".to_string(), |v| format!("{v:.4} ms"));
+    for c in &results {
+        let v = &c.validation;
+        let name = Path::new(&v.trace).file_name().and_then(|s| s.to_str()).unwrap_or("").to_string();
         t.row([
             name,
-            r["requests"].to_string(),
-            ms("measured_mean_ms"),
-            ms("simulated_mean_ms"),
-            ms4("rms_demerit_ms"),
-            ms4("rms_demerit_exact_ms"),
-            ms("disksim_mean_ms"),
-            ms("disksim_rms_demerit_ms"),
-            verdict.to_string(),
+            v.requests.to_string(),
+            ms(Some(v.measured_mean_ms)),
+            ms(Some(v.simulated_mean_ms)),
+            ms4(v.rms_demerit_ms),
+            ms4(v.rms_demerit_exact_ms),
+            ms(c.disksim.map(|d| d.mean_ms)),
+            ms(c.disksim.map(|d| d.rms_demerit_ms)),
+            c.verdict().to_string(),
         ]);
     }
     outln!("RMS demerit as DiskSim's `rms` tool computes it (binned CDFs); \"exact samples\": the same distance between the raw samples' CDFs.");

@@ -24,7 +24,6 @@
 pub mod blackbox;
 pub mod characterize;
 pub mod scheduler;
-pub mod truth;
 
 pub use blackbox::{BlackBox, Command, CommandInterface, Completion, DriveError, Effects, FirmwareLog, PhysAddr, Tag};
 pub use scheduler::{AdaptiveMargin, AheadBreakdown, AheadClass, ExternalConfig, ExternalHost, HostModel, HostStats, PickStats};

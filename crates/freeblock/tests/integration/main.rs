@@ -9,16 +9,13 @@
 //! | `fuzz_regressions` | the fuzz targets under plain `cargo test` | its allocator caps the process at 1 GiB |
 //!
 //! **A new test file** goes here: `tests/integration/NAME.rs` plus a `mod NAME;` line below
-//! (alphabetical). It is a module, not a crate: `use crate::support;` instead of
-//! `#[path = "support/shared.rs"] mod support;`, and a `proptest` regressions file moves beside it
-//! (`NAME.proptest-regressions`). Run one file's tests with
+//! (alphabetical). It is a module, not a crate; a `proptest` regressions file moves beside it
+//! (`NAME.proptest-regressions`). Tests of the drive-fitting tools (validate, calibrate,
+//! characterize, seek profile) live in `crates/freeblock-fit/tests/`. Run one file's tests with
 //! `cargo test -p freeblock --test integration NAME::`. Only a test that measures or changes the
 //! whole process (its allocator, memory, global state, wall-clock ratios) gets a binary of its own.
 
-mod calibrate;
-mod differential;
 mod engine_robustness;
-mod external_characterize;
 mod firmware_queue;
 mod freeblock;
 mod fs2_repro;
@@ -31,10 +28,5 @@ mod rangewrite;
 mod rearrange;
 mod rearrange_crash;
 mod traces_binary;
-mod validation;
 mod workload;
 mod write_cache;
-
-/// Where the shared reference data lives (`support/shared.rs`).
-#[path = "../support/shared.rs"]
-mod support;

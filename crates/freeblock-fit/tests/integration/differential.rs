@@ -4,7 +4,7 @@
 //! the drive imported from DiskSim's parameter files, as `freeblock validate` replays a trace.
 //!
 //! Acceptance, per fixture: at least 99.8 % of the requests within 10 µs of DiskSim's time, and an
-//! RMS demerit (DiskSim's `rms` tool, see `freeblock::validate`) below 0.01 ms between the two.
+//! RMS demerit (DiskSim's `rms` tool, see `freeblock_fit::validate`) below 0.01 ms between the two.
 //! A fixture that still missed it would be listed in [`KNOWN_MISSES`] (none today), held to what
 //! it measures; the differences that remain, and why, are listed in `docs/disksim-compat.md`.
 //!
@@ -15,7 +15,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use freeblock::validate::{disk_for_trace, replay, rms_demerit};
+use freeblock_fit::validate::{disk_for_trace, replay, rms_demerit};
 use freeblock_disk::disksim;
 
 /// The drives, and the `.diskspecs` each fixture's `.parv` sources (DiskSim's `runvalid` pairing).

@@ -1,6 +1,6 @@
 //! Fidelity against real drives: replaying DiskSim 4.0's validation traces on the drives imported
 //! from DiskSim's own parameter files must do at least as well as DiskSim 4.0 did (RMS demerit as
-//! DiskSim's `rms` tool computes it, see `freeblock::validate`).
+//! DiskSim's `rms` tool computes it, see `freeblock_fit::validate`).
 //!
 //! Needs the shared folder (`../shared` next to the repository) with `disksim-models` and
 //! `disksim-validation`; without it the test fails (see `support/shared.rs` for where it looks).
@@ -10,7 +10,7 @@
 
 use std::path::PathBuf;
 
-use freeblock::validate::{disk_for_trace, replay, rms_demerit, rms_demerit_exact};
+use freeblock_fit::validate::{disk_for_trace, replay, rms_demerit, rms_demerit_exact};
 use freeblock_disk::disksim;
 
 /// (trace stem, DiskSim 4.0 mean ms, DiskSim 4.0 RMS demerit ms).

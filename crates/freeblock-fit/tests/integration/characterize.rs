@@ -2,8 +2,7 @@
 
 use std::sync::Arc;
 
-use freeblock::external::characterize::{characterize, CharacterizeError, Options};
-use freeblock::external::truth::{characterize_hidden, grade};
+use freeblock_fit::characterize::{characterize, characterize_hidden, grade, Characterized, CharacterizeError, Options};
 use freeblock::external::{BlackBox, DriveError, Effects};
 use freeblock_disk::{library, Disk};
 
@@ -11,7 +10,7 @@ fn disk(name: &str) -> Arc<Disk> {
     Arc::new(Disk::new(library::get(name).unwrap().without_cache()).unwrap())
 }
 
-fn learn(name: &str, effects: Effects) -> (freeblock::external::characterize::Characterized, Arc<Disk>) {
+fn learn(name: &str, effects: Effects) -> (Characterized, Arc<Disk>) {
     let truth = disk(name);
     let mut bb = BlackBox::new(Arc::clone(&truth), effects, 7);
     let c = characterize(&mut bb, &Options { seek_points: 12, recheck_samples: 16, ..Options::default() }).unwrap();

@@ -135,17 +135,17 @@
 //! spread and the per-request error's far outside it.
 
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use freeblock_disk::{Disk, DiskSpec};
 use serde::Serialize;
 
-use crate::error::{Error, Result};
-use crate::request::Request;
-use crate::sim::{SimConfig, Simulation};
 use crate::validate::{body_demerit, rms_demerit, rms_demerit_exact};
-use crate::workload::{collect_requests, open_trace, ArrivalKind, TraceFormat, Workload, WorkloadError};
+use freeblock::request::Request;
+use freeblock::sim::{SimConfig, Simulation};
+use freeblock::workload::{collect_requests, open_trace, ArrivalKind, TraceFormat, Workload, WorkloadError};
+use freeblock::{Error, Result};
 
 /// Fewest requests in each half of a trace: below this a CDF is too coarse to fit or test on.
 pub const MIN_HALF_REQUESTS: usize = 10;
@@ -720,6 +720,21 @@ pub struct Calibration {
     pub spec: DiskSpec,
 }
 
+impl Calibration {
+    /// The calibrated spec's RMS demerit on the held-out second half is below the model's.
+    #[must_use]
+    pub fn helps_held_out(&self) -> bool {
+        self.test_after.rms_demerit_ms < self.test_before.rms_demerit_ms
+    }
+
+    /// The calibrated spec's whole-trace RMS demerit (the fitted first half included) is below
+    /// `published_ms`, a figure published for the whole trace (DiskSim's).
+    #[must_use]
+    pub fn whole_trace_below(&self, published_ms: f64) -> bool {
+        self.whole_after.rms_demerit_ms < published_ms
+    }
+}
+
 /// The parameters to fit, checked against the spec.
 fn chosen(spec: &DiskSpec, names: Option<&[String]>) -> Result<Vec<&'static Parameter>> {
     let Some(names) = names else {
@@ -1242,6 +1257,16 @@ impl Verdict {
             Self::Worse => "WORSE",
         }
     }
+
+    /// What the criterion found, in words: why this verdict.
+    #[must_use]
+    pub fn reason(self) -> &'static str {
+        match self {
+            Self::Improves => "mean |error| lower beyond its interval, the share within 150 µs not significantly lower, the demerit within its margin",
+            Self::NoGain => "mean |error| not told apart from no change, nothing significantly worse, the demerit within its margin",
+            Self::Worse => "mean |error| significantly higher, or the share within 150 µs significantly lower, or the demerit's interval past its margin",
+        }
+    }
 }
 
 /// Calibrate judged on one trace by the fixed criterion.
@@ -1319,6 +1344,61 @@ pub fn judge(spec: &DiskSpec, trace: &MeasuredTrace) -> Result<Judgement> {
         demerit_margin_ms,
         block: JUDGE_BLOCK,
     })
+}
+
+/// Calibrates `model` (a DiskSim `.diskspecs`, a TOML spec or a built-in name) to the measured
+/// `trace`, the drive's bus from DiskSim's system configuration beside the trace when there is one
+/// ([`crate::validate::disk_for_trace`], as `validate` replays it). The calibrated spec is
+/// checked to make a disk, so that a caller may write it as a model that loads.
+///
+/// # Errors
+/// A model that does not load, a malformed `.parv` or trace, a calibration error
+/// ([`calibrate`]), a calibrated spec that makes no disk.
+pub fn calibrate_model(trace: &Path, model: &str, options: &CalibrateOptions) -> Result<Calibration> {
+    let disk = crate::validate::disk_for_trace(freeblock_disk::library::load(model)?, trace)?;
+    let measured = MeasuredTrace::load(trace, disk.capacity())?;
+    let c = calibrate(disk.spec(), &measured, options)?;
+    Disk::new(c.spec.clone())?;
+    Ok(c)
+}
+
+/// [`judge`] on `model` and the measured `trace`, the disk built as [`calibrate_model`] builds it.
+///
+/// # Errors
+/// As [`calibrate_model`] and [`judge`].
+pub fn judge_model(trace: &Path, model: &str) -> Result<Judgement> {
+    let disk = crate::validate::disk_for_trace(freeblock_disk::library::load(model)?, trace)?;
+    let measured = MeasuredTrace::load(trace, disk.capacity())?;
+    judge(disk.spec(), &measured)
+}
+
+/// The drive calibrate was developed on, left out of [`judge_pairs`]: a judgement on it would
+/// not be on data the method was not shaped by.
+pub const DEVELOPMENT_DRIVE: &str = "hp_c2247a";
+
+/// The traces `freeblock calibrate --judge` runs on by default: every `.trace` of the shared
+/// validation folder (`<shared>/disksim-validation`) with a DiskSim model of the same name in
+/// `<shared>/disksim-models`, except the [`DEVELOPMENT_DRIVE`], sorted.
+///
+/// # Errors
+/// The folder cannot be read, or holds no such trace (the message names the folder).
+pub fn judge_pairs(shared: &Path) -> std::result::Result<Vec<(PathBuf, String)>, String> {
+    let folder = shared.join("disksim-validation");
+    let entries = std::fs::read_dir(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+    let mut pairs: Vec<(PathBuf, String)> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "trace"))
+        .filter_map(|p| {
+            let stem = p.file_stem()?.to_str()?.to_string();
+            let model = shared.join("disksim-models").join(format!("{stem}.diskspecs"));
+            (stem != DEVELOPMENT_DRIVE && model.is_file()).then(|| (p.clone(), model.display().to_string()))
+        })
+        .collect();
+    pairs.sort();
+    if pairs.is_empty() {
+        return Err(format!("no trace to judge on in {} (every `.trace` with a model of its name in disksim-models, except {DEVELOPMENT_DRIVE})", folder.display()));
+    }
+    Ok(pairs)
 }
 
 #[cfg(test)]
@@ -1503,5 +1583,27 @@ mod tests {
         // whole segment).
         spec.cache.segment_sectors = 256;
         assert_eq!(count_candidates("cache.read_ahead_sectors", &spec), [32.0, 64.0, 96.0, 128.0, 160.0, 192.0, 224.0, 256.0]);
+    }
+
+    #[test]
+    fn judge_runs_on_every_shared_trace_with_a_model_but_the_development_drive() {
+        let shared = std::env::temp_dir().join(format!("freeblock-fit-judge-pairs-{}", std::process::id()));
+        let (traces, models) = (shared.join("disksim-validation"), shared.join("disksim-models"));
+        std::fs::create_dir_all(&traces).unwrap();
+        std::fs::create_dir_all(&models).unwrap();
+        let missing = judge_pairs(&shared).unwrap_err();
+        assert!(missing.contains("no trace to judge on") && missing.contains(&traces.display().to_string()), "{missing}");
+        for stem in ["b_drive", "a_drive", DEVELOPMENT_DRIVE, "no_model"] {
+            std::fs::write(traces.join(format!("{stem}.trace")), "").unwrap();
+            if stem != "no_model" {
+                std::fs::write(models.join(format!("{stem}.diskspecs")), "").unwrap();
+            }
+        }
+        std::fs::write(traces.join("a_drive.parv"), "").unwrap();
+        let stems: Vec<String> = judge_pairs(&shared).unwrap().iter().map(|(t, m)| format!("{} {}", t.file_name().unwrap().to_string_lossy(), Path::new(m).file_name().unwrap().to_string_lossy())).collect();
+        assert_eq!(stems, ["a_drive.trace a_drive.diskspecs", "b_drive.trace b_drive.diskspecs"]);
+        let _ = std::fs::remove_dir_all(&shared);
+        let unreadable = judge_pairs(&shared).unwrap_err();
+        assert!(unreadable.starts_with(&traces.display().to_string()), "{unreadable}");
     }
 }

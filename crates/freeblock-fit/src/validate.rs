@@ -20,15 +20,16 @@
 //! only (the drive's DiskSim files and, for its bus, the DiskSim system configuration `.parv`
 //! kept next to the trace: see [`disk_for_trace`]); nothing is fitted to the trace.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use freeblock_disk::{disksim, Disk, DiskSpec};
+use freeblock_disk::Disk;
 use serde::Serialize;
 
-use crate::error::Result;
-use crate::sim::{SimConfig, Simulation};
-use crate::workload::{open_trace, TraceFormat};
+pub use freeblock::experiment::{apply_parv_beside, disk_for_trace};
+use freeblock::sim::{SimConfig, Simulation};
+use freeblock::workload::{open_trace, TraceFormat};
+use freeblock::Result;
 
 /// Outcome of one validation run.
 #[derive(Debug, Clone, Serialize)]
@@ -168,31 +169,6 @@ pub fn rms_demerit(a: &[f64], b: &[f64]) -> f64 {
     (sum / f64::from(count.max(1))).sqrt()
 }
 
-/// The disk to replay `trace` on: `spec`, with the bus of DiskSim's system configuration when a
-/// `.parv` of the same name sits next to the trace ([`disksim::apply_system_config`]).
-///
-/// # Errors
-/// A malformed `.parv` or a spec that makes no disk.
-pub fn disk_for_trace(mut spec: DiskSpec, trace: &Path) -> Result<Arc<Disk>> {
-    apply_parv_beside(&mut spec, trace)?;
-    Ok(Arc::new(Disk::new(spec)?))
-}
-
-/// Applies DiskSim's system configuration to `spec` when a `.parv` of the same name sits next to
-/// `trace` (its bus: [`disksim::apply_system_config`]); returns whether one did. The rule for
-/// every replay of a trace: `validate`, `calibrate` and `run`.
-///
-/// # Errors
-/// A malformed `.parv`.
-pub fn apply_parv_beside(spec: &mut DiskSpec, trace: &Path) -> Result<bool> {
-    let parv = trace.with_extension("parv");
-    if !parv.is_file() {
-        return Ok(false);
-    }
-    disksim::apply_system_config(spec, &parv)?;
-    Ok(true)
-}
-
 /// One replayed request: what the trace measured and what the model did, ms.
 ///
 /// A replay with the recorded delays keeps step with the drive's rotation (each media access
@@ -275,6 +251,91 @@ pub fn validate(disk: Arc<Disk>, trace: &Path) -> Result<Validation> {
     })
 }
 
+/// DiskSim 4.0's published validation of one of the shared measured traces (its `valid/`
+/// results): the figures `freeblock validate` prints beside ours.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct DiskSimPublished {
+    /// The trace's file stem in the shared `disksim-validation` folder (its model has the same
+    /// stem in `disksim-models`).
+    pub trace: &'static str,
+    /// Mean measured service time, ms.
+    pub measured_mean_ms: f64,
+    /// DiskSim's mean simulated service time, ms.
+    pub mean_ms: f64,
+    /// DiskSim's RMS demerit over the whole trace, ms.
+    pub rms_demerit_ms: f64,
+}
+
+/// DiskSim 4.0's published results on the shared traces.
+pub const DISKSIM_RESULTS: [DiskSimPublished; 2] = [
+    DiskSimPublished { trace: "atlas10k", measured_mean_ms: 3.893, mean_ms: 3.971, rms_demerit_ms: 0.268 },
+    DiskSimPublished { trace: "hp_c2247a", measured_mean_ms: 15.298, mean_ms: 15.315, rms_demerit_ms: 0.090 },
+];
+
+/// DiskSim's published figures for `trace`, found by its file stem; `None` for a trace DiskSim
+/// did not publish.
+#[must_use]
+pub fn disksim_published(trace: &Path) -> Option<DiskSimPublished> {
+    let stem = trace.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    DISKSIM_RESULTS.iter().find(|r| r.trace == stem).copied()
+}
+
+/// Every (trace, model) pair DiskSim published figures for, in the shared data folder `shared`:
+/// `disksim-validation/<stem>.trace` on `disksim-models/<stem>.diskspecs`.
+#[must_use]
+pub fn shared_pairs(shared: &Path) -> Vec<(PathBuf, String)> {
+    DISKSIM_RESULTS
+        .iter()
+        .map(|r| {
+            (
+                shared.join("disksim-validation").join(format!("{}.trace", r.trace)),
+                shared.join("disksim-models").join(format!("{}.diskspecs", r.trace)).display().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// One validation beside DiskSim's published figures for the same trace.
+#[derive(Debug, Clone)]
+pub struct Compared {
+    /// The model as given (a DiskSim `.diskspecs`, a TOML spec or a built-in name).
+    pub model: String,
+    /// Our replay's figures.
+    pub validation: Validation,
+    /// DiskSim's, when it published this trace.
+    pub disksim: Option<DiskSimPublished>,
+}
+
+impl Compared {
+    /// Our RMS demerit is DiskSim's or lower; `None` without a published figure.
+    #[must_use]
+    pub fn meets_disksim(&self) -> Option<bool> {
+        self.disksim.map(|d| self.validation.rms_demerit_ms <= d.rms_demerit_ms)
+    }
+
+    /// [`Compared::meets_disksim`] in words (empty without a published figure).
+    #[must_use]
+    pub fn verdict(&self) -> &'static str {
+        match self.meets_disksim() {
+            Some(true) => "as good as DiskSim or better",
+            Some(false) => "WORSE than DiskSim",
+            None => "",
+        }
+    }
+}
+
+/// Replays `trace` on `model` (a DiskSim `.diskspecs`, a TOML spec or a built-in name; its bus
+/// from the `.parv` beside the trace, [`disk_for_trace`]) and sets the result beside DiskSim's
+/// published figures.
+///
+/// # Errors
+/// A model that does not load, a malformed `.parv` or trace line, a request outside the disk.
+pub fn validate_model(trace: &Path, model: &str) -> Result<Compared> {
+    let disk = disk_for_trace(freeblock_disk::library::load(model)?, trace)?;
+    let validation = validate(disk, trace)?;
+    Ok(Compared { model: model.to_string(), validation, disksim: disksim_published(trace) })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,5 +364,29 @@ mod tests {
         // Values in one bucket spread uniformly over it: the CDF is the bucket's straight line.
         let (x, y) = disksim_cdf(&[0.0505, 0.0505]);
         assert_eq!((x.len(), x[51], y[50], y[51]), (52, 0.051, 0.0, 1.0));
+    }
+
+    #[test]
+    fn published_figures_are_found_by_the_trace_stem_and_judge_ours() {
+        let pairs = shared_pairs(Path::new("/shared"));
+        assert_eq!(pairs.len(), DISKSIM_RESULTS.len());
+        assert_eq!(pairs[1], (PathBuf::from("/shared/disksim-validation/hp_c2247a.trace"), "/shared/disksim-models/hp_c2247a.diskspecs".to_string()));
+        let hp = disksim_published(&pairs[1].0).unwrap();
+        assert_eq!((hp.mean_ms, hp.rms_demerit_ms), (15.315, 0.090));
+        assert_eq!(disksim_published(Path::new("/elsewhere/other.trace")), None);
+        let validation = |demerit: f64| Validation {
+            trace: String::new(),
+            disk: String::new(),
+            requests: 1,
+            measured_mean_ms: 1.0,
+            simulated_mean_ms: 1.0,
+            rms_demerit_ms: demerit,
+            rms_demerit_pct: 0.0,
+            rms_demerit_exact_ms: demerit,
+        };
+        let compared = |demerit: f64, disksim: Option<DiskSimPublished>| Compared { model: String::new(), validation: validation(demerit), disksim };
+        assert_eq!(compared(0.090, Some(hp)).verdict(), "as good as DiskSim or better");
+        assert_eq!(compared(0.0901, Some(hp)).meets_disksim(), Some(false));
+        assert_eq!(compared(0.0, None).verdict(), "");
     }
 }

@@ -2,7 +2,7 @@
 //! demerit the longest requests carry (docs/calibrate.md, "Why the held-out figure is fragile").
 //!
 //! ```sh
-//! cargo run --release -p freeblock --example calibrate_tail -- TRACE SPEC [SPEC ...]
+//! cargo run --release -p freeblock-fit --example calibrate_tail -- TRACE SPEC [SPEC ...]
 //! ```
 //!
 //! Each SPEC (a `.diskspecs`, a `.toml` or a built-in name) replays the whole TRACE (validate
@@ -16,8 +16,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use freeblock::calibrate::{jittered_copies, replay_range, MeasuredTrace, Score};
-use freeblock::validate::rms_demerit;
+use freeblock_fit::calibrate::{jittered_copies, replay_range, MeasuredTrace, Score};
+use freeblock_fit::validate::rms_demerit;
 use freeblock_disk::{library, Disk};
 
 /// Jittered replays in the lock table.
@@ -38,7 +38,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
     let trace = Path::new(trace);
     for name in specs {
-        let disk = freeblock::validate::disk_for_trace(library::load(name).map_err(|e| format!("{name}: {e}"))?, trace)?;
+        let disk = freeblock_fit::validate::disk_for_trace(library::load(name).map_err(|e| format!("{name}: {e}"))?, trace)?;
         let t = MeasuredTrace::load(trace, disk.capacity())?;
         let n = t.len();
         let measured: Vec<f64> = t.requests().iter().map(|r| r.measured.unwrap_or(0) as f64 / 1e6).collect();
@@ -124,7 +124,7 @@ fn print_residuals(trace: &Path, disk: &Arc<Disk>, t: &MeasuredTrace, measured: 
     let n = t.len();
     print_lock(disk, t, measured, replayed)?;
     // The same replay, each request's error split into revolutions and the fine rest.
-    let records = freeblock::validate::replay(Arc::clone(disk), trace)?;
+    let records = freeblock_fit::validate::replay(Arc::clone(disk), trace)?;
     let hit = hits(trace, n)?;
     let kind = |i: usize| match (records[i].op.is_read(), hit[i]) {
         (true, true) => "read hit",

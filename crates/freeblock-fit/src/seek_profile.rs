@@ -30,17 +30,18 @@
 //! seek (the seek curve at that read's cylinder distance, plus settle) and command overhead, and
 //! for each slice the model's sequential rate from the zone's geometry.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use freeblock_disk::{Disk, Op};
 use serde::Serialize;
 
-use crate::error::{Error, Result};
-use crate::report::Record;
-use crate::request::Request;
-use crate::sched::SchedulerSpec;
-use crate::sim::{SimConfig, Simulation};
-use crate::workload::{ArrivalKind, Workload, WorkloadError};
+use freeblock::report::Record;
+use freeblock::request::Request;
+use freeblock::sched::SchedulerSpec;
+use freeblock::sim::{SimConfig, Simulation};
+use freeblock::workload::{ArrivalKind, Workload, WorkloadError};
+use freeblock::{Error, Result};
 
 /// Fewest reads a distance bin needs to give an envelope point: the fastest of `n` reads waits
 /// about a revolution / (n + 1), so with fewer the point sits visibly above the seek time.
@@ -62,6 +63,23 @@ pub fn paper003_wd_seek_ms(x: u64) -> f64 {
     } else {
         9e-8 * x + 4.16
     }
+}
+
+/// Paper 003's drive, as our library models it from the paper's Table 1: its reports set the
+/// paper's own fitted formula ([`paper003_wd_seek_ms`]) beside ours.
+pub const PAPER003_DRIVE: &str = "wd800";
+
+/// Shortest distance, in sectors, from which the paper's printed formula is usable (its linear
+/// part; the cubic below it is rounded beyond use).
+pub const PAPER003_LINEAR_FROM_SECTORS: u64 = 11_000_000;
+
+/// The disk a timing trace is taken on: `model` (a built-in name or a spec file) with its cache
+/// turned off, since cache hits would fall below the seek curve.
+///
+/// # Errors
+/// A model that does not load or makes no disk.
+pub fn timing_disk(model: &str) -> Result<Arc<Disk>> {
+    Ok(Arc::new(Disk::new(freeblock_disk::library::load(model)?.without_cache())?))
 }
 
 /// How the timing trace is taken and binned.
@@ -509,6 +527,27 @@ impl ProfileCheck {
             trace_model_seek_ms: model_sum / n,
             trace_profile_seek_ms: profile_sum / n,
         }
+    }
+
+    /// Every envelope point beside the model, as CSV (`freeblock seek-profile --out`'s
+    /// `envelope.csv`).
+    #[must_use]
+    pub fn envelope_csv(&self) -> String {
+        let mut csv = String::from("distance_sectors,reads,fit_ms,cylinders,seek_curve_ms,model_ms,error\n");
+        for p in &self.points {
+            let _ = writeln!(csv, "{},{},{:.6},{},{:.6},{:.6},{:.6}", p.point.distance_sectors, p.point.samples, p.point.seek_ms, p.cylinders, p.curve_ms, p.model_ms, p.error);
+        }
+        csv
+    }
+
+    /// Every slice's sequential rate beside the model's zone, as CSV (`zones.csv`).
+    #[must_use]
+    pub fn zones_csv(&self) -> String {
+        let mut csv = String::from("first_lbn,measured_at,fit_mb_s,model_zone,model_mb_s,error\n");
+        for z in &self.zones {
+            let _ = writeln!(csv, "{},{},{:.6},{},{:.6},{:.6}", z.zone.first_lbn, z.zone.measured_at, z.zone.mb_s, z.model_zone.map_or(String::new(), |i| i.to_string()), z.model_mb_s, z.error);
+        }
+        csv
     }
 }
 

@@ -1,12 +1,12 @@
-//! Calibration (`freeblock::calibrate`): a model with deliberately wrong parameters, fitted to a
+//! Calibration (`freeblock_fit::calibrate`): a model with deliberately wrong parameters, fitted to a
 //! trace "measured" on the true model, must come back close to the true values, and bad input
 //! must give errors naming what is wrong. Traces are small (a few hundred requests) so each test
 //! takes seconds.
 
 use std::sync::Arc;
 
-use freeblock::calibrate::{calibrate, parameters_of, replay_range, CalibrateOptions, Calibration, MeasuredTrace, Objective};
-use freeblock::validate::{replay, rms_demerit};
+use freeblock_fit::calibrate::{calibrate, parameters_of, replay_range, CalibrateOptions, Calibration, MeasuredTrace, Objective};
+use freeblock_fit::validate::{replay, rms_demerit};
 use freeblock::Request;
 use freeblock_disk::{library, Disk, DiskSpec, Op};
 use rand::{Rng, SeedableRng};
@@ -113,7 +113,7 @@ fn the_pooled_body_score_matches_the_distribution_but_may_split_overheads_wrongl
     assert!(c.test_after.rms_demerit_ms < 0.25 * c.test_before.rms_demerit_ms, "held-out demerit {} → {}", c.test_before.rms_demerit_ms, c.test_after.rms_demerit_ms);
 }
 
-/// Long (15 s to minutes in a debug build, as the machine is loaded): `cargo test -p freeblock
+/// Long (15 s to minutes in a debug build, as the machine is loaded): `cargo test -p freeblock-fit
 /// --test integration calibrate:: -- --ignored`.
 #[test]
 #[ignore = "long: 4000 requests through the per-operation search"]
