@@ -4,7 +4,6 @@ use super::args::ReproArgs;
 use crate::output::CmdResult;
 
 /// Runs the reproduction `a.what` from the library and prints what it returns.
-#[allow(dead_code)] // each reproduction moves to it in turn (issue 36)
 fn run_and_print(a: &ReproArgs) -> CmdResult {
     let outcome = freeblock_repro::find(&a.what)?.run(&a.options())?;
     out!("{}", outcome.output);
@@ -20,8 +19,8 @@ pub fn repro(a: &ReproArgs) -> CmdResult {
         "head-usage" => super::head_usage::head_usage(a),
         "range-writes" => super::range_writes::range_writes(a),
         "free-mining" => super::free_mining::free_mining(a),
-        "rearrangement" => super::rearrangement::rearrangement(a),
-        "fs2" => super::fs2::fs2(a),
+        "rearrangement" => run_and_print(a),
+        "fs2" => run_and_print(a),
         "lfs-cleaning" => super::lfs_cleaning::lfs_cleaning(a),
         "external" => super::external::repro_external(a),
         "scrub" => super::scrub::repro_scrub(a),

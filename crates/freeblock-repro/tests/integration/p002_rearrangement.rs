@@ -1,11 +1,10 @@
-//! Adaptive block rearrangement (paper 002) on the engine: the policy's effect, its moves served
-//! four ways, and bad input.
+//! Paper 002's reproduction: the policy's effect on the reproduction's days, its moves served
+//! four ways, the paper's mix as derived and generated, where the head still moves; and the
+//! reproduction's statements agree with its text on a quick run.
 
-use freeblock::layout::rearrange::policy::{Moves, Rearrange, RearrangeConfig};
-use freeblock::layout::rearrange::AreaConfig;
-use freeblock::rearrangement::{move_services, tables_2_3, RearrangementConfig};
 use freeblock::workload::DaysSpec;
-use freeblock_disk::library;
+use freeblock_repro::p002_rearrangement::runs::{move_services, tables_2_3, DayRow, RunRows};
+use freeblock_repro::p002_rearrangement::RearrangementConfig;
 
 fn days(days: u32, requests_per_day: u64) -> RearrangementConfig {
     let d = RearrangementConfig::default();
@@ -17,7 +16,7 @@ fn rearranged_days_cut_seek_time_by_more_than_half() {
     let rows = tables_2_3(&days(4, 20_000)).unwrap();
     let (off, on): (Vec<_>, Vec<_>) = rows.days.iter().partition(|d| !d.on);
     assert_eq!((off.len(), on.len()), (2, 2), "days alternate off and on");
-    let mean = |v: &[&freeblock::rearrangement::DayRow], f: &dyn Fn(&freeblock::rearrangement::DayRow) -> f64| v.iter().map(|d| f(d)).sum::<f64>() / v.len() as f64;
+    let mean = |v: &[&DayRow], f: &dyn Fn(&DayRow) -> f64| v.iter().map(|d| f(d)).sum::<f64>() / v.len() as f64;
     let (off_seek, on_seek) = (mean(&off, &|d| d.all.seek_ms), mean(&on, &|d| d.all.seek_ms));
     assert!(on_seek < off_seek / 2.0, "seek time {off_seek:.2} → {on_seek:.2} ms");
     // The arrival-order seeks are the workload's own: the same on every day.
@@ -50,23 +49,6 @@ fn free_moves_cost_the_foreground_nothing() {
     assert!(fg.response_ms >= instant.response_ms);
 }
 
-#[test]
-fn bad_settings_are_named() {
-    let disk = library::get("toshiba_mk156f").map(|s| freeblock_disk::Disk::new(s).unwrap()).unwrap();
-    let err = |c: RearrangeConfig| Rearrange::new(&disk, c).unwrap_err().to_string();
-    let e = err(RearrangeConfig { area: AreaConfig { cylinders: 900, ..AreaConfig::default() }, ..RearrangeConfig::default() });
-    assert!(e.contains("cylinders") && e.contains("900"), "{e}");
-    let e = err(RearrangeConfig { area: AreaConfig { first_cylinder: Some(800), ..AreaConfig::default() }, ..RearrangeConfig::default() });
-    assert!(e.contains("800"), "{e}");
-    let e = err(RearrangeConfig { blocks: Some(5000), ..RearrangeConfig::default() });
-    assert!(e.contains("5000") && e.contains("slots"), "{e}");
-    let e = err(RearrangeConfig { period_s: f64::NAN, ..RearrangeConfig::default() });
-    assert!(e.contains("period_s"), "{e}");
-    let e = err(RearrangeConfig { moves: Moves::Free, area: AreaConfig { block_sectors: 0, ..AreaConfig::default() }, ..RearrangeConfig::default() });
-    assert!(e.contains("block_sectors"), "{e}");
-}
-
-
 /// The paper's mix as derived and as generated: the read share under the tables' bound where
 /// Fig. 5's ~90% holds; per day, the write share, the writes' concentration on the 21 hottest
 /// blocks (the same blocks every day: the metadata handful does not drift), the reads of the
@@ -74,7 +56,7 @@ fn bad_settings_are_named() {
 #[test]
 fn paper_mix_generator_has_its_parameters() {
     use std::collections::HashMap;
-    use freeblock::rearrangement::{paper_mix, PAPER_TABLE_2, PAPER_TABLE_3};
+    use freeblock_repro::p002_rearrangement::paper::{paper_mix, PAPER_TABLE_2, PAPER_TABLE_3};
     use freeblock::workload::Workload;
     let mix = paper_mix(&RearrangementConfig::default().workload);
     let spec = mix.spec.clone();
@@ -157,11 +139,12 @@ fn paper_mix_generator_has_its_parameters() {
 }
 
 /// On the rearranged days of the paper's mix, every request that moved the head is one kind of
-/// [`freeblock::rearrangement::SeekCause`]: the kinds add up to the day's non-zero seeks and its
+/// [`freeblock_repro::p002_rearrangement::runs::SeekCause`]: the kinds add up to the day's non-zero seeks and its
 /// mean seek time; and the paper's mix seeks zero more often and seeks less than today's.
 #[test]
 fn seek_causes_account_for_every_head_movement() {
-    use freeblock::rearrangement::{paper_mix, Place};
+    use freeblock_repro::p002_rearrangement::paper_mix;
+    use freeblock_repro::p002_rearrangement::runs::Place;
     let today = days(4, 20_000);
     let paper = RearrangementConfig { workload: paper_mix(&today.workload).spec, ..today.clone() };
     let (a, b) = (tables_2_3(&today).unwrap(), tables_2_3(&paper).unwrap());
@@ -179,7 +162,24 @@ fn seek_causes_account_for_every_head_movement() {
             }
         }
     }
-    let on = |rows: &freeblock::rearrangement::RunRows, f: &dyn Fn(&freeblock::rearrangement::DayRow) -> f64| rows.days.iter().filter(|d| d.on).map(f).sum::<f64>() / 2.0;
+    let on = |rows: &RunRows, f: &dyn Fn(&DayRow) -> f64| rows.days.iter().filter(|d| d.on).map(f).sum::<f64>() / 2.0;
     assert!(on(&b, &|d| d.all.zero_seeks_pct) > on(&a, &|d| d.all.zero_seeks_pct));
     assert!(on(&b, &|d| d.all.seek_ms) < on(&a, &|d| d.all.seek_ms));
+}
+
+/// A quick run: its statements are there, each one's "ours" as the text prints it, the verdicts
+/// those the text gives, and the files it names written.
+#[test]
+fn quick_run_states_what_its_text_says() {
+    let mut options = crate::quick_options("rearrangement");
+    options.requests_per_day = Some(1_500);
+    let outcome = freeblock_repro::find("rearrangement").unwrap().run(&options).unwrap();
+    crate::statements_agree_with_text(&outcome);
+    let ordering = outcome.statements.iter().find(|s| s.source == "Tables 4–5").unwrap();
+    assert!(outcome.output.contains(&format!("holds: {}", if ordering.agrees == Some(true) { "yes" } else { "no" })), "{}", outcome.output);
+    let bar = outcome.statements.iter().find(|s| s.source == "Tables 2–3").unwrap();
+    assert!(outcome.output.contains(&format!("meets the bar: {}", if bar.agrees == Some(true) { "yes" } else { "no" })));
+    assert_eq!(outcome.files.len(), 5, "{:?}", outcome.files);
+    assert!(outcome.files.iter().all(|f| f.is_file()), "{:?}", outcome.files);
+    std::fs::remove_dir_all(&options.out).unwrap();
 }

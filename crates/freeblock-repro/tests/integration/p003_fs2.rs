@@ -1,15 +1,7 @@
-//! `repro fs2` in its quick form, and a saved replica table checked and repaired (what
-//! `freeblock fs2-check` does).
+//! Paper 003's reproduction (`repro fs2`) in its quick form: day runs replicate and repeat, the
+//! files stand-in on the cached drive; and the reproduction's statements agree with its text.
 
-use std::sync::Arc;
-
-use freeblock::fs2::{run_one, workloads, Drives, Fs2ReproConfig, Fs2Results, Fs2Row, Variant};
-use freeblock::layout::fs2::policy::TABLE_FILE;
-use freeblock::layout::fs2::{check, repair, Fs2, Fs2Config, ReplicaTable};
-use freeblock::layout::{DirStorage, DirtyRule, Journal};
-use freeblock::sim::{SimConfig, Simulation};
-use freeblock::workload::{DaysSpec, WorkloadSpec};
-use freeblock_disk::library;
+use freeblock_repro::p003_fs2::runs::{run_one, workloads, Drives, Fs2ReproConfig, Fs2Results, Fs2Row, Variant};
 
 #[test]
 fn quick_day_runs_replicate_read_replicas_and_repeat_exactly() {
@@ -54,55 +46,23 @@ fn fs2_on_the_cached_drive_cuts_the_last_pass_and_ours_has_a_bare_media_baseline
     assert!((1..=3).contains(&pass));
 }
 
-#[test]
-fn a_saved_table_is_checked_against_its_map_and_repaired() {
-    let disk = library::media("wd800").unwrap();
-    let days = DaysSpec { days: 1, requests_per_day: 3000, day_s: 3600.0, rate_per_s: Some(2.0), block_sectors: 8, ..DaysSpec::default() };
-    let fs2 = Fs2::new(&disk, Fs2Config::default()).unwrap();
-    let w = WorkloadSpec::Days(days).build(disk.capacity(), 3).unwrap();
-    let outcome = Simulation::new(Arc::clone(&disk), w, SimConfig::default()).with_layout(Box::new(fs2)).run_outcome(None).unwrap();
-    let policy = outcome.layout.unwrap().into_any().downcast::<Fs2>().unwrap();
-    assert!(!policy.table().is_empty(), "the run made replicas");
-    let dir = std::env::temp_dir().join(format!("fs2-check-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    policy.save(&dir).unwrap();
-    let (mut journal, mut map, _) = Journal::open(DirStorage::new(&dir).unwrap(), DirtyRule::Logged).unwrap();
-    let mut table: ReplicaTable = serde_json::from_str(&std::fs::read_to_string(dir.join(TABLE_FILE)).unwrap()).unwrap();
-    assert!(check(&map, &table, 1).is_empty(), "a saved table matches its map");
-    // Damage the table: forget one replica, invent another.
-    let (lbn, e) = table.iter().next().map(|(l, e)| (l, *e)).unwrap();
-    table.remove(lbn);
-    table.insert(8, e.logical, 0);
-    let problems = check(&map, &table, 1);
-    let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
-    assert_eq!(problems.len(), 2, "{text:?}");
-    assert!(text[0].contains("sector 8") && text[1].contains(&format!("sector {lbn}")), "{text:?}");
-    let (ops, fixed) = repair(&mut map, &table, 1).unwrap();
-    for op in &ops {
-        journal.append(op).unwrap();
-    }
-    journal.commit().unwrap();
-    assert!(check(&map, &fixed, 1).is_empty());
-    assert_eq!(fixed.len(), policy.table().len());
-    std::fs::remove_dir_all(&dir).unwrap();
-}
 
-/// Issue 32: think times spread over a range are checked, and a spread run is as repeatable as
-/// a fixed one but not the same run.
+/// A quick run: its statements are there, each one's "ours" as the text prints it; a workload
+/// held to the bar agrees exactly when its text line says it holds.
 #[test]
-fn think_spread_is_checked_and_deterministic() {
-    use freeblock::workload::scattered_files::{Paper003Run, ScatteredFilesSpec};
-    let bad = SimConfig { think_ms: 10.0, think_spread: 1.5, ..SimConfig::default() };
-    let e = bad.validate().unwrap_err().to_string();
-    assert!(e.contains("sim.think_spread") && e.contains("1.5"), "{e}");
-    let disk = library::media("wd800").unwrap();
-    let run = |spread: f64| {
-        let spec = ScatteredFilesSpec { passes: 2, ..ScatteredFilesSpec::paper003(Paper003Run::Surge) };
-        let w = WorkloadSpec::ScatteredFiles(spec).build(disk.capacity(), 5).unwrap();
-        let cfg = SimConfig { think_ms: 50.0, think_spread: spread, ..SimConfig::default() };
-        let r = Simulation::new(Arc::clone(&disk), w, cfg).run(None).unwrap();
-        (r.duration_ns, r.requests)
-    };
-    assert_eq!(run(0.5), run(0.5));
-    assert_ne!(run(0.5), run(0.0));
+fn quick_run_states_what_its_text_says() {
+    let options = crate::quick_options("fs2");
+    let outcome = freeblock_repro::find("fs2").unwrap().run(&options).unwrap();
+    crate::statements_agree_with_text(&outcome);
+    for s in outcome.statements.iter().filter(|s| s.source.ends_with("bar")) {
+        let workload = s.claim.split(':').next().unwrap();
+        let line = outcome.output.lines().find(|l| l.trim_start().starts_with(&format!("{workload} ")) && !l.contains(" as run ") && l.contains(&s.ours)).unwrap_or_else(|| panic!("no bar line for {workload}"));
+        match s.agrees {
+            Some(true) => assert!(line.contains("holds"), "{line}"),
+            Some(false) => assert!(line.contains("MISSES"), "{line}"),
+            None => assert!(!line.contains("holds") && !line.contains("MISSES"), "{line}"),
+        }
+    }
+    assert!(outcome.files.iter().any(|f| f.ends_with("fs2.csv") && f.is_file()));
+    std::fs::remove_dir_all(&options.out).unwrap();
 }
