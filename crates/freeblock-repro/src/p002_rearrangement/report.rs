@@ -16,7 +16,7 @@ use crate::table::Table;
 
 /// The seven metrics of the paper's Tables 2–5, in their column order: row name, column name,
 /// CSV key, unit.
-pub(crate) const METRICS: [(&str, &str, &str, Unit); 7] = [
+const METRICS: [(&str, &str, &str, Unit); 7] = [
     ("FCFS seek distance (cyl)", "FCFS dist", "fcfs_seek_distance", Unit::Cyl),
     ("seek distance (cyl)", "dist", "seek_distance", Unit::Cyl),
     ("zero-length seeks (%)", "zero %", "zero_seeks_pct", Unit::Pct),
@@ -26,7 +26,7 @@ pub(crate) const METRICS: [(&str, &str, &str, Unit); 7] = [
     ("waiting time (ms)", "waiting ms", "waiting_ms", Unit::Ms),
 ];
 /// Index of the seek time in [`METRICS`].
-pub(crate) const SEEK: usize = 4;
+const SEEK: usize = 4;
 
 #[derive(Clone, Copy)]
 enum Unit {
@@ -35,11 +35,11 @@ enum Unit {
     Ms,
 }
 
-pub(crate) fn values(m: &Metrics) -> [f64; 7] {
+fn values(m: &Metrics) -> [f64; 7] {
     [m.fcfs_seek_distance, m.seek_distance, m.zero_seeks_pct, m.fcfs_seek_ms, m.seek_ms, m.service_ms, m.waiting_ms]
 }
 
-pub(crate) fn num(unit: Unit, v: f64) -> String {
+fn num(unit: Unit, v: f64) -> String {
     match unit {
         Unit::Cyl | Unit::Pct => format!("{v:.0}"),
         Unit::Ms => format!("{v:.2}"),
@@ -47,14 +47,14 @@ pub(crate) fn num(unit: Unit, v: f64) -> String {
 }
 
 /// `ours (paper)`, or `ours` when the paper has no such value.
-pub(crate) fn cell(unit: Unit, ours: f64, paper: Option<f64>) -> String {
+fn cell(unit: Unit, ours: f64, paper: Option<f64>) -> String {
     match paper {
         Some(p) => format!("{} ({})", num(unit, ours), num(unit, p)),
         None => num(unit, ours),
     }
 }
 
-pub(crate) fn yes_no(b: bool) -> &'static str {
+fn yes_no(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
 }
 
@@ -159,7 +159,7 @@ pub(crate) fn text(r: &Results) -> String {
     s
 }
 
-pub(crate) fn header_text(s: &mut String, cfg: &RearrangementConfig, description: &str, area: &AreaInfo) {
+fn header_text(s: &mut String, cfg: &RearrangementConfig, description: &str, area: &AreaInfo) {
     let w = &cfg.workload;
     let _ = writeln!(s, "Paper 002: adaptive block rearrangement (Akyürek & Salem, USENIX Summer 1993)");
     let _ = writeln!(s, "Disk: {} — {} (cache off), {} cylinders", cfg.disk, description, area.disk_cylinders);
@@ -201,7 +201,7 @@ pub(crate) fn header_text(s: &mut String, cfg: &RearrangementConfig, description
     let _ = writeln!(s, "Cells: ours (paper).");
 }
 
-pub(crate) fn days_text(s: &mut String, rows: &RunRows, cut: &[SeekCut; 2]) {
+fn days_text(s: &mut String, rows: &RunRows, cut: &[SeekCut; 2]) {
     for (title, table, pick, c) in [
         ("Table 2: all requests", &PAPER_TABLE_2, (|d: &DayRow| d.all) as fn(&DayRow) -> Metrics, &cut[0]),
         ("Table 3: reads", &PAPER_TABLE_3, |d: &DayRow| d.reads, &cut[1]),
@@ -223,7 +223,7 @@ pub(crate) fn days_text(s: &mut String, rows: &RunRows, cut: &[SeekCut; 2]) {
     }
 }
 
-pub(crate) fn mix_text(s: &mut String, mix: &PaperMix, today: &RunRows, rows: &RunRows, meets_bar: bool) {
+fn mix_text(s: &mut String, mix: &PaperMix, today: &RunRows, rows: &RunRows, meets_bar: bool) {
     let w = &mix.spec;
     let _ = writeln!(s, "\nThe paper's mix (`days` with each parameter derived from the paper's own tables and Fig. 5; docs/cli.md explains each):");
     let bounds: Vec<String> = mix.read_share_bounds.iter().map(|(d, z, t)| format!("day {d}: {:.3} from zero-length seeks, {:.3} from seek times", z, t)).collect();
@@ -297,7 +297,7 @@ pub(crate) fn mix_text(s: &mut String, mix: &PaperMix, today: &RunRows, rows: &R
 /// Where the head still moved on the paper's mix's rearranged days, in the paper's terms: the
 /// writes' and reads' zero-length seeks beside what Tables 2–3 imply, and the kinds of requests
 /// that moved the head (share of all requests, part of the mean seek time), over the on days.
-pub(crate) fn shortfall(mix: &PaperMix, rows: &RunRows) -> Vec<String> {
+fn shortfall(mix: &PaperMix, rows: &RunRows) -> Vec<String> {
     let on: Vec<&DayRow> = rows.days.iter().filter(|d| d.on).collect();
     if on.is_empty() {
         return Vec::new();
@@ -349,7 +349,7 @@ pub(crate) fn shortfall(mix: &PaperMix, rows: &RunRows) -> Vec<String> {
 }
 
 /// A kind of head movement in the paper's words.
-pub(crate) fn cause_name(m: &rr::SeekCause) -> String {
+fn cause_name(m: &rr::SeekCause) -> String {
     let what = if m.read { "reads" } else { "writes" };
     match (m.to, m.from) {
         (Place::Area, Place::Area) => format!("{what} moving between cylinders of the area"),
@@ -359,7 +359,7 @@ pub(crate) fn cause_name(m: &rr::SeekCause) -> String {
     }
 }
 
-pub(crate) fn cut_line(c: &SeekCut) -> String {
+fn cut_line(c: &SeekCut) -> String {
     let who = if c.subset == "all" { "All requests" } else { "Reads" };
     let paper = format!("paper: {:.2} → {:.2} ms, −{:.0}%", c.paper_day1_ms, c.paper_day2_ms, 100.0 * c.paper_cut);
     let paper_mean = match (c.paper_off_ms, c.paper_on_ms) {
@@ -378,7 +378,7 @@ pub(crate) fn cut_line(c: &SeekCut) -> String {
     }
 }
 
-pub(crate) fn fig4_text(s: &mut String, pts: &[Fig4Point], k: &Knee) {
+fn fig4_text(s: &mut String, pts: &[Fig4Point], k: &Knee) {
     let _ = writeln!(s, "\nFig. 4: blocks placed on the on day (day 2 of an off, on pair), all requests");
     let mut t = Table::new(["blocks", "seek distance (cyl)", "seek ms", "FCFS seek ms", "zero-length seeks", "reads seek ms", "seek ms saved"]);
     for p in pts {
@@ -415,7 +415,7 @@ pub(crate) fn fig4_text(s: &mut String, pts: &[Fig4Point], k: &Knee) {
     }
 }
 
-pub(crate) fn placements_text(s: &mut String, runs: &[RunRows], o: &Ordering) {
+fn placements_text(s: &mut String, runs: &[RunRows], o: &Ordering) {
     let _ = writeln!(s, "\nTables 4–5: placement policies, the on day (day 2 of an off, on pair)");
     let mut header = vec!["placement".to_string(), "requests".into()];
     header.extend(METRICS.iter().map(|m| m.1.to_string()));
@@ -478,7 +478,7 @@ pub(crate) fn placements_text(s: &mut String, runs: &[RunRows], o: &Ordering) {
     }
 }
 
-pub(crate) fn moves_text(s: &mut String, rows: &[MoveRow], m: &MoveServices, identical: bool, requests_per_day: u64) {
+fn moves_text(s: &mut String, rows: &[MoveRow], m: &MoveServices, identical: bool, requests_per_day: u64) {
     let _ = writeln!(s, "\nOurs beyond the paper: the on day with its moves served five ways (organ-pipe, all requests; a busier day: {requests_per_day} requests/day)");
     let mut t = Table::new(["moves served", "response ms", "seek ms", "50% moved after", "90% moved after", "rearrangement done after", "moves committed", "move reads", "move writes", "table writes"]);
     let secs = |v: Option<f64>, none: &str| v.map_or(none.to_string(), |v| format!("{v:.1} s"));
@@ -518,7 +518,7 @@ pub(crate) fn moves_text(s: &mut String, rows: &[MoveRow], m: &MoveServices, ide
     }
 }
 
-pub(crate) fn cloud_text(s: &mut String, setup: &TraceSetup, runs: &[RunRows], trace: Option<&Path>) {
+fn cloud_text(s: &mut String, setup: &TraceSetup, runs: &[RunRows], trace: Option<&Path>) {
     let _ = writeln!(
         s,
         "\nCloudPhysics VSCSI trace{} on the {} ({}-minute periods alternating off and on)",
@@ -566,7 +566,7 @@ pub(crate) fn write_csv(path: &Path, text: &str) -> Result<String, Box<dyn std::
     Ok(path.display().to_string())
 }
 
-pub(crate) fn opt(v: Option<f64>) -> String {
+fn opt(v: Option<f64>) -> String {
     v.map_or(String::new(), |v| format!("{v:.6}"))
 }
 
