@@ -104,8 +104,6 @@ pub(crate) struct AreaInfo {
     pub(crate) logical_blocks: u64,
 }
 
-/// `freeblock repro rearrangement`.
-
 // ------------------------------------------------------------------------------ text
 
 /// The JSON document `--json` prints: everything computed.
