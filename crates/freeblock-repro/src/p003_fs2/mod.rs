@@ -158,7 +158,7 @@ fn statements(r: &Fs2Results) -> Vec<Statement> {
         }
     }
     for w in &r.workloads {
-        let Some(cut) = r.row(&w.name, Variant::None).zip(r.row(&w.name, Variant::Fs2Paper)).map(|(b, p)| Fs2Row::improvement(b.access_ms, p.access_ms)) else { continue };
+        let Some(cut) = r.paper_access_cut(&w.name) else { continue };
         // The negative controls and the real trace are printed beside the bar, not held to it.
         let held = report::negative_control(&w.name).is_none() && !w.name.starts_with("real_");
         out.push(Statement {
@@ -171,12 +171,7 @@ fn statements(r: &Fs2Results) -> Vec<Statement> {
         });
     }
     for w in &r.workloads {
-        let Some(at) = r.row(&w.name, Variant::None).zip(r.row(&w.name, Variant::Fs2Paper)).map(|(b, p)| Fs2Row::improvement(b.access_ms, p.access_ms)) else { continue };
-        let moved: Vec<_> = r.think_sensitivity.iter().filter(|t| t.workload == w.name).collect();
-        if moved.is_empty() {
-            continue;
-        }
-        let worst = moved.iter().map(|t| (t.access_cut_pct - at).abs()).fold(0.0, f64::max);
+        let Some((_, _, worst)) = r.think_check(&w.name) else { continue };
         out.push(Statement {
             source: "issue 32".into(),
             claim: format!("{}: think time moved ±5% moves fs2_paper's access cut by under {THINK_BAR_POINTS:.0} points", w.name),

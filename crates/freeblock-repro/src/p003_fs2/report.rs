@@ -182,12 +182,7 @@ pub(crate) fn text(cfg: &Fs2ReproConfig, r: &Fs2Results, note: Option<&str>) -> 
     if !r.think_sensitivity.is_empty() {
         writeln!(s, "Think time moved ±5% (fs2_paper's access cut; the bar: under 5 points either way, so no result rests on a think time being a whole number of revolutions):")?;
         for w in &r.workloads {
-            let Some(at) = r.row(&w.name, Variant::None).zip(r.row(&w.name, Variant::Fs2Paper)).map(|(b, p)| Fs2Row::improvement(b.access_ms, p.access_ms)) else { continue };
-            let moved: Vec<_> = r.think_sensitivity.iter().filter(|t| t.workload == w.name).collect();
-            if moved.is_empty() {
-                continue;
-            }
-            let worst = moved.iter().map(|t| (t.access_cut_pct - at).abs()).fold(0.0, f64::max);
+            let Some((at, moved, worst)) = r.think_check(&w.name) else { continue };
             let cells: Vec<String> = moved.iter().map(|t| format!("{:.2} ms: {}%", t.think_ms, crate::table::plain(t.access_cut_pct, 0))).collect();
             writeln!(s, "  {:<13} as run {}%; {}; moves {:.0} points: {}", w.name, crate::table::plain(at, 0), cells.join(", "), worst, if worst < super::THINK_BAR_POINTS { "holds" } else { "MISSES the bar (depends on the think time)" })?;
         }
@@ -195,7 +190,7 @@ pub(crate) fn text(cfg: &Fs2ReproConfig, r: &Fs2Results, note: Option<&str>) -> 
     }
     writeln!(s, "fs2_paper's access cut at the measured pass against the bar of {ACCESS_CUT_BAR:.0}% (the paper's range {}…{}%):", PAPER_ACCESS_RANGE.0, PAPER_ACCESS_RANGE.1)?;
     for w in &r.workloads {
-        let Some(cut) = r.row(&w.name, Variant::None).zip(r.row(&w.name, Variant::Fs2Paper)).map(|(b, p)| Fs2Row::improvement(b.access_ms, p.access_ms)) else { continue };
+        let Some(cut) = r.paper_access_cut(&w.name) else { continue };
         let base = r.row(&w.name, Variant::None);
         let bound = base.zip(r.row(&w.name, Variant::Oracle)).map(|(b, o)| Fs2Row::improvement(b.access_ms, o.access_ms));
         let verdict = match negative_control(&w.name) {

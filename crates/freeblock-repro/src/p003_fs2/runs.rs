@@ -557,6 +557,22 @@ impl Fs2Results {
         })
     }
 
+    /// fs2_paper's mean-access cut over `none` on `workload`, % (`None` where either was not run).
+    #[must_use]
+    pub fn paper_access_cut(&self, workload: &str) -> Option<f64> {
+        self.row(workload, Variant::None).zip(self.row(workload, Variant::Fs2Paper)).map(|(b, p)| Fs2Row::improvement(b.access_ms, p.access_ms))
+    }
+
+    /// The think-time check of `workload`: fs2_paper's access cut as run, the runs at moved think
+    /// times, and the most the cut moved, points (`None`: not a closed workload, or not run).
+    #[must_use]
+    pub fn think_check(&self, workload: &str) -> Option<(f64, Vec<&ThinkSensitivity>, f64)> {
+        let at = self.paper_access_cut(workload)?;
+        let moved: Vec<&ThinkSensitivity> = self.think_sensitivity.iter().filter(|t| t.workload == workload).collect();
+        let worst = moved.iter().map(|t| (t.access_cut_pct - at).abs()).fold(0.0, f64::max);
+        (!moved.is_empty()).then_some((at, moved, worst))
+    }
+
     /// `variant`'s worst pass against its baseline on `workload`: (pass, 1-based; mean response
     /// change, %, positive = slower). The paper: TPC-W's first run was 1.7% slower than Ext2.
     #[must_use]
