@@ -62,23 +62,3 @@ pub fn fs2_check(a: &Fs2CheckArgs) -> CmdResult {
     outln!("repaired: {} map operation(s) journalled, table rewritten with {} replicas; {} problem(s) left", ops.len(), fixed.len(), left.len());
     Ok(())
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use freeblock::fs2::Fs2Workload;
-    use freeblock::workload::{ScatteredFilesSpec, WorkloadSpec};
-
-    /// The text puts our Ext2 beside the paper's and a miss beside its cause.
-    #[test]
-    fn a_stand_in_prints_its_baseline_beside_the_papers_and_a_miss_its_cause() {
-        let spec = ScatteredFilesSpec { shuffle_files: true, ..ScatteredFilesSpec::paper003(Paper003Run::Surge) };
-        let w = Fs2Workload { name: "ext2_surge_shuffled".into(), spec: WorkloadSpec::ScatteredFiles(spec), stands_for: "SURGE (Table 5)".into(), period_s: 60.0, passes: 7, paper_run: Some(Paper003Run::Surge) };
-        let row = |v: Variant, access_ms: f64| Fs2Row { workload: w.name.clone(), variant: v.label().into(), access_ms, seek_ms: access_ms / 3.0, rotational_ms: access_ms / 2.0, busy_pct: 13.0, ..Fs2Row::default() };
-        let r = Fs2Results { workloads: vec![w.clone()], rows: vec![row(Variant::None, 3.0), row(Variant::Fs2Paper, 2.7)], think_sensitivity: Vec::new() };
-        let s = text(&Fs2ReproConfig { trace: None, fs_trace: None, ..Fs2ReproConfig::default() }, &r, None).unwrap();
-        assert!(s.contains("our Ext2 (none): access 3.00 ms") && s.contains("the paper's Ext2:") && s.contains("busy 13%"), "{s}");
-        let verdict = s.lines().find(|l| l.contains("MISSES")).unwrap_or_else(|| panic!("no miss in:\n{s}"));
-        assert!(verdict.trim_start().starts_with("ext2_surge_shuffled") && verdict.contains("MISSES: the files are read in a new random order each pass"), "{verdict}");
-    }
-}

@@ -4,7 +4,6 @@ use super::args::ReproArgs;
 use crate::output::CmdResult;
 
 /// Runs the reproduction `a.what` from the library and prints what it returns.
-#[allow(dead_code)] // each reproduction moves to it in turn (issue 36)
 fn run_and_print(a: &ReproArgs) -> CmdResult {
     print_outcome(freeblock_repro::find(&a.what)?.run(&a.options()))
 }
@@ -38,8 +37,8 @@ pub fn repro(a: &ReproArgs) -> CmdResult {
         // Dask lives in Python: this binary runs free-mining on its own threads.
         "free-mining" if a.scheduler_address.is_some() => Err(super::args::NEEDS_PYTHON.replace("{what}", "repro free-mining --scheduler-address").into()),
         "free-mining" => run_and_print(a),
-        "rearrangement" => super::rearrangement::rearrangement(a),
-        "fs2" => super::fs2::fs2(a),
+        "rearrangement" => run_and_print(a),
+        "fs2" => run_and_print(a),
         "lfs-cleaning" => super::lfs_cleaning::lfs_cleaning(a),
         "external" => super::external::repro_external(a),
         "scrub" => run_and_print(a),

@@ -6,7 +6,7 @@ use freeblock_repro::bench::{run, BenchSettings};
 #[test]
 fn the_speed_rows_state_each_cache_on_over_off_ratio() {
     let outcome = run(&BenchSettings { requests: 50, only: "speed".into(), ..BenchSettings::default() }, None).unwrap();
-    crate::assert_statements_in_output(&outcome);
+    crate::statements_agree_with_text(&outcome);
     // The five cases with the cache on, each against its twin with the cache off.
     assert_eq!(outcome.statements.len(), 5, "{:?}", outcome.statements);
     for s in &outcome.statements {

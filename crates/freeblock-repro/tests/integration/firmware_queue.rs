@@ -44,7 +44,7 @@ fn deeper_queues_raise_random_read_iops() {
 fn the_report_states_what_it_prints_and_the_same_in_json() {
     let small = FirmwareQueueSettings { requests: 300, seconds: 2.0, ..FirmwareQueueSettings::default() };
     let text = report(&small).unwrap();
-    crate::assert_statements_in_output(&text);
+    crate::statements_agree_with_text(&text);
     // The QD 32 gain, the worst read at QD 32 and at QD 1, and one bound per age limit.
     assert_eq!(text.statements.len(), 3 + small.age_limits_ms.len(), "{:?}", text.statements);
     assert!(text.statements.iter().filter(|s| s.source == "issue 34").all(|s| s.agrees.is_some()));

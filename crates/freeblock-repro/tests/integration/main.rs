@@ -7,14 +7,22 @@
 mod bench;
 mod firmware_queue;
 mod p000_freeblock;
+mod p002_rearrangement;
+mod p003_fs2;
 mod scrub;
 mod write_cache;
 
-/// Checks that `outcome` states something and that each statement is what its output prints:
-/// every `ours` appears in the output.
-pub fn assert_statements_in_output(outcome: &freeblock_repro::Outcome) {
-    assert!(!outcome.statements.is_empty(), "no statements; output:\n{}", outcome.output);
+/// Options for a quick reproduction writing under a scratch folder of the system's temp folder.
+pub fn quick_options(name: &str) -> freeblock_repro::Options {
+    let out = std::env::temp_dir().join(format!("freeblock-repro-{name}-{}", std::process::id()));
+    freeblock_repro::Options { quick: true, quiet: true, out, ..freeblock_repro::Options::default() }
+}
+
+/// Every statement of `outcome` names what it compares and shows ours as the text prints it.
+pub fn statements_agree_with_text(outcome: &freeblock_repro::Outcome) {
+    assert!(!outcome.statements.is_empty(), "no statements");
     for s in &outcome.statements {
-        assert!(!s.ours.is_empty() && outcome.output.contains(&s.ours), "statement {s:?}: its figure is not in the output:\n{}", outcome.output);
+        assert!(!s.source.is_empty() && !s.claim.is_empty() && !s.paper.is_empty(), "{s:?}");
+        assert!(!s.ours.is_empty() && outcome.output.contains(&s.ours), "ours `{}` of `{}` is not in the text:\n{}", s.ours, s.claim, outcome.output);
     }
 }

@@ -32,7 +32,7 @@ fn flush_cost_grows_about_linearly_with_the_dirty_writes() {
 fn the_report_states_each_row_and_both_parts_of_the_line() {
     let small = WriteCacheSettings { writes: vec![1, 4, 16], trials: 2, ..WriteCacheSettings::default() };
     let text = report(&small).unwrap();
-    crate::assert_statements_in_output(&text);
+    crate::statements_agree_with_text(&text);
     // One per count, then the slope and the fixed part.
     assert_eq!(text.statements.len(), small.writes.len() + 2, "{:?}", text.statements);
     let agree = text.statements[..3].iter().filter(|s| s.agrees == Some(true)).count();
@@ -49,7 +49,7 @@ fn repro_write_cache_is_the_commands_defaults_on_the_2_tb_drive() {
     let entry = freeblock_repro::find("write-cache").unwrap();
     assert_eq!((entry.source, entry.has_quick), ("issue 34", false));
     let outcome = entry.run(&freeblock_repro::Options { quiet: true, ..freeblock_repro::Options::default() }).unwrap();
-    crate::assert_statements_in_output(&outcome);
+    crate::statements_agree_with_text(&outcome);
     assert!(outcome.output.contains("on st2000dm006: 64 MiB write-back cache") && outcome.output.contains("mean of 20 trials"), "{}", outcome.output);
     assert_eq!(outcome.statements.len(), WriteCacheSettings::default().writes.len() + 2);
     assert!(outcome.files.is_empty());

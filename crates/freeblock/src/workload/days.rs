@@ -33,7 +33,7 @@
 //! Two named mixes are used by `freeblock repro rearrangement`: the defaults above with bursts
 //! (Fig. 5's skew, 60% reads, no sequential reads), and the paper's mix derived from its Tables
 //! 1–3 and Fig. 5 (about 20% reads, writes and a third of the reads on a metadata handful of one
-//! cylinder's blocks, files read whole), which [`crate::rearrangement::paper_mix`] builds and
+//! cylinder's blocks, files read whole), which `freeblock_repro::p002_rearrangement::paper_mix` builds and
 //! explains number by number.
 //!
 //! Since every rank keeps the same probability, the blocks that stay keep their popularity, and

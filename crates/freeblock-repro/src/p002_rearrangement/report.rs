@@ -1,48 +1,18 @@
-//! `freeblock repro rearrangement`: paper 002 (Akyürek & Salem, *Adaptive Block Rearrangement
-//! Under UNIX*) on the Toshiba MK156F model — Tables 2–6 and Fig. 4 beside the paper's numbers,
-//! how the moves are served (ours), and the CloudPhysics trace on a modern disk. The runs are
-//! [`freeblock::rearrangement`]'s; this module only prints, plots and writes CSV.
+//! What the reproduction prints and writes: the text tables (ours beside the paper's), the JSON
+//! document, the CSV files and the SVG plots.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use freeblock::layout::rearrange::ReservedArea;
-use freeblock::rearrangement::{
-    self as rr, DayRow, Metrics, MoveServices, PaperMix, Place, RearrangementConfig, RunRows, TraceSetup, PAPER_FIG4_KNEE_BLOCKS,
-    PAPER_FIG5_TOP100_SHARE, PAPER_KNEE_SHARE, PAPER_TABLE_2, PAPER_TABLE_3, PAPER_TABLE_4, PAPER_TABLE_6,
-};
-use freeblock_disk::library;
 use serde::Serialize;
 
-use super::args::ReproArgs;
+use super::paper::{paper_day, paper_placement, paper_rotation, PaperMix, PAPER_FIG5_TOP100_SHARE, PAPER_FIG4_KNEE_BLOCKS, PAPER_TABLE_2, PAPER_TABLE_3, PAPER_TABLE_4, PAPER_TABLE_6};
+use super::runs::{self as rr, DayRow, Metrics, MoveServices, Place, RearrangementConfig, RunRows, TraceSetup};
+use super::verdicts::*;
+use super::Results;
 use crate::plot::{lines_on, Line, Reference, XAxis};
-use crate::progress::Runs;
 use crate::table::Table;
 
-use crate::output::CmdResult;
-
-/// Where the CloudPhysics trace is looked for when `--trace` is not given (relative to the
-/// current directory).
-/// The CloudPhysics trace inside the shared data folder (found as `validate` finds it).
-const SHARED_TRACE: &str = "traces/cloudPhysicsIO.vscsi";
-/// `--quick`: days, requests per day.
-const QUICK_DAYS: u32 = 2;
-const QUICK_REQUESTS_PER_DAY: u64 = 4_000;
-/// `--quick`: the Fig. 4 points kept (plus the largest of the full list).
-const QUICK_FIG4: [usize; 3] = [0, 50, 200];
-/// Fig. 4's knee: the fewest blocks whose seek-time reduction is within this share of the final one.
-const KNEE_WITHIN: f64 = 0.10;
-/// Tables 4–5's ordering: "≥" allows organ-pipe this much (relative) above interleaved.
-const ORDER_TOLERANCE: f64 = 0.05;
-/// Tables 4–5's ordering: "≫" means serial's seek time is at least this multiple of interleaved's.
-const CLEARLY_WORSE: f64 = 1.5;
-/// Table 6: rotational latency + transfer within this many ms counts as no difference.
-const SAME_ROTATION_MS: f64 = 0.3;
-/// Issue 32's bar for the paper's mix on the rearranged days: at least this share of zero-length
-/// seeks (%)…
-const BAR_ZERO_SEEKS_PCT: f64 = 80.0;
-/// …and at most this mean seek time (ms), all requests.
-const BAR_SEEK_MS: f64 = 2.0;
 
 /// The seven metrics of the paper's Tables 2–5, in their column order: row name, column name,
 /// CSV key, unit.
@@ -88,412 +58,104 @@ fn yes_no(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
 }
 
-fn mean(xs: impl IntoIterator<Item = f64>) -> Option<f64> {
-    let (n, s) = xs.into_iter().fold((0usize, 0.0), |(n, s), x| (n + 1, s + x));
-    (n > 0).then(|| s / n as f64)
-}
-
-/// The paper's Table 2 or 3 row of a day (0-based), if it has one.
-fn paper_day(table: &[[f64; 7]; 4], day: u64) -> Option<[f64; 7]> {
-    usize::try_from(day).ok().and_then(|d| table.get(d)).copied()
-}
-
-/// The paper's Table 4 (all, reads) of a placement label.
-fn paper_placement(label: &str) -> Option<[[f64; 7]; 2]> {
-    ["organ_pipe", "interleaved", "serial"].iter().position(|l| *l == label).map(|i| PAPER_TABLE_4[i])
-}
-
-/// The paper's Table 6 (two days) of a placement label (`none`: no rearrangement).
-fn paper_rotation(label: &str) -> Option<(f64, f64)> {
-    PAPER_TABLE_6.iter().find(|r| r.0 == label).map(|r| (r.1, r.2))
-}
-
-/// The on day of a two-day run (off, then on).
-fn on_day(r: &RunRows) -> Option<&DayRow> {
-    r.days.iter().find(|d| d.on).or_else(|| r.days.get(1))
-}
-
-/// The off day of a two-day run.
-fn off_day(r: &RunRows) -> Option<&DayRow> {
-    r.days.iter().find(|d| !d.on)
-}
-
-// ------------------------------------------------------------------------------ results
-
-/// Off days against on days, ours and the paper's.
-#[derive(Debug, Clone, Serialize)]
-struct SeekCut {
-    /// `all` or `reads`.
-    subset: &'static str,
-    /// Ours: mean seek time over the off days, ms (`None`: no off day).
-    off_ms: Option<f64>,
-    /// Ours: mean seek time over the on days, ms.
-    on_ms: Option<f64>,
-    /// Ours: 1 − on / off.
-    cut: Option<f64>,
-    /// The paper's day 1 → day 2.
-    paper_day1_ms: f64,
-    paper_day2_ms: f64,
-    paper_cut: f64,
-    /// The paper's off and on means over the days we ran too (up to four).
-    paper_off_ms: Option<f64>,
-    paper_on_ms: Option<f64>,
-    /// Ours cut seek time by more than half.
-    more_than_half: bool,
-}
-
-fn seek_cut(subset: &'static str, rows: &RunRows) -> SeekCut {
-    type Pick = fn(&DayRow) -> &Metrics;
-    let (table, pick): (&[[f64; 7]; 4], Pick) = if subset == "all" { (&PAPER_TABLE_2, |d| &d.all) } else { (&PAPER_TABLE_3, |d| &d.reads) };
-    let off_ms = mean(rows.days.iter().filter(|d| !d.on).map(|d| pick(d).seek_ms));
-    let on_ms = mean(rows.days.iter().filter(|d| d.on).map(|d| pick(d).seek_ms));
-    let cut = off_ms.zip(on_ms).filter(|(off, _)| *off > 0.0).map(|(off, on)| 1.0 - on / off);
-    // The paper's days are off, on, off, on.
-    let paper_days = || rows.days.iter().filter_map(|d| paper_day(table, d.day).map(|p| (d.day, p[SEEK])));
-    SeekCut {
-        subset,
-        off_ms,
-        on_ms,
-        cut,
-        paper_day1_ms: table[0][SEEK],
-        paper_day2_ms: table[1][SEEK],
-        paper_cut: 1.0 - table[1][SEEK] / table[0][SEEK],
-        paper_off_ms: mean(paper_days().filter(|(d, _)| d % 2 == 0).map(|p| p.1)),
-        paper_on_ms: mean(paper_days().filter(|(d, _)| d % 2 == 1).map(|p| p.1)),
-        more_than_half: cut.is_some_and(|c| c > 0.5),
-    }
-}
-
-/// One point of Fig. 4 (the on day of a run placing `blocks` blocks).
-#[derive(Debug, Clone, Serialize)]
-struct Fig4Point {
-    blocks: usize,
-    all: Metrics,
-    reads: Metrics,
-    /// Seek time saved against the first point (the fewest blocks), ms.
-    reduction_ms: f64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-struct Knee {
-    /// The fewest blocks within [`KNEE_WITHIN`] of the final reduction (`None`: no reduction).
-    blocks: Option<usize>,
-    /// As a share of the logical disk's blocks.
-    share: Option<f64>,
-    /// Blocks of the logical disk (8 KB).
-    logical_blocks: u64,
-    /// The final (largest number of blocks) reduction, ms.
-    final_reduction_ms: f64,
-    /// The paper's: little gain past the hottest ~200 blocks, about 1% of the disk.
-    paper_blocks: usize,
-    paper_share: f64,
-}
-
-fn fig4_points(fig4: &[(usize, RunRows)]) -> Vec<Fig4Point> {
-    let mut pts: Vec<Fig4Point> = fig4
-        .iter()
-        .filter_map(|(n, r)| on_day(r).map(|d| Fig4Point { blocks: *n, all: d.all, reads: d.reads, reduction_ms: 0.0 }))
-        .collect();
-    pts.sort_by_key(|p| p.blocks);
-    let base = pts.first().map_or(0.0, |p| p.all.seek_ms);
-    for p in &mut pts {
-        p.reduction_ms = base - p.all.seek_ms;
-    }
-    pts
-}
-
-fn knee(pts: &[Fig4Point], logical_blocks: u64) -> Knee {
-    let final_reduction_ms = pts.last().map_or(0.0, |p| p.reduction_ms);
-    let blocks = (final_reduction_ms > 0.0)
-        .then(|| pts.iter().find(|p| p.reduction_ms >= (1.0 - KNEE_WITHIN) * final_reduction_ms).map(|p| p.blocks))
-        .flatten();
-    Knee {
-        blocks,
-        share: blocks.map(|b| b as f64 / logical_blocks.max(1) as f64),
-        logical_blocks,
-        final_reduction_ms,
-        paper_blocks: PAPER_FIG4_KNEE_BLOCKS,
-        paper_share: PAPER_KNEE_SHARE,
-    }
-}
-
-/// Tables 4–5's ordering by seek time (all requests, on day).
-#[derive(Debug, Clone, Serialize)]
-struct Ordering {
-    organ_pipe_ms: Option<f64>,
-    interleaved_ms: Option<f64>,
-    serial_ms: Option<f64>,
-    /// organ-pipe ≤ interleaved (within [`ORDER_TOLERANCE`]).
-    organ_pipe_at_least_interleaved: bool,
-    /// interleaved ≤ serial.
-    interleaved_at_least_serial: bool,
-    /// serial ≥ [`CLEARLY_WORSE`] × interleaved.
-    serial_clearly_worse: bool,
-    holds: bool,
-}
-
-fn ordering(placements: &[RunRows]) -> Ordering {
-    let seek = |label: &str| placements.iter().find(|r| r.label == label).and_then(on_day).map(|d| d.all.seek_ms);
-    let (o, i, s) = (seek("organ_pipe"), seek("interleaved"), seek("serial"));
-    let oi = o.zip(i).is_some_and(|(o, i)| o <= i * (1.0 + ORDER_TOLERANCE) + 1e-9);
-    let is = i.zip(s).is_some_and(|(i, s)| i <= s);
-    let clear = i.zip(s).is_some_and(|(i, s)| s >= CLEARLY_WORSE * i);
-    Ordering {
-        organ_pipe_ms: o,
-        interleaved_ms: i,
-        serial_ms: s,
-        organ_pipe_at_least_interleaved: oi,
-        interleaved_at_least_serial: is,
-        serial_clearly_worse: clear,
-        holds: oi && is && clear,
-    }
-}
-
-/// One row of "how the moves are served".
-#[derive(Debug, Clone, Serialize)]
-struct MoveRow {
-    service: String,
-    on_day_response_ms: Option<f64>,
-    on_day_seek_ms: Option<f64>,
-    /// Seconds from the on day's start until its rearrangement was complete (`None`: not by the
-    /// day's end, or no on day).
-    done_after_s: Option<f64>,
-    /// Seconds until half, and until 90%, of the moves were committed.
-    half_after_s: Option<f64>,
-    ninety_after_s: Option<f64>,
-    complete: bool,
-    /// The on day's moves: planned, and committed by the day's end.
-    planned_moves: u64,
-    committed_moves: u64,
-    move_reads: u64,
-    move_writes: u64,
-    table_writes: u64,
-}
-
-fn move_rows(m: &MoveServices) -> Vec<MoveRow> {
-    m.runs
-        .iter()
-        .map(|r| {
-            let day = on_day(r);
-            let period = day.and_then(|d| r.policy.periods.iter().find(|p| p.period == d.day));
-            MoveRow {
-                service: r.label.clone(),
-                on_day_response_ms: day.map(|d| d.all.waiting_ms + d.all.service_ms),
-                on_day_seek_ms: day.map(|d| d.all.seek_ms),
-                done_after_s: period.and_then(|p| p.done_after_s),
-                half_after_s: period.and_then(|p| p.half_after_s),
-                ninety_after_s: period.and_then(|p| p.ninety_after_s),
-                complete: period.is_some_and(|p| p.done_after_s.is_some()),
-                planned_moves: period.map_or(0, |p| p.moves),
-                committed_moves: period.map_or(0, |p| p.committed),
-                move_reads: r.policy.move_reads,
-                move_writes: r.policy.move_writes,
-                table_writes: r.policy.table_writes,
-            }
-        })
-        .collect()
-}
-
-// ------------------------------------------------------------------------------ the command
-
-/// The trace to run: `Ok(Some)` to run it, `Ok(None)` with a note to skip, `Err` for a named
-/// `--trace` that is not there.
-fn trace_choice(a: &ReproArgs) -> Result<(Option<PathBuf>, Option<String>), String> {
-    if let Some(p) = &a.trace {
-        if !p.is_file() {
-            return Err(format!("--trace {}: no such file (the CloudPhysics VSCSI trace)", p.display()));
-        }
-        return Ok((Some(p.clone()), None));
-    }
-    if a.quick {
-        return Ok((None, Some("CloudPhysics part skipped (--quick; --trace PATH runs it anyway).".into())));
-    }
-    let p = super::args::shared_dir(None).join(SHARED_TRACE);
-    if p.is_file() {
-        Ok((Some(p), None))
-    } else {
-        Ok((None, Some(format!("CloudPhysics part skipped: no trace at {}; --trace PATH names one.", p.display()))))
-    }
-}
-
-fn config(a: &ReproArgs, trace: Option<PathBuf>) -> RearrangementConfig {
-    let mut cfg = RearrangementConfig::default();
-    if a.quick {
-        cfg.workload.days = QUICK_DAYS;
-        cfg.workload.requests_per_day = QUICK_REQUESTS_PER_DAY;
-        cfg.moves_requests_per_day = QUICK_REQUESTS_PER_DAY * 5;
-        let last = cfg.fig4_blocks.iter().copied().max();
-        cfg.fig4_blocks.retain(|n| QUICK_FIG4.contains(n) || Some(*n) == last);
-    }
-    if let Some(d) = a.days {
-        cfg.workload.days = d;
-    }
-    if let Some(n) = a.requests_per_day {
-        cfg.workload.requests_per_day = n;
-    }
-    if let Some(t) = a.threads {
-        cfg.threads = t.max(1);
-    }
-    cfg.trace = trace;
-    cfg
-}
-
-/// Everything the command computed, as `--json` prints it.
 #[derive(Serialize)]
 struct Report<'a> {
-    config: &'a RearrangementConfig,
-    disk_description: String,
-    area: AreaInfo,
-    tables_2_3: &'a RunRows,
-    paper_mix: &'a PaperMix,
-    tables_2_3_paper_mix: &'a RunRows,
-    paper_mix_meets_bar: bool,
-    paper_table_2: [[f64; 7]; 4],
-    paper_table_3: [[f64; 7]; 4],
-    seek_cut: [SeekCut; 2],
-    fig4: Vec<Fig4Point>,
-    knee: Knee,
-    placements: &'a [RunRows],
-    paper_table_4: [[[f64; 7]; 2]; 3],
-    paper_table_6: Vec<(String, f64, f64)>,
-    ordering: Ordering,
-    move_services: &'a MoveServices,
-    moves: Vec<MoveRow>,
-    free_identical: bool,
-    cloudphysics: Option<CloudJson<'a>>,
-    cloudphysics_note: Option<String>,
-    plots: Vec<String>,
-    data: Vec<String>,
+    pub(crate) config: &'a RearrangementConfig,
+    pub(crate) disk_description: String,
+    pub(crate) area: &'a AreaInfo,
+    pub(crate) tables_2_3: &'a RunRows,
+    pub(crate) paper_mix: &'a PaperMix,
+    pub(crate) tables_2_3_paper_mix: &'a RunRows,
+    pub(crate) paper_mix_meets_bar: bool,
+    pub(crate) paper_table_2: [[f64; 7]; 4],
+    pub(crate) paper_table_3: [[f64; 7]; 4],
+    pub(crate) seek_cut: &'a [SeekCut; 2],
+    pub(crate) fig4: &'a [Fig4Point],
+    pub(crate) knee: &'a Knee,
+    pub(crate) placements: &'a [RunRows],
+    pub(crate) paper_table_4: [[[f64; 7]; 2]; 3],
+    pub(crate) paper_table_6: Vec<(String, f64, f64)>,
+    pub(crate) ordering: &'a Ordering,
+    pub(crate) move_services: &'a MoveServices,
+    pub(crate) moves: &'a [MoveRow],
+    pub(crate) free_identical: bool,
+    pub(crate) cloudphysics: Option<CloudJson<'a>>,
+    pub(crate) cloudphysics_note: Option<&'a str>,
+    pub(crate) plots: &'a [String],
+    pub(crate) data: &'a [String],
 }
 
 #[derive(Serialize)]
 struct CloudJson<'a> {
-    setup: &'a TraceSetup,
-    trace: String,
-    runs: &'a [RunRows],
+    pub(crate) setup: &'a TraceSetup,
+    pub(crate) trace: String,
+    pub(crate) runs: &'a [RunRows],
 }
 
 #[derive(Debug, Clone, Serialize)]
-struct AreaInfo {
-    cylinders: u32,
-    first_cylinder: u32,
-    disk_cylinders: u32,
-    block_sectors: u64,
-    slots: usize,
-    table_slots: usize,
-    free_slots: usize,
-    logical_blocks: u64,
+pub(crate) struct AreaInfo {
+    pub(crate) cylinders: u32,
+    pub(crate) first_cylinder: u32,
+    pub(crate) disk_cylinders: u32,
+    pub(crate) block_sectors: u64,
+    pub(crate) slots: usize,
+    pub(crate) table_slots: usize,
+    pub(crate) free_slots: usize,
+    pub(crate) logical_blocks: u64,
 }
 
-/// `freeblock repro rearrangement`.
-pub fn rearrangement(a: &ReproArgs) -> CmdResult {
-    let (trace, note) = trace_choice(a)?;
-    let cfg = config(a, trace);
-    let disk = library::media(&cfg.disk)?;
-    let reserved = ReservedArea::new(&disk, &cfg.area)?;
-    let area = AreaInfo {
-        cylinders: reserved.cylinders(),
-        first_cylinder: reserved.first_cylinder(),
-        disk_cylinders: disk.layout().cylinders(),
-        block_sectors: reserved.block_sectors(),
-        slots: reserved.slots().len(),
-        table_slots: reserved.table_slot_count(),
-        free_slots: reserved.free_slot_count(),
-        logical_blocks: reserved.logical_blocks(),
+// ------------------------------------------------------------------------------ text
+
+/// The JSON document `--json` prints: everything computed.
+pub(crate) fn json(r: &Results) -> serde_json::Result<String> {
+    let report = Report {
+        config: &r.cfg,
+        disk_description: r.disk_description.clone(),
+        area: &r.area,
+        tables_2_3: &r.days,
+        paper_mix: &r.mix,
+        tables_2_3_paper_mix: &r.mix_days,
+        paper_mix_meets_bar: r.meets_bar,
+        paper_table_2: PAPER_TABLE_2,
+        paper_table_3: PAPER_TABLE_3,
+        seek_cut: &r.cut,
+        fig4: &r.points,
+        knee: &r.knee,
+        placements: &r.placements,
+        paper_table_4: PAPER_TABLE_4,
+        paper_table_6: PAPER_TABLE_6.iter().map(|(l, a, b)| ((*l).to_string(), *a, *b)).collect(),
+        ordering: &r.order,
+        move_services: &r.moves,
+        moves: &r.move_table,
+        free_identical: r.free_identical,
+        cloudphysics: r.cloud.as_ref().map(|(setup, runs)| CloudJson { setup, trace: r.cfg.trace.as_ref().map(|p| p.display().to_string()).unwrap_or_default(), runs }),
+        cloudphysics_note: r.note.as_deref(),
+        plots: &r.plots,
+        data: &r.data,
     };
+    Ok(serde_json::to_string_pretty(&report)? + "\n")
+}
 
-    let total = 2 + cfg.fig4_blocks.len() + 3 + 4 + if cfg.trace.is_some() { 3 } else { 0 };
-    let pb = Runs::new("rearrangement", total as u64, a.quiet || a.json);
-    let tick = |_: usize| pb.inc();
-    let days = rr::tables_2_3(&cfg)?;
-    pb.inc();
-    let mix = rr::paper_mix(&cfg.workload);
-    let mix_days = rr::tables_2_3(&RearrangementConfig { workload: mix.spec.clone(), ..cfg.clone() })?;
-    pb.inc();
-    let meets_bar = mix_days.days.iter().any(|d| d.on) && mix_days.days.iter().filter(|d| d.on).all(|d| d.all.zero_seeks_pct >= BAR_ZERO_SEEKS_PCT && d.all.seek_ms <= BAR_SEEK_MS);
-    let fig4 = rr::figure_4(&cfg, &tick)?;
-    let placements = rr::placements(&cfg, &tick)?;
-    let moves = rr::move_services(&cfg, &tick)?;
-    let cloud = match &cfg.trace {
-        Some(p) => Some(rr::cloudphysics(&cfg, p, &tick).map_err(|e| format!("{}: {e}", p.display()))?),
-        None => None,
-    };
-    pb.finish();
-
-    let points = fig4_points(&fig4);
-    let knee = knee(&points, area.logical_blocks);
-    let cut = [seek_cut("all", &days), seek_cut("reads", &days)];
-    let order = ordering(&placements);
-    let move_table = move_rows(&moves);
-    let free_identical = moves.free_vs_costless_differing == 0 && moves.delayed_foreground == 0;
-
-    std::fs::create_dir_all(&a.out)?;
-    let out = &a.out;
-    let mut data = vec![
-        write_csv(&out.join("rearrangement-days.csv"), &days_csv(&days, &mix_days, &fig4, &placements, &moves)?)?,
-        write_csv(&out.join("rearrangement-fig4.csv"), &fig4_csv(&points)?)?,
-        write_csv(&out.join("rearrangement-moves.csv"), &moves_csv(&move_table, &moves)?)?,
-    ];
-    if let Some((_, runs)) = &cloud {
-        data.push(write_csv(&out.join("rearrangement-cloudphysics.csv"), &cloud_csv(runs)?)?);
-    }
-    let plots = plots(out, &days, &points)?;
-
-    if a.json {
-        let report = Report {
-            config: &cfg,
-            disk_description: disk.spec().description.clone(),
-            area,
-            tables_2_3: &days,
-            paper_mix: &mix,
-            tables_2_3_paper_mix: &mix_days,
-            paper_mix_meets_bar: meets_bar,
-            paper_table_2: PAPER_TABLE_2,
-            paper_table_3: PAPER_TABLE_3,
-            seek_cut: cut,
-            fig4: points,
-            knee,
-            placements: &placements,
-            paper_table_4: PAPER_TABLE_4,
-            paper_table_6: PAPER_TABLE_6.iter().map(|(l, a, b)| ((*l).to_string(), *a, *b)).collect(),
-            ordering: order,
-            move_services: &moves,
-            moves: move_table,
-            free_identical,
-            cloudphysics: cloud.as_ref().map(|(setup, runs)| CloudJson {
-                setup,
-                trace: cfg.trace.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
-                runs,
-            }),
-            cloudphysics_note: note,
-            plots,
-            data,
-        };
-        outln!("{}", serde_json::to_string_pretty(&report)?);
-        return Ok(());
-    }
-
+/// The text the command prints: every table, ours beside the paper's, and the verdicts.
+pub(crate) fn text(r: &Results) -> String {
     let mut s = String::new();
-    header_text(&mut s, &cfg, &disk.spec().description, &area);
-    days_text(&mut s, &days, &cut);
-    mix_text(&mut s, &mix, &days, &mix_days, meets_bar);
-    fig4_text(&mut s, &points, &knee);
-    placements_text(&mut s, &placements, &order);
-    moves_text(&mut s, &move_table, &moves, free_identical, cfg.moves_requests_per_day);
-    match (&cloud, &note) {
-        (Some((setup, runs)), _) => cloud_text(&mut s, setup, runs, cfg.trace.as_deref()),
+    header_text(&mut s, &r.cfg, &r.disk_description, &r.area);
+    days_text(&mut s, &r.days, &r.cut);
+    mix_text(&mut s, &r.mix, &r.days, &r.mix_days, r.meets_bar);
+    fig4_text(&mut s, &r.points, &r.knee);
+    placements_text(&mut s, &r.placements, &r.order);
+    moves_text(&mut s, &r.move_table, &r.moves, r.free_identical, r.cfg.moves_requests_per_day);
+    match (&r.cloud, &r.note) {
+        (Some((setup, runs)), _) => cloud_text(&mut s, setup, runs, r.cfg.trace.as_deref()),
         (None, Some(n)) => {
             let _ = writeln!(s, "\n{n}");
         }
         (None, None) => {}
     }
-    out!("{s}");
-    outln!("\nplots: {}", plots.join(", "));
-    outln!("data: {}", data.join(", "));
-    Ok(())
+    let _ = writeln!(s, "\nplots: {}", r.plots.join(", "));
+    let _ = writeln!(s, "data: {}", r.data.join(", "));
+    s
 }
-
-// ------------------------------------------------------------------------------ text
 
 fn header_text(s: &mut String, cfg: &RearrangementConfig, description: &str, area: &AreaInfo) {
     let w = &cfg.workload;
@@ -833,7 +495,7 @@ fn moves_text(s: &mut String, rows: &[MoveRow], m: &MoveServices, identical: boo
         ]);
     }
     s.push_str(&t.render());
-    let _ = writeln!(s, "(foreground: as the paper's driver, one move at a time among the requests; idle: only when the disk is idle; free: freeblock scheduling only, in foreground requests' rotational latency; freeidle: freeblock scheduling plus its idle-time transfers after {} ms idle; instant: the layout at no cost, a bound)", freeblock::rearrangement::FREE_IDLE_AFTER_MS);
+    let _ = writeln!(s, "(foreground: as the paper's driver, one move at a time among the requests; idle: only when the disk is idle; free: freeblock scheduling only, in foreground requests' rotational latency; freeidle: freeblock scheduling plus its idle-time transfers after {} ms idle; instant: the layout at no cost, a bound)", rr::FREE_IDLE_AFTER_MS);
     let _ = writeln!(
         s,
         "Free moves vs the same table changes at no cost: {} of {} requests differ (max Δ {} ns), freeblock delayed {} foreground requests — identical: {}",
@@ -897,7 +559,7 @@ fn cloud_text(s: &mut String, setup: &TraceSetup, runs: &[RunRows], trace: Optio
 
 // ------------------------------------------------------------------------------ files
 
-fn write_csv(path: &Path, text: &str) -> Result<String, Box<dyn std::error::Error>> {
+pub(crate) fn write_csv(path: &Path, text: &str) -> Result<String, Box<dyn std::error::Error>> {
     std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(path.display().to_string())
 }
@@ -906,7 +568,7 @@ fn opt(v: Option<f64>) -> String {
     v.map_or(String::new(), |v| format!("{v:.6}"))
 }
 
-fn days_csv(days: &RunRows, mix_days: &RunRows, fig4: &[(usize, RunRows)], placements: &[RunRows], moves: &MoveServices) -> Result<String, std::fmt::Error> {
+pub(crate) fn days_csv(days: &RunRows, mix_days: &RunRows, fig4: &[(usize, RunRows)], placements: &[RunRows], moves: &MoveServices) -> Result<String, std::fmt::Error> {
     let mut s = String::from("experiment,run,day,on,subset,requests");
     for (_, _, key, _) in METRICS {
         write!(s, ",{key},paper_{key}")?;
@@ -943,7 +605,7 @@ fn days_csv(days: &RunRows, mix_days: &RunRows, fig4: &[(usize, RunRows)], place
     Ok(s)
 }
 
-fn fig4_csv(pts: &[Fig4Point]) -> Result<String, std::fmt::Error> {
+pub(crate) fn fig4_csv(pts: &[Fig4Point]) -> Result<String, std::fmt::Error> {
     let mut s = String::from("blocks,seek_distance,seek_ms,fcfs_seek_distance,fcfs_seek_ms,zero_seeks_pct,service_ms,waiting_ms,reads_seek_ms,seek_ms_saved\n");
     for p in pts {
         let a = &p.all;
@@ -956,7 +618,7 @@ fn fig4_csv(pts: &[Fig4Point]) -> Result<String, std::fmt::Error> {
     Ok(s)
 }
 
-fn moves_csv(rows: &[MoveRow], m: &MoveServices) -> Result<String, std::fmt::Error> {
+pub(crate) fn moves_csv(rows: &[MoveRow], m: &MoveServices) -> Result<String, std::fmt::Error> {
     let mut s = String::from(
         "service,on_day_response_ms,on_day_seek_ms,half_after_s,ninety_after_s,done_after_s,complete,planned,moves,committed,copied_in,moved_out,moved_out_dirty,aborted,move_reads,move_writes,table_writes,writes_to_copies,differs_from_costless,compared,max_difference_ns,delayed_foreground\n",
     );
@@ -995,7 +657,7 @@ fn moves_csv(rows: &[MoveRow], m: &MoveServices) -> Result<String, std::fmt::Err
     Ok(s)
 }
 
-fn cloud_csv(runs: &[RunRows]) -> Result<String, std::fmt::Error> {
+pub(crate) fn cloud_csv(runs: &[RunRows]) -> Result<String, std::fmt::Error> {
     let mut s = String::from("placement,period,on,subset,requests");
     for (_, _, key, _) in METRICS {
         write!(s, ",{key}")?;
@@ -1016,7 +678,7 @@ fn cloud_csv(runs: &[RunRows]) -> Result<String, std::fmt::Error> {
     Ok(s)
 }
 
-fn plots(out: &Path, days: &RunRows, pts: &[Fig4Point]) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+pub(crate) fn plots(out: &Path, days: &RunRows, pts: &[Fig4Point]) -> Result<Vec<String>, Box<dyn std::error::Error>> {
     let fig4 = out.join("paper002-fig4.svg");
     let x = |p: &Fig4Point| p.blocks as f64;
     lines_on(
@@ -1046,3 +708,4 @@ fn plots(out: &Path, days: &RunRows, pts: &[Fig4Point]) -> Result<Vec<String>, B
     )?;
     Ok(vec![fig4.display().to_string(), per_day.display().to_string()])
 }
+

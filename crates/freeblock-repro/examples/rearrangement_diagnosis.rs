@@ -2,17 +2,18 @@
 //! "The paper's mix" for `freeblock repro rearrangement`.
 //!
 //! ```text
-//! cargo run --release -p freeblock --example rearrangement_diagnosis -- [SEED] [DAYS]
+//! cargo run --release -p freeblock-repro --example rearrangement_diagnosis -- [SEED] [DAYS]
 //! ```
 //!
-//! For the paper's mix as derived ([`freeblock::rearrangement::paper_mix`]), the previous
+//! For the paper's mix as derived ([`freeblock_repro::p002_rearrangement::paper_mix`]), the previous
 //! derivation's settings and today's mix, it runs DAYS days (default 2: off, on) and prints for
 //! each on day, all requests: zero-length seeks and mean seek time, and every request that moved
-//! the head by kind ([`freeblock::rearrangement::SeekCauses`]: read or write, served in the area
+//! the head by kind ([`freeblock_repro::p002_rearrangement::runs::SeekCauses`]: read or write, served in the area
 //! or at home, after a request in the area or at home), with its share of requests and its part
 //! of the mean seek time.
 
-use freeblock::rearrangement::{base_policy, paper_mix, run_days, RearrangementConfig};
+use freeblock_repro::p002_rearrangement::runs::{base_policy, run_days};
+use freeblock_repro::p002_rearrangement::{paper_mix, RearrangementConfig};
 use freeblock::workload::{DaysSpec, WorkloadSpec};
 use freeblock_disk::library;
 
@@ -26,7 +27,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("  reads (handful, continuing, elsewhere) {:?}; Fig. 5 top-100 share {:.3}", mix.reads_handful_continuing_elsewhere, mix.fig5_top100_share);
     let variants: Vec<(&str, DaysSpec)> = vec![
         ("paper's mix (derived)", mix.spec.clone()),
-        ("what-if: reads at the tables' bound, the rest derived at that share", freeblock::rearrangement::paper_mix_at(&base.workload, None).spec),
+        ("what-if: reads at the tables' bound, the rest derived at that share", freeblock_repro::p002_rearrangement::paper_mix_at(&base.workload, None).spec),
         ("what-if: no drift (the 5% is today's guess, not the paper's)", DaysSpec { drift: 0.0, ..mix.spec.clone() }),
         ("the earlier derivation (every rank a file, drift anywhere, writes 96% and reads by Fig. 5)", DaysSpec { metadata_handful: false, read_top_blocks: None, read_top_share: 0.66, read_sequential: 0.375, write_top_share: 0.96, hot_blocks: 1125, ..mix.spec.clone() }),
         ("today's mix (fig5)", base.workload.clone()),

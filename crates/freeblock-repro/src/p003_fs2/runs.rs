@@ -1,31 +1,6 @@
-//! # Paper 003: FS2, dynamic replication in free disk space, reproduced
-//!
-//! Huang, Hung and Shin (SOSP 2005) replicated blocks read together with the disk's hot region
-//! into free space near it, in access order, read the nearest copy, and measured the mean disk
-//! access time and its seek and rotational parts on a WD 80 GB drive, against Ext2 without
-//! replication. We run the same policy ([`crate::layout::fs2`]) on the library's `wd800` model,
-//! under workloads that stand in for theirs, four ways:
-//!
-//! | row | replicas | copy chosen by | replicas written |
-//! |---|---|---|---|
-//! | `none` | — | — | — (their Ext2) |
-//! | `fs2_paper` | dynamic | LBN distance from the last block; all-or-nothing per request | foreground (their background writes) |
-//! | `fs2_static` | every block the workload touches, once, before the run, packed around the blocks' median | LBN distance | before the run (their `mkfs2`) |
-//! | `fs2_ours` | dynamic | least positioning time over every complete copy (flex reads) | with free bandwidth (freeblock) |
-//!
-//! | workload | stands in for (paper rows) | why |
-//! |---|---|---|
-//! | `days` (paper 002's day workload) | TPC-W (Table 2), SURGE (Table 5) | a skewed hot set over the whole disk, served in bursts: a server's database and files far apart |
-//! | `cloudphysics` (a VM disk, 2 hours) | TPC-W (Table 2) | a real server's block trace |
-//! | `files_*` (scattered extents) | TPC-W, CVS update, startx, SURGE (Tables 2–5) | files scattered over a full disk, read again in the same order |
-//! | `ext2_*` ([`ScatteredFilesSpec::paper003`]) | the same | shaped like Ext2 and like §4's descriptions: TPC-W a MySQL database split over groups at the quadratic hash's distances, read a page at a time; CVS two regions and RCS headers in name order; startx and SURGE in their programs' order ([`paper_ext2`] gives the paper's Ext2 figures printed beside ours) |
-//! | `real_ext2_grep` | a real file system | `grep -r` over an aged ext2 image, 7 runs |
-//!
-//! **Measurement.** The paper measured the 7th run of each workload, once FS2 had learnt it; so
-//! do we on every workload that repeats a run, and the second half of those that do not (days,
-//! cloudphysics). Access time is seek + rotational latency + transfer of the workload's requests
-//! (the paper's T_A = T_s + T_r + T_t; a read-ahead hit is transfer only, as §4.2 counts it); busy
-//! is the share of the whole run the disk was not idle (replica I/O included).
+//! The reproduction's runs on the engine: its workloads (stand-ins for the paper's), each under
+//! every variant (no replication, FS2 as the paper does it, FS2-static, ours, rearrangement, an
+//! oracle) on the paper's drive, and each run's figures over its measured pass ([`Fs2Row`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -33,99 +8,17 @@ use std::sync::Arc;
 use freeblock_disk::{library, Disk};
 use serde::Serialize;
 
-use crate::error::{Error, Result};
-use crate::layout::fs2::{Fs2, Fs2Config, Fs2Report, Mode, Nearest, StaticExtent};
-use crate::layout::rearrange::policy::{Rearrange, RearrangeConfig, Schedule};
-use crate::layout::{LayoutPolicy, Service};
-use crate::report::RunReport;
-use crate::sched::SchedulerSpec;
-use crate::sim::{SimConfig, Simulation};
-use crate::workload::scattered_files::{Paper003Run, Placement, ScatteredFilesSpec};
-use crate::workload::{DaysSpec, TraceFormat, TraceSpec, WorkloadSpec};
+use freeblock::error::{Error, Result};
+use freeblock::layout::fs2::{Fs2, Fs2Config, Fs2Report, Mode, Nearest, StaticExtent};
+use freeblock::layout::rearrange::policy::{Rearrange, RearrangeConfig, Schedule};
+use freeblock::layout::{LayoutPolicy, Service};
+use freeblock::report::RunReport;
+use freeblock::sched::SchedulerSpec;
+use freeblock::sim::{SimConfig, Simulation};
+use freeblock::workload::scattered_files::{Paper003Run, Placement, ScatteredFilesSpec};
+use freeblock::workload::{DaysSpec, TraceFormat, TraceSpec, WorkloadSpec};
 
-/// The paper's ranges over its workloads (abstract): improvement of the mean, %.
-pub const PAPER_ACCESS_RANGE: (f64, f64) = (41.0, 68.0);
-/// Seek time.
-pub const PAPER_SEEK_RANGE: (f64, f64) = (37.0, 78.0);
-/// Rotational delay.
-pub const PAPER_ROTATION_RANGE: (f64, f64) = (31.0, 68.0);
-/// Energy per access.
-pub const PAPER_ENERGY_RANGE: (f64, f64) = (40.0, 71.0);
-
-/// One row of the paper's Tables 2–5: improvements over Ext2, %.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct PaperRow {
-    /// Workload and variant.
-    pub label: &'static str,
-    /// Disk busy with FS2, % (Ext2's in `busy_base`).
-    pub busy: f64,
-    /// Disk busy on Ext2, %.
-    pub busy_base: f64,
-    /// Access time improvement, %.
-    pub access: f64,
-    /// Seek time improvement, %.
-    pub seek: f64,
-    /// Rotational delay improvement, %.
-    pub rotation: f64,
-    /// Energy per access improvement, %.
-    pub energy: f64,
-}
-
-/// Tables 2–5.
-pub const PAPER_ROWS: [PaperRow; 5] = [
-    PaperRow { label: "TPC-W FS2-static (Table 2)", busy: 23.0, busy_base: 31.0, access: 24.0, seek: 53.0, rotation: -1.6, energy: 31.0 },
-    PaperRow { label: "TPC-W FS2-dynamic (Table 2)", busy: 17.0, busy_base: 31.0, access: 50.0, seek: 72.0, rotation: 31.0, energy: 55.0 },
-    PaperRow { label: "CVS update (Table 3)", busy: 73.0, busy_base: 82.0, access: 41.0, seek: 38.0, rotation: 53.0, energy: 40.0 },
-    PaperRow { label: "startx (Table 4)", busy: 26.0, busy_base: 37.0, access: 44.0, seek: 53.0, rotation: 47.0, energy: 46.0 },
-    PaperRow { label: "SURGE (Table 5)", busy: 4.2, busy_base: 13.0, access: 69.0, seek: 78.0, rotation: 68.0, energy: 71.0 },
-];
-
-/// Issue 32's bar: fs2_paper cuts mean access time by at least this much, %, at pass 7 on each
-/// paper-shaped workload.
-pub const ACCESS_CUT_BAR: f64 = 35.0;
-
-/// Table 1: the paper's drive's seek power and its idle/read/write power, W.
-pub const PAPER_SEEK_W: f64 = 14.0;
-/// Idle, read and write power, W.
-pub const PAPER_IDLE_W: f64 = 8.0;
-
-/// What the paper says of one workload on Ext2 (its baseline), to print beside our `none`.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct PaperExt2 {
-    /// Disk busy, % (the table captions).
-    pub busy_pct: f64,
-    /// Mean access, seek and rotational time, ms, where the paper gives them (TPC-W only).
-    pub access_ms: Option<(f64, f64, f64)>,
-    /// Seek time's share of the disk's busy time, %, and where it comes from.
-    pub seek_share_pct: f64,
-    /// How `seek_share_pct` follows from the paper's figures.
-    pub seek_share_from: &'static str,
-}
-
-/// Seek's share of the busy time from a run's total energy (the paper's model, §4.2: every
-/// second costs the idle power, seeking `PAPER_SEEK_W − PAPER_IDLE_W` more): seconds of seek
-/// = (energy − idle power × runtime) / (seek − idle power), over busy × runtime.
-#[must_use]
-pub fn seek_share_from_energy(energy_j: f64, runtime_s: f64, busy: f64) -> f64 {
-    100.0 * (energy_j - PAPER_IDLE_W * runtime_s) / (PAPER_SEEK_W - PAPER_IDLE_W) / (busy * runtime_s)
-}
-
-/// The paper's Ext2 figures for `run` (§4.3–4.6).
-#[must_use]
-pub fn paper_ext2(run: Paper003Run) -> PaperExt2 {
-    let busy = run.ext2_busy();
-    match run {
-        // §4.3.1: 8.2 ms, 3.8 seek, 4.3 rotation.
-        Paper003Run::Tpcw => PaperExt2 { busy_pct: 100.0 * busy, access_ms: Some((8.2, 3.8, 4.3)), seek_share_pct: 100.0 * 3.8 / 8.2, seek_share_from: "3.8 of 8.2 ms (§4.3.1)" },
-        // §4.4: 33 s and 289 J on Ext2.
-        Paper003Run::CvsUpdate => PaperExt2 { busy_pct: 100.0 * busy, access_ms: None, seek_share_pct: seek_share_from_energy(289.0, 33.0, busy), seek_share_from: "289 J in 33 s at 82% busy (§4.4)" },
-        // §4.5: 4.6 s faster on FS2 is 16% of Ext2's runtime; 249 J on Ext2.
-        Paper003Run::Startx => PaperExt2 { busy_pct: 100.0 * busy, access_ms: None, seek_share_pct: seek_share_from_energy(249.0, 4.6 / 0.16, busy), seek_share_from: "249 J in 4.6 s / 16% = 28.8 s at 37% busy (§4.5)" },
-        // §4.6: seek (78% cut) and rotation (68% cut) "contributed almost equally" to the cut,
-        // so 0.78 seek = 0.68 rotation on Ext2.
-        Paper003Run::Surge => PaperExt2 { busy_pct: 100.0 * busy, access_ms: None, seek_share_pct: 100.0 * 0.68 / (0.68 + 0.78), seek_share_from: "seek and rotation cuts of 78 and 68% contributing equally (§4.6), of seek + rotation" },
-    }
-}
+use super::paper::ACCESS_CUT_BAR;
 
 /// Share of every block group holding file data, for the workload and for FS2 alike (issue 32:
 /// the workload was 90% full while FS2 took 70%, and at 90% its watermarks suspend replication).
@@ -383,7 +276,7 @@ pub struct Fs2Row {
     /// Reads served from replicas (or from the rearranged area), % of measured reads.
     pub reads_from_copies_pct: f64,
     /// Mean energy per measured request, mJ (paper 003 §4.2's `E_A`, from each request's
-    /// seek, rotation and transfer; [`crate::energy`]); NaN on a disk without power figures.
+    /// seek, rotation and transfer; [`freeblock::energy`]); NaN on a disk without power figures.
     pub energy_per_access_mj: f64,
     /// Energy over the whole run, accesses (policy I/O included) and idle time, J; NaN without
     /// power figures.
@@ -409,7 +302,7 @@ impl Fs2Row {
 fn measure(workload: &str, variant: Variant, report: &RunReport, passes: u32, fs2: Option<Fs2Report>) -> Fs2Row {
     // The workload's requests in issue order (ids also number the policy's own I/O, which has
     // no records of its own).
-    let mut by_issue: Vec<&crate::report::Record> = report.records.iter().collect();
+    let mut by_issue: Vec<&freeblock::report::Record> = report.records.iter().collect();
     by_issue.sort_by_key(|r| r.id);
     let parts = if passes > 1 { passes as usize } else { 2 };
     let per_part = by_issue.len() / parts;
@@ -417,7 +310,7 @@ fn measure(workload: &str, variant: Variant, report: &RunReport, passes: u32, fs
     let measured: Vec<_> = by_issue.split_off(by_issue.len() - per_part);
     let first_pass_response_ms = pass_response_ms.first().copied().unwrap_or(0.0);
     let k = measured.len().max(1) as f64;
-    let ms = |f: &dyn Fn(&crate::report::Record) -> u64| measured.iter().map(|r| f(r) as f64).sum::<f64>() / k / 1e6;
+    let ms = |f: &dyn Fn(&freeblock::report::Record) -> u64| measured.iter().map(|r| f(r) as f64).sum::<f64>() / k / 1e6;
     let reads: Vec<_> = measured.iter().filter(|r| r.op.is_read()).collect();
     let from_copies = reads.iter().filter(|r| r.phys_lbn != r.lbn).count();
     let hu = &report.head_usage;
@@ -454,7 +347,7 @@ pub fn touched_blocks(disk: &Disk, spec: &WorkloadSpec, seed: u64, block_sectors
 }
 
 /// Every request of `spec` on `disk` (at most 50 million).
-fn workload_requests(disk: &Disk, spec: &WorkloadSpec, seed: u64) -> Result<Vec<crate::request::Request>> {
+fn workload_requests(disk: &Disk, spec: &WorkloadSpec, seed: u64) -> Result<Vec<freeblock::request::Request>> {
     let mut w = spec.build(disk.capacity(), seed)?;
     let mut requests = Vec::new();
     while let Some(r) = w.next_request().map_err(Error::Workload)? {
@@ -467,7 +360,7 @@ fn workload_requests(disk: &Disk, spec: &WorkloadSpec, seed: u64) -> Result<Vec<
 }
 
 /// The blocks of `block_sectors` a request covers.
-fn blocks_of(r: &crate::request::Request, block_sectors: u64) -> std::ops::Range<u64> {
+fn blocks_of(r: &freeblock::request::Request, block_sectors: u64) -> std::ops::Range<u64> {
     r.lbn / block_sectors..(r.lbn + u64::from(r.sectors)).div_ceil(block_sectors)
 }
 
@@ -664,6 +557,22 @@ impl Fs2Results {
         })
     }
 
+    /// fs2_paper's mean-access cut over `none` on `workload`, % (`None` where either was not run).
+    #[must_use]
+    pub fn paper_access_cut(&self, workload: &str) -> Option<f64> {
+        self.row(workload, Variant::None).zip(self.row(workload, Variant::Fs2Paper)).map(|(b, p)| Fs2Row::improvement(b.access_ms, p.access_ms))
+    }
+
+    /// The think-time check of `workload`: fs2_paper's access cut as run, the runs at moved think
+    /// times, and the most the cut moved, points (`None`: not a closed workload, or not run).
+    #[must_use]
+    pub fn think_check(&self, workload: &str) -> Option<(f64, Vec<&ThinkSensitivity>, f64)> {
+        let at = self.paper_access_cut(workload)?;
+        let moved: Vec<&ThinkSensitivity> = self.think_sensitivity.iter().filter(|t| t.workload == workload).collect();
+        let worst = moved.iter().map(|t| (t.access_cut_pct - at).abs()).fold(0.0, f64::max);
+        (!moved.is_empty()).then_some((at, moved, worst))
+    }
+
     /// `variant`'s worst pass against its baseline on `workload`: (pass, 1-based; mean response
     /// change, %, positive = slower). The paper: TPC-W's first run was 1.7% slower than Ext2.
     #[must_use]
@@ -706,7 +615,7 @@ pub fn run(cfg: &Fs2ReproConfig, tick: &(dyn Fn(usize) + Sync)) -> Result<Fs2Res
     let drives = Drives::new(cfg)?;
     let workloads = workloads(cfg);
     let jobs = jobs(cfg, &workloads);
-    let rows = crate::parallel::map_in_order(&jobs, cfg.threads, |&(w, v)| run_one(&drives, cfg, &workloads[w], v), tick);
+    let rows = freeblock::parallel::map_in_order(&jobs, cfg.threads, |&(w, v)| run_one(&drives, cfg, &workloads[w], v), tick);
     // The closed workloads again at ±5% think time, plain and with fs2_paper.
     let moved: Vec<Fs2Workload> = workloads
         .iter()
@@ -720,7 +629,7 @@ pub fn run(cfg: &Fs2ReproConfig, tick: &(dyn Fn(usize) + Sync)) -> Result<Fs2Res
         .flatten()
         .collect();
     let pairs: Vec<(usize, Variant)> = (0..moved.len()).flat_map(|w| [(w, Variant::None), (w, Variant::Fs2Paper)]).collect();
-    let moved_rows = crate::parallel::map_in_order(&pairs, cfg.threads, |&(w, v)| run_one(&drives, cfg, &moved[w], v), |_| {}).into_iter().collect::<Result<Vec<_>>>()?;
+    let moved_rows = freeblock::parallel::map_in_order(&pairs, cfg.threads, |&(w, v)| run_one(&drives, cfg, &moved[w], v), |_| {}).into_iter().collect::<Result<Vec<_>>>()?;
     let think_sensitivity = moved
         .iter()
         .zip(moved_rows.chunks(2))
@@ -736,18 +645,6 @@ pub fn run(cfg: &Fs2ReproConfig, tick: &(dyn Fn(usize) + Sync)) -> Result<Fs2Res
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn seek_share_follows_the_papers_energy_model() {
-        // 10 s at half busy, all of the busy time seeking: 8 W for 10 s and 6 W more for 5 s.
-        assert!((seek_share_from_energy(8.0 * 10.0 + 6.0 * 5.0, 10.0, 0.5) - 100.0).abs() < 1e-9);
-        assert!(seek_share_from_energy(8.0 * 10.0, 10.0, 0.5).abs() < 1e-9, "no energy above idle: no seeking");
-        for run in Paper003Run::ALL {
-            let p = paper_ext2(run);
-            assert!(p.seek_share_pct > 0.0 && p.seek_share_pct < 100.0, "{run:?}: {}", p.seek_share_pct);
-            assert!((p.busy_pct - 100.0 * run.ext2_busy()).abs() < 1e-9);
-        }
-    }
 
     #[test]
     fn the_ext2_stand_ins_have_the_shapes_section_4_describes() {

@@ -1,8 +1,8 @@
 //! FS2 (paper 003) on the paper's drive with and without its read cache: pass-7 access cut of
 //! fs2_paper over none on the four scattered-files presets, and the first pass's response-time
-//! overhead. `cargo run --release -p freeblock --example fs2_drive [-- --no-cache] [--ext2] [--window N] [--threshold N] [--db-group BLOCKS] [--inodes BOOL] [--files N] [--fixed-order BOOL] [--regions N] [--only NAME-SUFFIX] [--head BLOCKS] [--shuffle BOOL]`
+//! overhead. `cargo run --release -p freeblock-repro --example fs2_drive [-- --no-cache] [--ext2] [--window N] [--threshold N] [--db-group BLOCKS] [--inodes BOOL] [--files N] [--fixed-order BOOL] [--regions N] [--only NAME-SUFFIX] [--head BLOCKS] [--shuffle BOOL]`
 
-use freeblock::fs2::{self, Drives, Fs2ReproConfig, Fs2Row, Variant};
+use freeblock_repro::p003_fs2::runs::{self as fs2, Drives, Fs2ReproConfig, Fs2Row, Variant};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();

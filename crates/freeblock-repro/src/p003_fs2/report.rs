@@ -1,44 +1,25 @@
-//! `freeblock repro fs2` (paper 003: FS2, replication in free disk space) and `freeblock
-//! fs2-check` (the paper's `chkfs2`: a saved replica table verified, or repaired, against its map).
+//! What the reproduction prints and writes: per workload our table beside the paper's rows and
+//! ranges, FS2 against rearrangement, the think-time check, the bar's verdicts; the CSV and one
+//! plot per workload.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use freeblock::fs2::{self as repro, Fs2ReproConfig, ACCESS_CUT_BAR, Fs2Results, Fs2Row, Variant, MAIN_VARIANTS, PAPER_ACCESS_RANGE, PAPER_ROTATION_RANGE, PAPER_ENERGY_RANGE, PAPER_ROWS, PAPER_SEEK_RANGE, VERSUS_VARIANTS};
 use freeblock::layout::fs2::{PAPER_ENTRY_BYTES, REPLICA_ENTRY_BYTES};
 use freeblock::workload::scattered_files::Paper003Run;
 
-use super::args::ReproArgs;
+use super::paper::{paper_ext2, ACCESS_CUT_BAR, PAPER_ACCESS_RANGE, PAPER_ENERGY_RANGE, PAPER_ROTATION_RANGE, PAPER_ROWS, PAPER_SEEK_RANGE};
+use super::runs::{self as repro, Fs2ReproConfig, Fs2Results, Fs2Row, Variant, MAIN_VARIANTS, VERSUS_VARIANTS};
 use crate::plot::{self, BarSeries, CategoryMark};
-use crate::progress::Runs;
 use crate::table::Table;
-use crate::output::CmdResult;
 
-/// The CloudPhysics trace inside the shared data folder (found as `validate` finds it).
-const SHARED_TRACE: &str = "traces/cloudPhysicsIO.vscsi";
-
-fn trace_choice(a: &ReproArgs) -> Result<(Option<PathBuf>, Option<String>), String> {
-    if let Some(p) = &a.trace {
-        if !p.is_file() {
-            return Err(format!("--trace {}: no such file (the CloudPhysics VSCSI trace)", p.display()));
-        }
-        return Ok((Some(p.clone()), None));
-    }
-    let p = super::args::shared_dir(None).join(SHARED_TRACE);
-    if p.is_file() {
-        Ok((Some(p), None))
-    } else {
-        Ok((None, Some(format!("CloudPhysics part skipped: no trace at {}; --trace PATH names one.", p.display()))))
-    }
-}
-
-fn pct(base: f64, ours: f64) -> String {
+pub(crate) fn pct(base: f64, ours: f64) -> String {
     // (improvement is in percent; no "-0%": a change that rounds to nothing prints as 0%.)
     crate::table::signed_pct(-Fs2Row::improvement(base, ours) / 100.0, 0)
 }
 
 /// "12% less" or "5% more" (never "−5% less").
-fn cut_words(improvement: f64) -> String {
+pub(crate) fn cut_words(improvement: f64) -> String {
     if improvement.abs() < 0.5 {
         "unchanged".into()
     } else if improvement > 0.0 {
@@ -50,7 +31,7 @@ fn cut_words(improvement: f64) -> String {
 
 
 /// Why a workload is in the table but not held to the bar.
-fn negative_control(name: &str) -> Option<&'static str> {
+pub(crate) fn negative_control(name: &str) -> Option<&'static str> {
     match name {
         "days" => Some("negative control: independent single-block references, no access order to preserve, 40% writes to the hottest blocks"),
         "cloudphysics" => Some("negative control: a VM disk with 59% writes whose reads rarely return to far blocks"),
@@ -58,7 +39,7 @@ fn negative_control(name: &str) -> Option<&'static str> {
     }
 }
 
-fn within(improvement: f64, range: (f64, f64)) -> &'static str {
+pub(crate) fn within(improvement: f64, range: (f64, f64)) -> &'static str {
     if improvement >= range.0 && improvement <= range.1 {
         "within"
     } else if improvement < range.0 {
@@ -68,41 +49,7 @@ fn within(improvement: f64, range: (f64, f64)) -> &'static str {
     }
 }
 
-/// `freeblock repro fs2`.
-pub fn fs2(a: &ReproArgs) -> CmdResult {
-    let (trace, note) = trace_choice(a)?;
-    let mut cfg = if a.quick { Fs2ReproConfig::quick() } else { Fs2ReproConfig::default() };
-    cfg.trace = trace;
-    cfg.table_dir = Some(a.out.join("fs2-table"));
-    if let Some(d) = a.days {
-        cfg.days.days = d;
-    }
-    if let Some(n) = a.requests_per_day {
-        // The day's requests arrive over its first 50 minutes, as by default.
-        cfg.days.requests_per_day = n;
-        cfg.days.rate_per_s = Some(n as f64 / (cfg.days.day_s * 5.0 / 6.0));
-    }
-    if let Some(t) = a.threads {
-        cfg.threads = t.max(1);
-    }
-    let jobs = repro::jobs(&cfg, &repro::workloads(&cfg)).len();
-    let bar = Runs::new("fs2 runs", jobs as u64, a.quiet || a.json);
-    let results = repro::run(&cfg, &|done| bar.set(done, jobs))?;
-    bar.finish();
-    std::fs::create_dir_all(&a.out)?;
-    let csv = a.out.join("fs2.csv");
-    std::fs::write(&csv, csv_text(&results)?)?;
-    let svg = plots(&a.out, &results)?;
-    if a.json {
-        outln!("{}", serde_json::to_string_pretty(&results)?);
-        return Ok(());
-    }
-    out!("{}", text(&cfg, &results, note.as_deref())?);
-    outln!("Wrote {} and {}; the fs2_ours table of the first workload is in {} (freeblock fs2-check checks it).", csv.display(), svg.join(", "), a.out.join("fs2-table").display());
-    Ok(())
-}
-
-fn text(cfg: &Fs2ReproConfig, r: &Fs2Results, note: Option<&str>) -> Result<String, std::fmt::Error> {
+pub(crate) fn text(cfg: &Fs2ReproConfig, r: &Fs2Results, note: Option<&str>) -> Result<String, std::fmt::Error> {
     let mut s = String::new();
     writeln!(s, "FS2 (paper 003) on {}: replicas of blocks read with the hot region, in free space near it.", cfg.disk)?;
     if cfg.read_cache {
@@ -235,20 +182,15 @@ fn text(cfg: &Fs2ReproConfig, r: &Fs2Results, note: Option<&str>) -> Result<Stri
     if !r.think_sensitivity.is_empty() {
         writeln!(s, "Think time moved ±5% (fs2_paper's access cut; the bar: under 5 points either way, so no result rests on a think time being a whole number of revolutions):")?;
         for w in &r.workloads {
-            let Some(at) = r.row(&w.name, Variant::None).zip(r.row(&w.name, Variant::Fs2Paper)).map(|(b, p)| Fs2Row::improvement(b.access_ms, p.access_ms)) else { continue };
-            let moved: Vec<_> = r.think_sensitivity.iter().filter(|t| t.workload == w.name).collect();
-            if moved.is_empty() {
-                continue;
-            }
-            let worst = moved.iter().map(|t| (t.access_cut_pct - at).abs()).fold(0.0, f64::max);
+            let Some((at, moved, worst)) = r.think_check(&w.name) else { continue };
             let cells: Vec<String> = moved.iter().map(|t| format!("{:.2} ms: {}%", t.think_ms, crate::table::plain(t.access_cut_pct, 0))).collect();
-            writeln!(s, "  {:<13} as run {}%; {}; moves {:.0} points: {}", w.name, crate::table::plain(at, 0), cells.join(", "), worst, if worst < 5.0 { "holds" } else { "MISSES the bar (depends on the think time)" })?;
+            writeln!(s, "  {:<13} as run {}%; {}; moves {:.0} points: {}", w.name, crate::table::plain(at, 0), cells.join(", "), worst, if worst < super::THINK_BAR_POINTS { "holds" } else { "MISSES the bar (depends on the think time)" })?;
         }
         writeln!(s)?;
     }
     writeln!(s, "fs2_paper's access cut at the measured pass against the bar of {ACCESS_CUT_BAR:.0}% (the paper's range {}…{}%):", PAPER_ACCESS_RANGE.0, PAPER_ACCESS_RANGE.1)?;
     for w in &r.workloads {
-        let Some(cut) = r.row(&w.name, Variant::None).zip(r.row(&w.name, Variant::Fs2Paper)).map(|(b, p)| Fs2Row::improvement(b.access_ms, p.access_ms)) else { continue };
+        let Some(cut) = r.paper_access_cut(&w.name) else { continue };
         let base = r.row(&w.name, Variant::None);
         let bound = base.zip(r.row(&w.name, Variant::Oracle)).map(|(b, o)| Fs2Row::improvement(b.access_ms, o.access_ms));
         let verdict = match negative_control(&w.name) {
@@ -280,7 +222,7 @@ fn text(cfg: &Fs2ReproConfig, r: &Fs2Results, note: Option<&str>) -> Result<Stri
 
 /// Our Ext2 (`none`) beside what the paper says of its Ext2 run.
 fn baseline_beside_paper(base: &Fs2Row, run: Paper003Run) -> String {
-    let p = repro::paper_ext2(run);
+    let p = paper_ext2(run);
     let paper_access = p.access_ms.map_or(String::new(), |(a, sk, rot)| format!("access {a} ms = seek {sk} + rotation {rot}, "));
     format!(
         "our Ext2 (none): access {:.2} ms = seek {:.2} + rotation {:.2} + transfer {:.2}, seek {:.0}% of access, {:.0}% of requests unpositioned (read-ahead hits), busy {:.0}%; the paper's Ext2: {paper_access}seek about {:.0}% of busy time (from {}), busy {:.0}%",
@@ -309,7 +251,7 @@ fn timing_cells(base: &Fs2Row, row: &Fs2Row) -> [String; 6] {
     ]
 }
 
-fn csv_text(r: &Fs2Results) -> Result<String, std::fmt::Error> {
+pub(crate) fn csv_text(r: &Fs2Results) -> Result<String, std::fmt::Error> {
     let mut s = String::new();
     writeln!(s, "workload,variant,requests,access_ms,seek_ms,rotational_ms,transfer_ms,response_ms,busy_pct,reads_from_copies_pct,access_improvement_pct,seek_improvement_pct,rotational_improvement_pct,replicas_made,replica_ios,energy_per_access_mj,energy_improvement_pct,total_energy_j")?;
     for row in &r.rows {
@@ -344,7 +286,7 @@ fn csv_text(r: &Fs2Results) -> Result<String, std::fmt::Error> {
 
 /// One plot per workload: improvement in access, seek, rotational time and energy per variant
 /// (grouped bars), with the paper's row for the workload it stands in for (its Table 2–5 figures).
-fn plots(out: &Path, r: &Fs2Results) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+pub(crate) fn plots(out: &Path, r: &Fs2Results) -> Result<Vec<String>, Box<dyn std::error::Error>> {
     let mut written = Vec::new();
     for w in &r.workloads {
         let series: Vec<BarSeries> = [Variant::Fs2Paper, Variant::Fs2Static, Variant::Fs2Ours, Variant::Rearrange, Variant::Oracle]
@@ -375,4 +317,24 @@ fn plots(out: &Path, r: &Fs2Results) -> Result<Vec<String>, Box<dyn std::error::
         written.push(path.display().to_string());
     }
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use super::super::runs::Fs2Workload;
+    use freeblock::workload::{ScatteredFilesSpec, WorkloadSpec};
+
+    /// The text puts our Ext2 beside the paper's and a miss beside its cause.
+    #[test]
+    fn a_stand_in_prints_its_baseline_beside_the_papers_and_a_miss_its_cause() {
+        let spec = ScatteredFilesSpec { shuffle_files: true, ..ScatteredFilesSpec::paper003(Paper003Run::Surge) };
+        let w = Fs2Workload { name: "ext2_surge_shuffled".into(), spec: WorkloadSpec::ScatteredFiles(spec), stands_for: "SURGE (Table 5)".into(), period_s: 60.0, passes: 7, paper_run: Some(Paper003Run::Surge) };
+        let row = |v: Variant, access_ms: f64| Fs2Row { workload: w.name.clone(), variant: v.label().into(), access_ms, seek_ms: access_ms / 3.0, rotational_ms: access_ms / 2.0, busy_pct: 13.0, ..Fs2Row::default() };
+        let r = Fs2Results { workloads: vec![w.clone()], rows: vec![row(Variant::None, 3.0), row(Variant::Fs2Paper, 2.7)], think_sensitivity: Vec::new() };
+        let s = text(&Fs2ReproConfig { trace: None, fs_trace: None, ..Fs2ReproConfig::default() }, &r, None).unwrap();
+        assert!(s.contains("our Ext2 (none): access 3.00 ms") && s.contains("the paper's Ext2:") && s.contains("busy 13%"), "{s}");
+        let verdict = s.lines().find(|l| l.contains("MISSES")).unwrap_or_else(|| panic!("no miss in:\n{s}"));
+        assert!(verdict.trim_start().starts_with("ext2_surge_shuffled") && verdict.contains("MISSES: the files are read in a new random order each pass"), "{verdict}");
+    }
 }
