@@ -18,12 +18,12 @@ pub fn repro(a: &ReproArgs) -> CmdResult {
     }
     let result = match a.what.as_str() {
         "head-usage" => super::head_usage::head_usage(a),
-        "range-writes" => super::range_writes::range_writes(a),
+        "range-writes" => run_and_print(a),
         "free-mining" => super::free_mining::free_mining(a),
         "rearrangement" => super::rearrangement::rearrangement(a),
         "fs2" => super::fs2::fs2(a),
-        "lfs-cleaning" => super::lfs_cleaning::lfs_cleaning(a),
-        "external" => super::external::repro_external(a),
+        "lfs-cleaning" => run_and_print(a),
+        "external" => run_and_print(a),
         "scrub" => super::scrub::repro_scrub(a),
         other => Err(format!("unknown reproduction `{other}` (known: head-usage, range-writes, free-mining, rearrangement, fs2, lfs-cleaning, external, scrub)").into()),
     };
