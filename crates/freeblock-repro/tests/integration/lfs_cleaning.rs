@@ -161,3 +161,39 @@ fn the_papers_reading_keeps_a_reserve_and_a_bad_share_is_refused() {
         assert!(e.contains("fs_share"), "{e}");
     }
 }
+
+/// The reproduction's outcome on a small sweep: its statements are those of its text — each one's
+/// "ours" printed, as many misses as the text names with a measured cause — its files are
+/// written, and the same run as JSON carries the same statements.
+#[test]
+fn the_statements_are_those_the_text_prints() {
+    use freeblock_repro::p000_lfs_cleaning::report::report_readings;
+    let out = std::env::temp_dir().join(format!("freeblock-repro-lfs-cleaning-{}", std::process::id()));
+    let options = freeblock_repro::Options { quiet: true, out: out.clone(), ..freeblock_repro::Options::default() };
+    let cfg = LfsCleaningConfig { utilisations: vec![0.6, 0.85, 0.95], scan_reference: false, ..small() };
+    let readings = [("today's reading", "lfs-cleaning", cfg)];
+    let text = report_readings(&options, &readings).unwrap();
+    assert!(text.statements.len() >= 8, "{:?}", text.statements);
+    for st in &text.statements {
+        assert!(text.output.contains(&st.ours), "{st:?} not in\n{}", text.output);
+        assert!(st.claim.ends_with("(today's reading)") && st.agrees.is_some(), "{st:?}");
+    }
+    let misses = text.statements.iter().filter(|s| s.agrees == Some(false)).count();
+    assert_eq!(text.output.matches("MISS, measured cause").count(), misses, "{}", text.output);
+    assert_eq!(text.files.len(), 2);
+    assert!(text.files.iter().all(|f| f.is_file()), "{:?}", text.files);
+    let json = report_readings(&freeblock_repro::Options { json: true, ..options }, &readings).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&json.output).unwrap();
+    assert_eq!(doc["readings"][0]["statements"].as_array().unwrap().len(), json.statements.len());
+    assert_eq!(json.statements, text.statements, "the same seeded runs, the same statements");
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn an_unknown_reading_or_bus_is_a_clear_error() {
+    let run = |reading: &str, bus: &str| freeblock_repro::find("lfs-cleaning").unwrap().run(&freeblock_repro::Options { reading: reading.into(), bus: bus.into(), quiet: true, ..freeblock_repro::Options::default() });
+    let e = run("yesterday", "parv").unwrap_err().to_string();
+    assert!(e.contains("reading `yesterday`"), "{e}");
+    let e = run("both", "usb").unwrap_err().to_string();
+    assert!(e.contains("bus `usb`"), "{e}");
+}

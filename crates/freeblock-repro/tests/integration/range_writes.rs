@@ -289,7 +289,6 @@ fn quick_workload() -> SmallFileConfig {
     SmallFileConfig { transactions_per_stream: 30, ..SmallFileConfig::default() }
 }
 
-const SCHEDULERS: [SchedulerSpec; 3] = [SchedulerSpec::Fcfs, SchedulerSpec::Sstf, SchedulerSpec::Sptf];
 
 /// Prints the local-vs-global table (`cargo test -p freeblock-repro --test integration range_writes::print_local_vs_global -- --ignored --nocapture`).
 #[test]
@@ -318,4 +317,26 @@ fn print_local_vs_global() {
         );
     }
     println!("elapsed {:?}", t.elapsed());
+}
+
+/// The reproduction at 200 requests a run: its statements are those of its text — paper 004's
+/// three rows as the Experiment 1 table prints them, one OSDI 2008 row per range-write run with
+/// as many misses as the text counts below the range — and its files are written.
+#[test]
+fn the_statements_are_those_the_text_prints() {
+    let out = std::env::temp_dir().join(format!("freeblock-repro-range-writes-{}", std::process::id()));
+    let options = freeblock_repro::Options { requests: 200, quiet: true, out: out.clone(), ..freeblock_repro::Options::default() };
+    let text = freeblock_repro::find("range-writes").unwrap().run(&options).unwrap();
+    let osdi: Vec<_> = text.statements.iter().filter(|s| s.source == "OSDI 2008").collect();
+    assert_eq!(text.statements.len() - osdi.len(), 3, "{:#?}", text.statements);
+    assert_eq!(osdi.len(), 3 * 2 * 3, "every scheduler × selection × k");
+    for st in &text.statements {
+        assert!(text.output.contains(&st.ours) && st.agrees.is_some(), "{st:?} not in\n{}", text.output);
+    }
+    let below = osdi.iter().filter(|s| s.agrees == Some(false)).count();
+    let said = format!("{below} below it (we miss there)");
+    assert!(text.output.contains(&said), "no `{said}` in\n{}", text.output);
+    assert_eq!(text.files.len(), 5);
+    assert!(text.files.iter().all(|f| f.is_file()), "{:?}", text.files);
+    std::fs::remove_dir_all(&out).unwrap();
 }
