@@ -6,9 +6,8 @@
 use std::collections::{BTreeMap, HashSet};
 
 use freeblock::rangewrite::{
-    flex_read, offer_equidistant, offer_ranges_near, range_write, run_offsets, select_write, theory_check_reads,
-    theory_check_writes, BlockMap, BlockState, Candidates, MapConfig, OffsetExperiment, PhysRange, LayoutError,
-    TheoryConfig, WriteRequest,
+    flex_read, offer_equidistant, offer_ranges_near, range_write, select_write, BlockMap, BlockState, Candidates,
+    LayoutError, MapConfig, PhysRange, WriteRequest,
 };
 use freeblock_disk::{library, Disk, HeadState};
 use proptest::prelude::*;
@@ -337,16 +336,13 @@ fn a_candidate_outside_the_disk_is_refused_before_any_change() {
 // ──────────────────────────────────────────────────── requests with alternatives in a simulation ──
 
 mod simulated {
-    use std::collections::BTreeMap;
     use std::sync::Arc;
 
     use freeblock::rangewrite::{
-        local_vs_global, offer_equidistant_on_cylinder, offer_ranges_near, run_smallfile, simulate, BlockMap,
-        CandidatePolicy, CandidateSearch, Candidates, IoRecord, IssueContext, LocalGlobalConfig, MapConfig, PhysRange,
-        RangeSimConfig, RangeSimOutcome, LayoutError, ScriptedStreams, SelectionMode, SmallFileConfig, StreamIo,
-        StreamWorkload, Variant, WriteRequest,
+        offer_equidistant_on_cylinder, offer_ranges_near, simulate, BlockMap, Candidates, IoRecord, IssueContext,
+        LayoutError, MapConfig, PhysRange, RangeSimConfig, RangeSimOutcome, ScriptedStreams, SelectionMode, StreamIo,
+        StreamWorkload, WriteRequest,
     };
-    use freeblock::sched::SchedulerSpec;
     use freeblock_disk::{library, Disk, Op};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
