@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::paper::{self as lc, paper_original_ratio};
+use super::paper::{self, paper_original_ratio};
 use super::runs::{self, CostSplit, LfsCleaningConfig, Point, Run};
 use crate::plot::{lines, Line, Reference};
 use crate::progress::Runs;
@@ -19,7 +19,7 @@ struct Report {
     config: LfsCleaningConfig,
     disk: String,
     points: Vec<Point>,
-    statements: Vec<lc::Statement>,
+    statements: Vec<paper::Statement>,
     plot: PathBuf,
     data: PathBuf,
 }
@@ -137,7 +137,7 @@ pub fn report_readings(a: &Options, readings: &[(&str, &str, LfsCleaningConfig)]
 
 /// One of §5.3's statements under a reading, as every reproduction gives them: the table's
 /// "paper value" and "ours" as printed.
-fn statement(reading: &str, st: &lc::Statement) -> crate::Statement {
+fn statement(reading: &str, st: &paper::Statement) -> crate::Statement {
     crate::Statement {
         source: "paper 000 §5.3".into(),
         claim: format!("{} ({reading})", st.paper),
@@ -175,7 +175,7 @@ fn one_reading(a: &Options, cfg: &LfsCleaningConfig, stem: &str, out: &mut Strin
     let pb = Runs::new("lfs-cleaning", total as u64, a.quiet || a.json);
     let points = runs::sweep(cfg, &|_| pb.inc())?;
     pb.finish();
-    let statements = lc::statements(cfg, &points);
+    let statements = paper::statements(cfg, &points);
 
     std::fs::create_dir_all(&a.out)?;
     let data = a.out.join(format!("{stem}.csv"));

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use freeblock::repro::PaperCheck;
 use freeblock::sched::SchedulerSpec;
 
-use super::paper::{self as pp, readings_tally};
+use super::paper::{self, readings_tally};
 use super::runs::{self as er, fg_cost, find, Mode};
 use crate::plot::{lines, Line, Reference};
 use crate::table::{pct, signed_pct, Table};
@@ -77,15 +77,15 @@ pub fn report(a: &Options, c: &er::ExternalReproConfig) -> Result<Outcome> {
     let fig7 = a.out.join("external-fig7.svg");
     // The paper gives Fig. 7 as two shares within a bound: each bound drawn at both signs, one legend entry.
     let fig7_marks = [
-        Reference::At { label: format!("paper 001: {:.1}% of random 4 KB within ±50 µs", 100.0 * pp::PAPER_4K_WITHIN_50US), xs: vec![-50.0, 50.0] },
-        Reference::At { label: format!("paper 001: {:.0}% of random 40 KB within ±150 µs", 100.0 * pp::PAPER_40K_WITHIN_150US), xs: vec![-150.0, 150.0] },
+        Reference::At { label: format!("paper 001: {:.1}% of random 4 KB within ±50 µs", 100.0 * paper::PAPER_4K_WITHIN_50US), xs: vec![-50.0, 50.0] },
+        Reference::At { label: format!("paper 001: {:.0}% of random 40 KB within ±150 µs", 100.0 * paper::PAPER_40K_WITHIN_150US), xs: vec![-150.0, 150.0] },
     ];
     lines(&fig7, "Prediction error of foreground completions (paper 001 Fig. 7)", "actual − predicted (µs)", "% of requests per 25 µs", &near, &fig7_marks)?;
     // Fig. 8: free bandwidth and response time against conservatism.
     let by = |s: SchedulerSpec, mode: Mode, f: &dyn Fn(&er::RunRow) -> f64| -> Vec<(f64, f64)> { c.conservatism_ms.iter().filter_map(|&m| find(&report.runs, s, mode, m).map(|r| (m, f(r)))).collect() };
     let fig8a = a.out.join("external-fig8-free.svg");
     let free_lines: Vec<Line> = er::schedulers().iter().map(|&s| Line { label: s.to_string(), points: by(s, Mode::External, &|r| r.free_mb_s) }).collect();
-    let headline = || Reference::Level { label: format!("paper 001: over {} MB/s steady (ours: a scan's first {} s)", pp::PAPER_HEADLINE_MB_S, c.seconds), y: pp::PAPER_HEADLINE_MB_S };
+    let headline = || Reference::Level { label: format!("paper 001: over {} MB/s steady (ours: a scan's first {} s)", paper::PAPER_HEADLINE_MB_S, c.seconds), y: paper::PAPER_HEADLINE_MB_S };
     lines(&fig8a, "Free bandwidth against seek conservatism (paper 001 Fig. 8)", "conservatism (ms)", "free MB/s", &free_lines, &[headline()])?;
     let fig8b = a.out.join("external-fig8-response.svg");
     let mut resp_lines: Vec<Line> = er::schedulers().iter().map(|&s| Line { label: format!("{s} with scan"), points: by(s, Mode::External, &|r| r.response_ms) }).collect();
@@ -97,8 +97,8 @@ pub fn report(a: &Options, c: &er::ExternalReproConfig) -> Result<Outcome> {
     // The paper's foreground cost with the scan, applied to our SPTF alone.
     let fig8b_marks: Vec<Reference> = find(&report.runs, SchedulerSpec::Sptf, Mode::ExternalAlone, 0.0)
         .map(|alone| Reference::Curve {
-            label: format!("paper 001: SPTF alone +{:.0}% at 0.3 ms, +{:.1}% at 0.4 ms (the most the scan adds)", 100.0 * pp::PAPER_FG_COST_AT_03, 100.0 * pp::PAPER_FG_COST_AT_04),
-            points: vec![(0.3, alone.response_ms * (1.0 + pp::PAPER_FG_COST_AT_03)), (0.4, alone.response_ms * (1.0 + pp::PAPER_FG_COST_AT_04))],
+            label: format!("paper 001: SPTF alone +{:.0}% at 0.3 ms, +{:.1}% at 0.4 ms (the most the scan adds)", 100.0 * paper::PAPER_FG_COST_AT_03, 100.0 * paper::PAPER_FG_COST_AT_04),
+            points: vec![(0.3, alone.response_ms * (1.0 + paper::PAPER_FG_COST_AT_03)), (0.4, alone.response_ms * (1.0 + paper::PAPER_FG_COST_AT_04))],
         })
         .into_iter()
         .collect();
