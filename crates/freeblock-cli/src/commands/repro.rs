@@ -33,14 +33,14 @@ pub fn repro(a: &ReproArgs) -> CmdResult {
     }
     let result = match a.what.as_str() {
         "head-usage" => run_and_print(a),
-        "range-writes" => super::range_writes::range_writes(a),
+        "range-writes" => run_and_print(a),
         // Dask lives in Python: this binary runs free-mining on its own threads.
         "free-mining" if a.scheduler_address.is_some() => Err(super::args::NEEDS_PYTHON.replace("{what}", "repro free-mining --scheduler-address").into()),
         "free-mining" => run_and_print(a),
         "rearrangement" => run_and_print(a),
         "fs2" => run_and_print(a),
-        "lfs-cleaning" => super::lfs_cleaning::lfs_cleaning(a),
-        "external" => super::external::repro_external(a),
+        "lfs-cleaning" => run_and_print(a),
+        "external" => run_and_print(a),
         "scrub" => run_and_print(a),
         "firmware-queue" => run_and_print(a),
         "write-cache" => run_and_print(a),

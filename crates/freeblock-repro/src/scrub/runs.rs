@@ -469,7 +469,7 @@ impl OnlineSource for SharedHost {
 #[must_use]
 pub fn drive_effects(disk: &Disk) -> Effects {
     let atlas = Effects::default();
-    let scale = disk.spec().controller.bus_sector_ms / freeblock::external_repro::ULTRA2_BUS_SECTOR_MS;
+    let scale = disk.spec().controller.bus_sector_ms / freeblock::external::ULTRA2_BUS_SECTOR_MS;
     Effects { bus_overlap_jitter_ns_per_sector: (atlas.bus_overlap_jitter_ns_per_sector as f64 * scale.min(1.0)).round() as u64, ..atlas }
 }
 

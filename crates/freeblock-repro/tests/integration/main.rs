@@ -5,10 +5,13 @@
 //! (alphabetical). Run one file's tests with `cargo test -p freeblock-repro --test integration NAME::`.
 
 mod bench;
+mod external;
 mod firmware_queue;
+mod lfs_cleaning;
 mod p000_freeblock;
 mod p002_rearrangement;
 mod p003_fs2;
+mod range_writes;
 mod scrub;
 mod write_cache;
 

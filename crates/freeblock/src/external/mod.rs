@@ -27,3 +27,10 @@ pub mod scheduler;
 
 pub use blackbox::{BlackBox, Command, CommandInterface, Completion, DriveError, Effects, FirmwareLog, PhysAddr, Tag};
 pub use scheduler::{AdaptiveMargin, AheadBreakdown, AheadClass, ExternalConfig, ExternalHost, HostModel, HostStats, PickStats};
+
+/// Ultra2 Wide SCSI (80 MB/s), the bus between paper 001's host and its Atlas 10K (§5.1), as ms
+/// per 512-byte sector; the default [`Effects`] (its bus-overlap jitter) are those of a drive on
+/// it. The library's Atlas 10K carries the slower bus of DiskSim's validation host (0.099 ms per
+/// sector); on that every free read would hold the bus, and the foreground completion behind it,
+/// for longer than the media work.
+pub const ULTRA2_BUS_SECTOR_MS: f64 = 512.0 / 80e6 * 1e3;

@@ -1092,7 +1092,9 @@ mod tests {
 
     /// The Atlas 10K on paper 001's Ultra2 SCSI bus (the library's bus is 15 times slower).
     fn atlas() -> Arc<Disk> {
-        crate::external_repro::paper_drive().unwrap()
+        let mut spec = library::get("atlas10k").unwrap().without_cache();
+        spec.controller.bus_sector_ms = crate::external::ULTRA2_BUS_SECTOR_MS;
+        Arc::new(Disk::new(spec).unwrap())
     }
 
     fn pending(disk: &Disk, id: u64, lbn: u64, sectors: u32) -> Pending {

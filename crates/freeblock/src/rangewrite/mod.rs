@@ -24,8 +24,8 @@
 //! With `k` candidates spread evenly round one track and the head arriving at a uniformly random
 //! angle, the wait for the nearest is uniform on `[0, rev/k)`, so the mean rotational latency is
 //! `rev/(2k)` instead of `rev/2`: a `1 − 1/k` reduction (50% for two candidates half a track
-//! apart, 75% for four). [`theory_check_writes`] and [`theory_check_reads`] measure it on a disk
-//! model. Two candidates a fraction `f` of a revolution apart give `2f(1 − f)`.
+//! apart, 75% for four). The range-writes reproduction (`freeblock_repro::p004_range_writes`)
+//! measures it on a disk model. Two candidates a fraction `f` of a revolution apart give `2f(1 − f)`.
 //!
 //! ## Two sources
 //!
@@ -34,7 +34,7 @@
 //!   orders the queue by each request's first block and only the dispatched request is expanded
 //!   ("local" selection: [`select_write`]). On DiskSim's HP C2249A with one alternative they
 //!   measured up to 32% less rotational latency and 16% less positioning, best near half a track.
-//!   [`experiment1`] and [`experiment2`] repeat their Experiments 1 and 2.
+//!   The range-writes reproduction repeats their Experiments 1 and 2.
 //! * **OSDI 2008** (Anand, Sen, Krioukov, Popovici, Agrawal, Arpaci-Dusseau & Arpaci-Dusseau,
 //!   *Avoiding File System Micromanagement with Range Writes*): a write carries a list of *ranges*
 //!   plus an alignment ([`Candidates::Ranges`]), the device returns the address it chose, and
@@ -88,35 +88,24 @@
 //! beat the best so far ([`best_seek_pruned`], proven equal to [`best_exhaustive`] by test). The
 //! device reports the location it used at completion, and the map records it and frees the rest.
 //!
-//! [`SmallFileWorkload`] is a PostMark-like create/append/read/delete workload whose creates and
+//! The range-writes reproduction (`freeblock_repro::p004_range_writes`, `freeblock repro
+//! range-writes`) drives [`simulate`] with a PostMark-like small-file workload whose creates and
 //! appends take candidates from the allocator ([`offer_equidistant_on_cylinder`]: `k` spread round
-//! the cylinder nearest the heads, so multi-block files fit; or [`offer_ranges_near`]).
-//! [`local_vs_global`] runs it with 16 outstanding requests under FCFS, SSTF and SPTF, without range
-//! writes and with 2, 4 and 8 candidates chosen locally and globally, and reports write response
-//! times and transactions per second beside OSDI 2008's 16–35% application-level gain
-//! (`freeblock repro range-writes` prints it).
+//! the cylinder nearest the heads, so multi-block files fit; or [`offer_ranges_near`]), with 16
+//! outstanding requests under FCFS, SSTF and SPTF, without range writes and with 2, 4 and 8
+//! candidates chosen locally and globally, and sets write response times and transactions per
+//! second beside OSDI 2008's 16–35% application-level gain.
 
 // `x % n == 0` rather than `is_multiple_of` (Rust 1.87), as in the rest of the workspace.
 #![allow(clippy::manual_is_multiple_of)]
 
-pub mod experiment;
-pub mod localglobal;
 pub mod select;
 pub mod run;
-pub mod smallfile;
 
 pub use crate::layout::{
     cylinders_near, offer_equidistant, offer_equidistant_on_cylinder, offer_equidistant_on_track, offer_ranges_near,
     track_lbns, tracks_near, BlockMap, BlockState, Candidates, LayoutError, Location, MapConfig, PhysRange, Result,
     SpaceStats, Track, WriteRequest, Written,
-};
-pub use experiment::{
-    experiment1, experiment2, run_offsets, theory_check_reads, theory_check_writes, OffsetExperiment, OffsetReport,
-    OffsetRow, Outcome, TheoryConfig, TheoryRow, PAPER_INTERARRIVAL_MS,
-};
-pub use localglobal::{
-    local_vs_global, local_vs_global_with_progress, run_smallfile, GlobalVsLocal, LocalGlobalConfig, LocalGlobalReport,
-    LocalGlobalRow, Variant, OSDI2008_APP_GAIN,
 };
 pub use crate::sched::alternatives::{
     best_candidate, best_exhaustive, best_seek_pruned, choose, Alternatives, CandidateSearch, Choice, Rank,
@@ -126,4 +115,3 @@ pub use select::{flex_read, range_write, select, select_read, select_write, Crit
 pub use crate::layout::rangewrite::{IoRecord, RangeWrites};
 pub use crate::layout::streams::{IssueContext, ScriptedStreams, StreamIo, StreamWorkload};
 pub use run::{simulate, RangeSimConfig, RangeSimOutcome, RangeSimReport};
-pub use smallfile::{smallfile_map_config, CandidatePolicy, SmallFileConfig, SmallFileWorkload};

@@ -41,10 +41,10 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::layout::alloc::{offer_equidistant_on_track, Track};
-use crate::layout::map::{BlockMap, Candidates, MapConfig, WriteRequest};
-use crate::layout::error::{LayoutError, Result};
-use super::select::{flex_read, select, select_write, Criterion};
+use freeblock::layout::alloc::{offer_equidistant_on_track, Track};
+use freeblock::layout::map::{BlockMap, Candidates, MapConfig, WriteRequest};
+use freeblock::layout::error::{LayoutError, Result};
+use freeblock::rangewrite::select::{flex_read, select, select_write, Criterion};
 
 /// The constant arrival interval of Experiments 1 and 2, ms (≈ 73% utilisation without range
 /// writes on the HP C2249A's first zone).

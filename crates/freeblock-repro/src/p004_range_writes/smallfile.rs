@@ -31,10 +31,10 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::layout::alloc::{offer_equidistant_on_cylinder, offer_ranges_near};
-use crate::layout::map::{BlockMap, Candidates, MapConfig, WriteRequest};
-use crate::layout::error::{LayoutError, Result};
-use crate::layout::streams::{IssueContext, StreamIo, StreamWorkload};
+use freeblock::layout::alloc::{offer_equidistant_on_cylinder, offer_ranges_near};
+use freeblock::layout::map::{BlockMap, Candidates, MapConfig, WriteRequest};
+use freeblock::layout::error::{LayoutError, Result};
+use freeblock::layout::streams::{IssueContext, StreamIo, StreamWorkload};
 
 /// Where a new write may go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

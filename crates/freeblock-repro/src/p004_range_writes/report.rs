@@ -1,28 +1,28 @@
-//! `freeblock repro range-writes` (paper 004).
+//! What `freeblock repro range-writes` prints and writes: the theory check, paper 004's
+//! Experiments 1 and 2, local against global selection beside OSDI 2008, `range-writes.csv`,
+//! `range-writes-local-global.csv` and three plots (or, with `--json`, one document).
 
 use std::fmt::Write as _;
+use std::path::Path;
 
-use super::args::ReproArgs;
-use crate::output::CmdResult;
+use super::experiment::{run_offsets, theory_check_reads, theory_check_writes, OffsetExperiment, OffsetRow, TheoryConfig};
+use super::localglobal::{local_vs_global_with_progress, LocalGlobalConfig, LocalGlobalReport, Variant};
+use super::paper::{self, against_osdi, PAPER004_BEST_OFFSET, PAPER004_POS_REDUCTION_PCT, PAPER004_ROT_REDUCTION_PCT};
+use super::smallfile::SmallFileConfig;
+use crate::plot::{lines, Line, Reference};
 use crate::progress::Runs;
 use crate::table::{pct, signed_pct, Table};
-
-/// Paper 004 Experiment 1: the best offset of the one alternative ("40–45 sectors", about half
-/// a track; plotted at the middle), and the reductions it measured there (%).
-const PAPER004_BEST_OFFSET: f64 = 42.5;
-const PAPER004_ROT_REDUCTION_PCT: f64 = 32.0;
-const PAPER004_POS_REDUCTION_PCT: f64 = 16.0;
+use crate::{Options, Outcome, Result};
 
 /// `freeblock repro range-writes`: paper 004 on the HP C2249A, the k-candidate theory check, and
 /// local against global selection on the small-file workload (OSDI 2008, HP C2247A).
 /// `--requests N` sets the writes per run of Experiments 1 and 2 and the transactions of the
 /// small-file workload (default 10 000, the paper's count); the theory check draws 2N trials.
-pub fn range_writes(a: &ReproArgs) -> CmdResult {
-    use freeblock::rangewrite::{
-        local_vs_global_with_progress, run_offsets, theory_check_reads, theory_check_writes, LocalGlobalConfig,
-        OffsetExperiment, SmallFileConfig, TheoryConfig,
-    };
-    use crate::plot::{lines, Line, Reference};
+///
+/// # Errors
+/// A run's error, or a file that cannot be written.
+pub fn range_writes(a: &Options) -> Result<Outcome> {
+    let mut out = String::new();
     let n = a.requests.max(16);
     let theory = TheoryConfig { trials: u32::try_from(2 * n).unwrap_or(u32::MAX), ..TheoryConfig::default() };
     let writes_per_run = usize::try_from(n)?;
@@ -46,7 +46,7 @@ pub fn range_writes(a: &ReproArgs) -> CmdResult {
     let lg = local_vs_global_with_progress(&lg_cfg, |_, _| pb.inc())?;
     pb.finish();
     std::fs::create_dir_all(&a.out)?;
-    let pct_line = |label: &str, rows: &[freeblock::rangewrite::OffsetRow], f: &dyn Fn(&freeblock::rangewrite::OffsetRow) -> f64| Line {
+    let pct_line = |label: &str, rows: &[OffsetRow], f: &dyn Fn(&OffsetRow) -> f64| Line {
         label: label.into(),
         points: rows.iter().map(|r| (r.offset as f64, 100.0 * f(r))).collect(),
     };
@@ -93,8 +93,10 @@ pub fn range_writes(a: &ReproArgs) -> CmdResult {
     write_local_global_csv(&lg, &lg_csv)?;
     let best = e1.best_lbn().ok_or("experiment 1 produced no rows")?;
     let half = e1.rows.iter().find(|r| r.offset == u64::from(e1.sectors_per_track / 2));
+    let statements = paper::statements(best, &lg);
+    let files = vec![fig1.clone(), fig2.clone(), fig3.clone(), a.out.join("range-writes.csv"), lg_csv.clone()];
     if a.json {
-        outln!(
+        writeln!(out,
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "theory_writes": writes, "theory_reads": reads,
@@ -102,57 +104,45 @@ pub fn range_writes(a: &ReproArgs) -> CmdResult {
                 "local_vs_global": lg, "global_vs_local": lg.global_vs_local(),
                 "plots": [fig1.display().to_string(), fig2.display().to_string(), fig3.display().to_string()],
             }))?
-        );
-        return Ok(());
+        )?;
+        return Ok(Outcome { output: out, statements, files });
     }
-    outln!("Theory check: k equidistant candidates on one track (HP C2249A zone 0); theory: revolution/(2k)");
+    writeln!(out, "Theory check: k equidistant candidates on one track (HP C2249A zone 0); theory: revolution/(2k)")?;
     let mut t = Table::new(["k", "writes ours ms", "reads ours ms", "theory ms", "reduction writes", "reduction reads", "theory reduction"]);
     for (w, r) in writes.iter().zip(&reads) {
         t.row([w.k.to_string(), format!("{:.3}", w.ours_ms), format!("{:.3}", r.ours_ms), format!("{:.3}", w.theory_ms), pct(w.reduction_ours), pct(r.reduction_ours), pct(w.reduction_theory)]);
     }
-    out!("{}", t.render());
-    outln!(
+    write!(out, "{}", t.render())?;
+    writeln!(out,
         "\nPaper 004 Experiment 1: {} writes of {} sectors, one alternative at an LBN offset, FCFS, one every {} ms",
         e1.config.writes, e1.config.write_sectors, e1.config.interarrival_ms
-    );
-    outln!("without alternatives: rotational latency {:.3} ms, positioning {:.3} ms", e1.baseline.rot_ms, e1.baseline.pos_ms);
+    )?;
+    writeln!(out, "without alternatives: rotational latency {:.3} ms, positioning {:.3} ms", e1.baseline.rot_ms, e1.baseline.pos_ms)?;
     let mut t = Table::new(["", "best offset", "rotational reduction", "positioning reduction"]);
     t.row(["paper 004".to_string(), "40–45 (≈ half a track)".into(), "~32%".into(), "~16%".into()]);
     if let Some(h) = half {
         t.row(["theory (mechanics)".to_string(), format!("{} (half of {})", h.offset, e1.sectors_per_track), pct(h.theory_rot_reduction), "—".into()]);
     }
     t.row(["ours".to_string(), best.offset.to_string(), pct(best.lbn_offset.rot_reduction), pct(best.lbn_offset.pos_reduction)]);
-    out!("{}", t.render());
-    outln!(
+    write!(out, "{}", t.render())?;
+    writeln!(out,
         "Ours is close to the mechanics' 50% and well above the paper's 32%, which its authors attributed to their DiskSim set-up."
-    );
+    )?;
     let peaks: Vec<String> = e2
         .rows
         .windows(3)
         .filter(|w| w[1].lbn_offset.rot_reduction >= w[0].lbn_offset.rot_reduction && w[1].lbn_offset.rot_reduction > w[2].lbn_offset.rot_reduction && w[1].lbn_offset.rot_reduction > 0.4)
         .map(|w| format!("{} ({})", w[1].offset, pct(w[1].lbn_offset.rot_reduction)))
         .collect();
-    outln!("\nPaper 004 Experiment 2 (Fig. 3): offsets 0..{} — periodic, one peak per track; peaks at {}", e2.rows.last().map_or(0, |r| r.offset), peaks.join(", "));
-    out!("{}", local_global_text(&lg));
-    outln!("plots: {}, {}, {}", fig1.display(), fig2.display(), fig3.display());
-    outln!("data: {}, {}", a.out.join("range-writes.csv").display(), lg_csv.display());
-    Ok(())
-}
-
-/// Where a gain falls against OSDI 2008's application-level range.
-fn against_osdi(gain: f64, (lo, hi): (f64, f64)) -> &'static str {
-    if gain < lo {
-        "below (miss)"
-    } else if gain > hi {
-        "above"
-    } else {
-        "within"
-    }
+    writeln!(out, "\nPaper 004 Experiment 2 (Fig. 3): offsets 0..{} — periodic, one peak per track; peaks at {}", e2.rows.last().map_or(0, |r| r.offset), peaks.join(", "))?;
+    write!(out, "{}", local_global_text(&lg))?;
+    writeln!(out, "plots: {}, {}, {}", fig1.display(), fig2.display(), fig3.display())?;
+    writeln!(out, "data: {}, {}", a.out.join("range-writes.csv").display(), lg_csv.display())?;
+    Ok(Outcome { output: out, statements, files })
 }
 
 /// The local-vs-global section of `repro range-writes`.
-fn local_global_text(lg: &freeblock::rangewrite::LocalGlobalReport) -> String {
-    use freeblock::rangewrite::Variant;
+fn local_global_text(lg: &LocalGlobalReport) -> String {
     let w = &lg.config.workload;
     let (lo, hi) = lg.osdi2008_app_gain;
     let osdi = format!("{:.0}–{:.0}%", 100.0 * lo, 100.0 * hi);
@@ -269,7 +259,7 @@ fn local_global_text(lg: &freeblock::rangewrite::LocalGlobalReport) -> String {
     s
 }
 
-fn write_local_global_csv(lg: &freeblock::rangewrite::LocalGlobalReport, path: &std::path::Path) -> CmdResult {
+fn write_local_global_csv(lg: &LocalGlobalReport, path: &Path) -> Result<()> {
     let mut s = String::from("scheduler,selection,k,write_mean_ms,write_p99_ms,read_mean_ms,run_time_s,transactions_per_s,app_gain,write_positioning_ms,write_rotational_ms,moved_share,positionings_per_decision,candidates_per_decision\n");
     for r in &lg.rows {
         let p = &r.report;
@@ -297,9 +287,7 @@ fn write_local_global_csv(lg: &freeblock::rangewrite::LocalGlobalReport, path: &
 }
 
 /// Application-level gain against k, one line per scheduler and selection, with OSDI 2008's range.
-fn local_global_plot(lg: &freeblock::rangewrite::LocalGlobalReport, path: &std::path::Path) -> CmdResult {
-    use crate::plot::{lines, Line, Reference};
-    use freeblock::rangewrite::Variant;
+fn local_global_plot(lg: &LocalGlobalReport, path: &Path) -> Result<()> {
     let mut series = Vec::new();
     for sched in lg.config.schedulers.iter().map(ToString::to_string) {
         let base = lg.rows.iter().find(|r| r.scheduler == sched && r.variant == Variant::NoRangeWrites);

@@ -2,7 +2,7 @@
 //! measurements behind docs/lfs.md's one-change-at-a-time tables and what-ifs.
 //!
 //! ```text
-//! cargo run --release -p freeblock --example lfs_breakdown -- UTILS VARIANTS [--quick] [--block-reads] [--cpu-ms X] [--bus-ms X] [--inode-bytes N] [--fs-share X]
+//! cargo run --release -p freeblock-repro --example lfs_breakdown -- UTILS VARIANTS [--quick] [--block-reads] [--cpu-ms X] [--bus-ms X] [--inode-bytes N] [--fs-share X]
 //!   UTILS     utilisations in %, comma-separated (e.g. 60,85,93)
 //!   VARIANTS  comma-separated: orig | free | ours | ours_cb | ours32 | ours512 | ours_fw | ours_fw4 | ours_fw_nohold
 //!   --inode-bytes N  PostMark with an inode table, every file operation rewriting its inode's block
@@ -27,7 +27,7 @@
 //! transactions/s as computed from that run.
 
 use freeblock::layout::lfs::{Choice, CleanerKind, FreeCleaning};
-use freeblock::lfs_cleaning::{run_one_with, LfsCleaningConfig, Run};
+use freeblock_repro::p000_lfs_cleaning::runs::{run_one_with, LfsCleaningConfig, Run};
 
 fn variant(name: &str, paper: FreeCleaning) -> Result<(CleanerKind, FreeCleaning), String> {
     let ours = FreeCleaning::ours();

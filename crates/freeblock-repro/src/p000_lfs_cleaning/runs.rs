@@ -1,60 +1,17 @@
-//! # Paper 000 §5: cleaning a log-structured layout with free bandwidth, reproduced
-//!
-//! Lumb et al. ran PostMark on LLD, a log-structured logical disk, over DiskSim's Atlas 10K cut
-//! to one surface (1.5 GB) with a 400 MB LLD partition, and compared three cleaners (their
-//! Fig. 7): ORIGINAL (LLD's foreground cleaner with cost-benefit selection), FREEBLOCK (cleaning
-//! reads as freeblock requests) and IDEAL (ORIGINAL with every cleaning cost taken out). We run
-//! the same cleaners ([`crate::layout::lfs`]) under a PostMark-like workload
-//! ([`crate::workload::postmark`]) through the one engine, plus ours ([`FreeCleaning::ours`]:
-//! the 128 segments of fewest live blocks read free at once, blocks held until their segment is
-//! read, the foreground cleaner taking over the segments nearest done), with and without
-//! idle-time reads.
-//!
-//! | paper | what | ours |
-//! |---|---|---|
-//! | Fig. 7 | transactions/s against file-system utilisation, three cleaners | [`sweep`], one [`Point`] per utilisation |
-//! | §5.3 | ORIGINAL halves at 60% and quarters at 85% of IDEAL | [`statements`] |
-//! | §5.3 | FREEBLOCK close to IDEAL up to 93%, then degrades; up to ~3× ORIGINAL | [`statements`] |
-//! | §5.3 | FREEBLOCK "charged for the write cost of cleaned segments" | [`Point::free_reads_bound_tps`] |
-//! | §5.3 | what ORIGINAL's and FREEBLOCK's ratios together need of a cleaning read | [`CostSplit`] |
-//!
-//! **IDEAL** is computed as the paper did: ORIGINAL's measured time less all its cleaning cost,
-//! the disk time of the foreground cleaner's segment reads plus the cleaned blocks' share of
-//! every segment write (a write of `k` cleaned blocks among 127 counts `k/127` of its time);
-//! its throughput is the transactions over what is left. The order of the disk's other requests
-//! is ORIGINAL's, so IDEAL keeps ORIGINAL's cache behaviour and seek pattern.
-//!
-//! **The bus.** §5 says "DiskSim was configured to model a modified Quantum Atlas 10K disk":
-//! DiskSim's Atlas 10K, cut to one surface, not a bus of the authors' choosing. DiskSim's Atlas
-//! 10K comes with the bus of its validation host, 0.099 ms a sector (5.2 MB/s, a quarter of the
-//! media rate), and so does the library's drive; on it a foreground cleaner's 512 KB segment
-//! read takes about 100 ms, 18 ms of it media. We keep it
-//! ([`LfsCleaningConfig::bus_sector_ms`] `None`). The same group's real Atlas 10K hangs on an
-//! Ultra2 Wide SCSI bus (80 MB/s, paper 001 §5.1); on that ORIGINAL's cleaning costs far less
-//! and ORIGINAL no longer halves at 60% (measured in docs/lfs.md).
-//!
-//! **Free bandwidth, measured.** Each point also runs ORIGINAL with an endless free scan of the
-//! whole log partition ([`Point::scan_free_mb_s`]): what freeblock delivers on the same foreground
-//! when everything is wanted. Beside it, each free cleaner's delivered MB/s while it had reads
-//! registered, and how many live blocks it had registered on average
-//! ([`LfsStats::free_wanted_block_ns`]): the cleaner's wanted set is a few segments, a small
-//! fraction of the partition, and that, not the planner, limits what it gets.
-//!
-//! **CPU time.** The paper measured the real processing time of PostMark and LLD on a 550 MHz
-//! Pentium III between disk I/Os; we charge a fixed CPU time per file operation
-//! ([`PostmarkSpec::cpu_ns_per_op`]), so absolute transactions/s are not the paper's; the
-//! statements compare ratios.
+//! The runs of paper 000 §5: the experiment's settings ([`LfsCleaningConfig`]), one PostMark
+//! run under one cleaner ([`run_one`]), and the sweep over utilisations ([`sweep`]) with IDEAL
+//! computed from ORIGINAL's measured cleaning cost. What the paper says about them is in
+//! [`super::paper`]; the text, CSV and plot in [`super::report`].
 
 use std::sync::Arc;
 
+use freeblock::freeblock::{Freeblock, FreeblockConfig, Scan};
+use freeblock::layout::lfs::{CleanerKind, FreeCleaning, LfsConfig, LfsPolicy, LfsStats, TrimQueue};
+use freeblock::sim::{SimConfig, Simulation};
+use freeblock::workload::postmark::PostmarkSpec;
+use freeblock::{Error, Result};
 use freeblock_disk::{library, Disk};
 use serde::Serialize;
-
-use crate::error::{Error, Result};
-use crate::freeblock::{Freeblock, FreeblockConfig, Scan};
-use crate::layout::lfs::{CleanerKind, FreeCleaning, LfsConfig, LfsPolicy, LfsStats, TrimQueue};
-use crate::sim::{SimConfig, Simulation};
-use crate::workload::postmark::PostmarkSpec;
 
 /// The experiment's settings. [`LfsCleaningConfig::paper`] is paper 000 §5's.
 #[derive(Debug, Clone, Serialize)]
@@ -364,13 +321,6 @@ impl CostSplit {
     }
 }
 
-/// The paper's ORIGINAL/IDEAL at `utilisation_pct`, where §5.3 gives one: halved at 60%,
-/// quartered at 85%.
-#[must_use]
-pub fn paper_original_ratio(utilisation_pct: f64) -> Option<f64> {
-    [(60.0, 0.5), (85.0, 0.25)].iter().find(|(u, _)| (u - utilisation_pct).abs() < 0.5).map(|&(_, r)| r)
-}
-
 /// Runs PostMark at `utilisation` with `cleaner`.
 ///
 /// # Errors
@@ -393,16 +343,16 @@ pub fn run_one_with(cfg: &LfsCleaningConfig, disk: &Arc<Disk>, utilisation: f64,
 /// (the reference for what free bandwidth the foreground offers).
 fn run_with(cfg: &LfsCleaningConfig, disk: &Arc<Disk>, utilisation: f64, cleaner: CleanerKind, free: FreeCleaning, scan: bool) -> Result<(u32, Run)> {
     let probe = cfg.lfs(1);
-    probe.validate_for(disk).map_err(crate::layout::LayoutError::from)?;
+    probe.validate_for(disk).map_err(freeblock::layout::LayoutError::from)?;
     if !(cfg.fs_share > 0.0 && cfg.fs_share <= 1.0) {
         return Err(Error::Config { origin: "lfs-cleaning.fs_share".into(), message: format!("must be a share in (0, 1], not {}", cfg.fs_share) });
     }
-    let spec = PostmarkSpec::for_utilisation(utilisation * cfg.fs_share, probe.capacity_blocks(), cfg.postmark).map_err(crate::layout::LayoutError::from)?;
+    let spec = PostmarkSpec::for_utilisation(utilisation * cfg.fs_share, probe.capacity_blocks(), cfg.postmark).map_err(freeblock::layout::LayoutError::from)?;
     let lfs = cfg.lfs(spec.logical_blocks());
     let trims = TrimQueue::default();
     let warmup = spec.warmup_requests()?;
     let workload = spec.build(trims.clone())?;
-    let mut policy = LfsPolicy::new(lfs, cleaner, free, trims).map_err(crate::layout::LayoutError::from)?.measuring_after(warmup);
+    let mut policy = LfsPolicy::new(lfs, cleaner, free, trims).map_err(freeblock::layout::LayoutError::from)?.measuring_after(warmup);
     if cfg.clean_reads_one_by_one {
         policy = policy.reading_live_blocks_one_by_one();
     }
@@ -421,7 +371,7 @@ fn run_with(cfg: &LfsCleaningConfig, disk: &Arc<Disk>, utilisation: f64, cleaner
     let policy = policy.into_any().downcast::<LfsPolicy>().map_err(|_| Error::Config { origin: "lfs".into(), message: "the run's layout is not the LFS".into() })?;
     // Every run checks the usage table against the map at its end (take-overs and withdrawn
     // free reads included).
-    policy.log().check_usage().map_err(crate::layout::LayoutError::from)?;
+    policy.log().check_usage().map_err(freeblock::layout::LayoutError::from)?;
     let stats = policy.stats().clone();
     let secs = stats.measured_ns as f64 / 1e9;
     let tps = if secs > 0.0 { f64::from(spec.transactions) / secs } else { 0.0 };
@@ -448,7 +398,7 @@ pub fn sweep(cfg: &LfsCleaningConfig, tick: &(dyn Fn(usize) + Sync)) -> Result<V
     let jobs: Vec<(f64, CleanerKind, FreeCleaning, bool)> = cfg.utilisations.iter().flat_map(|&u| variants.iter().map(move |&(k, free, scan)| (u, k, free, scan))).collect();
     // A run that stops with an error of the log (out of space on a nearly full log) is a
     // result, reported as failed; any other error stops the sweep.
-    let runs = crate::parallel::map_in_order(
+    let runs = freeblock::parallel::map_in_order(
         &jobs,
         cfg.threads,
         |&(u, k, free, scan)| match run_with(cfg, &disk, u, k, free, scan) {
@@ -474,114 +424,4 @@ pub fn sweep(cfg: &LfsCleaningConfig, tick: &(dyn Fn(usize) + Sync)) -> Result<V
         points.push(Point { utilisation_pct: u * 100.0, files, original, freeblock, ideal_tps, ours, ours_idle, scan_free_mb_s });
     }
     Ok(points)
-}
-
-/// One of the paper's statements beside ours.
-#[derive(Debug, Clone, Serialize)]
-pub struct Statement {
-    /// What the paper says.
-    pub paper: String,
-    /// The paper's number.
-    pub paper_value: f64,
-    /// Ours.
-    pub ours: f64,
-    /// How ours was measured.
-    pub how: String,
-    /// Whether ours agrees within the stated tolerance.
-    pub agrees: bool,
-    /// What the run measured that decides the statement, in the paper's own terms (the live
-    /// share of cleaned segments, what a cleaning read costs in segment writes, the ceiling the
-    /// cleaned writes leave a free cleaner, free MB/s got against needed); printed beside a miss.
-    pub cause: String,
-}
-
-fn nearest(points: &[Point], pct: f64) -> Option<&Point> {
-    points.iter().min_by(|a, b| (a.utilisation_pct - pct).abs().total_cmp(&(b.utilisation_pct - pct).abs()))
-}
-
-/// The paper's §5.3 statements, each beside ours. Tolerances: ORIGINAL's ratios within ±0.05 of
-/// the paper's, "close to IDEAL" as at least 0.9 of it, "degrades" as below 0.9, and "up to ~3×"
-/// as a best ratio from 2.5 to 3.5; then issue 33's bars for the best free cleaner at each point:
-/// at least 3× ORIGINAL somewhere, at least 0.85 of IDEAL up to 85%.
-#[must_use]
-pub fn statements(cfg: &LfsCleaningConfig, all: &[Point]) -> Vec<Statement> {
-    // Runs that stopped early (the log out of space) have no throughput to compare.
-    let finished: Vec<Point> = all.iter().filter(|p| [&p.original, &p.freeblock, &p.ours, &p.ours_idle].iter().all(|r| r.failed.is_none())).cloned().collect();
-    let points = &finished[..];
-    let mut out = Vec::new();
-    let ratio = |p: &Point, r: &Run| if p.ideal_tps > 0.0 { r.tps / p.ideal_tps } else { 0.0 };
-    let data_blocks = cfg.lfs(1).data_blocks();
-    // ORIGINAL's ratio is set by how many segment writes a cleaning read costs at the live share
-    // it cleans (CostSplit's derivation).
-    let original_cause = |p: &Point, paper_ratio: f64| match CostSplit::of(&p.original, cfg.postmark.transactions, data_blocks) {
-        Some(c) => format!(
-            "cleaned segments {:.2} live; a cleaning read costs {:.1} segment writes, {:.1} needed for {paper_ratio} with FREEBLOCK at 0.9 of IDEAL",
-            c.cleaned_live,
-            c.read_over_write,
-            c.read_over_write_needed(paper_ratio)
-        ),
-        None => "ORIGINAL cleaned nothing in the measured phase".into(),
-    };
-    // A free cleaner is held back by its own cleaned writes (its ceiling) or by its free reads.
-    let free_cause = |p: &Point, r: &Run| {
-        let ceiling = if p.ideal_tps > 0.0 { p.free_reads_bound_tps(r) / p.ideal_tps } else { f64::NAN };
-        format!(
-            "its cleaned writes alone cap it at {ceiling:.2} of IDEAL; free reads {:.2} MB/s while asking, {:.2} MB/s needed; {} segments cleaned in the foreground",
-            r.free_mb_s_while_asking(),
-            r.cleaning_read_need_mb_s(),
-            r.stats.foreground_segments
-        )
-    };
-    // Under the paper reading the reserve was fitted to these two figures: said beside them.
-    let fitted = if cfg.clean_reads_one_by_one && cfg.fs_share == PAPER_READING_FS_SHARE { " (the reserve is fitted to this figure)" } else { "" };
-    if let Some(p) = nearest(points, 60.0) {
-        let v = ratio(p, &p.original);
-        out.push(Statement { paper: "ORIGINAL halves at 60% (ORIGINAL/IDEAL)".into(), paper_value: 0.5, ours: v, how: format!("at {:.0}%{fitted}", p.utilisation_pct), agrees: (v - 0.5).abs() <= 0.05, cause: original_cause(p, 0.5) });
-    }
-    if let Some(p) = nearest(points, 85.0) {
-        let v = ratio(p, &p.original);
-        out.push(Statement { paper: "ORIGINAL quarters at 85% (ORIGINAL/IDEAL)".into(), paper_value: 0.25, ours: v, how: format!("at {:.0}%{fitted}", p.utilisation_pct), agrees: (v - 0.25).abs() <= 0.05, cause: original_cause(p, 0.25) });
-    }
-    let upto: Vec<&Point> = points.iter().filter(|p| p.utilisation_pct <= 93.0 + 1e-9).collect();
-    if let Some(worst) = upto.iter().min_by(|a, b| ratio(a, &a.freeblock).total_cmp(&ratio(b, &b.freeblock))) {
-        let v = ratio(worst, &worst.freeblock);
-        out.push(Statement { paper: "FREEBLOCK close to IDEAL up to 93% (lowest FREEBLOCK/IDEAL)".into(), paper_value: 1.0, ours: v, how: format!("lowest at {:.0}%", worst.utilisation_pct), agrees: v >= 0.9, cause: free_cause(worst, &worst.freeblock) });
-    }
-    match points.iter().filter(|p| p.utilisation_pct > 93.0 + 1e-9).max_by(|a, b| a.utilisation_pct.total_cmp(&b.utilisation_pct)) {
-        Some(p) => {
-            let v = ratio(p, &p.freeblock);
-            out.push(Statement { paper: "FREEBLOCK degrades past 93% (FREEBLOCK/IDEAL)".into(), paper_value: f64::NAN, ours: v, how: format!("at {:.0}%", p.utilisation_pct), agrees: v < 0.9, cause: free_cause(p, &p.freeblock) });
-        }
-        None => out.push(Statement { paper: "FREEBLOCK degrades past 93% (FREEBLOCK/IDEAL)".into(), paper_value: f64::NAN, ours: f64::NAN, how: "no run past 93% finished".into(), agrees: false, cause: "no run past 93% finished".into() }),
-    }
-    if let Some(best) = points.iter().max_by(|a, b| (a.freeblock.tps / a.original.tps.max(1e-9)).total_cmp(&(b.freeblock.tps / b.original.tps.max(1e-9)))) {
-        let v = best.freeblock.tps / best.original.tps.max(1e-9);
-        out.push(Statement { paper: "FREEBLOCK up to ~3x ORIGINAL (best FREEBLOCK/ORIGINAL)".into(), paper_value: 3.0, ours: v, how: format!("at {:.0}%", best.utilisation_pct), agrees: (2.5..=3.5).contains(&v), cause: free_cause(best, &best.freeblock) });
-    }
-    // The same two statements for ours, the free cleaner improved beyond the paper's.
-    if let Some(worst) = upto.iter().min_by(|a, b| ratio(a, &a.ours).total_cmp(&ratio(b, &b.ours))) {
-        let v = ratio(worst, &worst.ours);
-        out.push(Statement { paper: "(ours) close to IDEAL up to 93% (lowest ours/IDEAL)".into(), paper_value: 1.0, ours: v, how: format!("lowest at {:.0}%", worst.utilisation_pct), agrees: v >= 0.9, cause: free_cause(worst, &worst.ours) });
-    }
-    if let Some(best) = points.iter().max_by(|a, b| (a.ours.tps / a.original.tps.max(1e-9)).total_cmp(&(b.ours.tps / b.original.tps.max(1e-9)))) {
-        let v = best.ours.tps / best.original.tps.max(1e-9);
-        out.push(Statement { paper: "(ours) up to ~3x ORIGINAL (best ours/ORIGINAL)".into(), paper_value: 3.0, ours: v, how: format!("at {:.0}%", best.utilisation_pct), agrees: (2.5..=3.5).contains(&v), cause: free_cause(best, &best.ours) });
-    }
-    // The issue-33 bars, over the best free cleaner (FREEBLOCK, ours or ours+IDLE) at each point.
-    fn best_free(p: &Point) -> (&'static str, &Run) {
-        let named = [("FREEBLOCK", &p.freeblock), ("ours", &p.ours), ("ours+IDLE", &p.ours_idle)];
-        named.into_iter().max_by(|a, b| a.1.tps.total_cmp(&b.1.tps)).unwrap_or(("ours", &p.ours))
-    }
-    if let Some(best) = points.iter().max_by(|a, b| (best_free(a).1.tps / a.original.tps.max(1e-9)).total_cmp(&(best_free(b).1.tps / b.original.tps.max(1e-9)))) {
-        let (name, run) = best_free(best);
-        let v = run.tps / best.original.tps.max(1e-9);
-        out.push(Statement { paper: "(best free cleaner) at least 3x ORIGINAL somewhere".into(), paper_value: 3.0, ours: v, how: format!("at {:.0}%, {name}", best.utilisation_pct), agrees: v >= 3.0, cause: free_cause(best, run) });
-    }
-    let upto85: Vec<&Point> = points.iter().filter(|p| p.utilisation_pct <= 85.0 + 1e-9 && p.ideal_tps > 0.0).collect();
-    if let Some(worst) = upto85.iter().min_by(|a, b| (best_free(a).1.tps / a.ideal_tps).total_cmp(&(best_free(b).1.tps / b.ideal_tps))) {
-        let (name, run) = best_free(worst);
-        let v = run.tps / worst.ideal_tps;
-        out.push(Statement { paper: "(best free cleaner) close to IDEAL up to 85% (lowest best/IDEAL)".into(), paper_value: 0.85, ours: v, how: format!("lowest at {:.0}%, {name}", worst.utilisation_pct), agrees: v >= 0.85, cause: free_cause(worst, run) });
-    }
-    out
 }

@@ -41,12 +41,12 @@ use std::sync::Arc;
 use freeblock_disk::{library, Disk};
 use serde::{Deserialize, Serialize};
 
-use crate::layout::map::BlockMap;
-use crate::layout::error::{LayoutError, Result};
-use crate::sched::alternatives::{CandidateSearch, SelectionMode};
-use super::run::{simulate, RangeSimConfig, RangeSimOutcome, RangeSimReport};
+use freeblock::layout::map::BlockMap;
+use freeblock::layout::error::{LayoutError, Result};
+use freeblock::sched::alternatives::{CandidateSearch, SelectionMode};
+use freeblock::rangewrite::run::{simulate, RangeSimConfig, RangeSimOutcome, RangeSimReport};
 use super::smallfile::{smallfile_map_config, CandidatePolicy, SmallFileConfig, SmallFileWorkload};
-use crate::sched::SchedulerSpec;
+use freeblock::sched::SchedulerSpec;
 
 /// The application-level gain OSDI 2008 reports for range writes on the HP C2247A (16–35%).
 pub const OSDI2008_APP_GAIN: (f64, f64) = (0.16, 0.35);
@@ -238,7 +238,7 @@ pub fn local_vs_global_with_progress(
     }
     let mut jobs: Vec<Job> = Vec::new();
     for &s in &cfg.schedulers {
-        crate::sched::check_scheduler(s)?;
+        freeblock::sched::check_scheduler(s)?;
         jobs.push((s, Variant::NoRangeWrites, 1));
         for &k in &cfg.candidates {
             jobs.push((s, Variant::Local, k));
@@ -256,7 +256,7 @@ pub fn local_vs_global_with_progress(
     }
     .clamp(1, jobs.len().max(1));
     let reports: Vec<RangeSimReport> =
-        crate::parallel::map_in_order(&jobs, threads, run, |n| progress(n, jobs.len())).into_iter().collect::<Result<_>>()?;
+        freeblock::parallel::map_in_order(&jobs, threads, run, |n| progress(n, jobs.len())).into_iter().collect::<Result<_>>()?;
     let mut rows: Vec<LocalGlobalRow> = Vec::with_capacity(jobs.len());
     let mut baseline_tps = 0.0;
     for (&(scheduler, variant, k), report) in jobs.iter().zip(reports) {
