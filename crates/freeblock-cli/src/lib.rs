@@ -10,7 +10,7 @@ mod output;
 pub mod commands;
 
 // The text tables, SVG plots and progress bars the reproductions print with, shared by every command.
-use freeblock_repro::{plot, progress, table};
+use freeblock_repro::{plot, table};
 
 use std::ffi::OsString;
 use std::io::Write as _;

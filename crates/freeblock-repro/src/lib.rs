@@ -18,6 +18,8 @@
 //! | [`drives_of_today`] | issue 34: the firmware queue and the write cache against published figures |
 //! | [`bench`] | `freeblock bench`: simulator speed and the planner's time and memory beside their targets (issues 3, 18, 35) |
 //! | [`reproduction`] | [`Options`], [`Outcome`], [`Statement`], the list [`REPRODUCTIONS`] |
+//! | [`paper_check`] | a published figure's accepted range and ours beside it |
+//! | [`parallel`] | independent runs over a few threads, results in job order |
 //! | [`table`], [`plot`], [`progress`] | text tables, SVG plots (plotters), progress bars |
 
 pub mod bench;
@@ -28,6 +30,8 @@ pub mod p001_external;
 pub mod p002_rearrangement;
 pub mod p003_fs2;
 pub mod p004_range_writes;
+pub mod paper_check;
+pub mod parallel;
 pub mod plot;
 pub mod progress;
 pub mod reproduction;

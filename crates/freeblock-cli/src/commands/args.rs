@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::Args;
+use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// A bar over `total` requests, or, when the run's length in requests is not known (a workload
@@ -162,4 +162,20 @@ impl ReproArgs {
             shared: shared_dir(None),
         }
     }
+}
+
+/// A `freeblock repro …` command line and nothing else: how the Python package's `freeblock`
+/// recognises a reproduction it runs on Dask without this module knowing the whole command set.
+#[derive(Debug, Parser)]
+#[command(name = "freeblock")]
+pub struct ReproCommandLine {
+    #[command(subcommand)]
+    pub command: ReproOnly,
+}
+
+/// The one subcommand [`ReproCommandLine`] knows.
+#[derive(Debug, Subcommand)]
+pub enum ReproOnly {
+    /// `freeblock repro NAME …`.
+    Repro(ReproArgs),
 }

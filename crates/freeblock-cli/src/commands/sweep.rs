@@ -23,8 +23,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser};
 use freeblock_repro::p000_freeblock::free_mining::{self, RunResult};
 
-use super::args::{ReproArgs, NEEDS_PYTHON};
-use crate::{Cli, Command};
+use super::args::{ReproArgs, ReproCommandLine, ReproOnly, NEEDS_PYTHON};
 
 use crate::output::CmdResult;
 
@@ -79,8 +78,8 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    match Cli::try_parse_from(argv) {
-        Ok(Cli { command: Command::Repro(a) }) if a.what == "free-mining" => Some(a),
+    match ReproCommandLine::try_parse_from(argv) {
+        Ok(ReproCommandLine { command: ReproOnly::Repro(a) }) if a.what == "free-mining" => Some(a),
         _ => None,
     }
 }

@@ -387,7 +387,7 @@ pub struct SteadyRow {
     pub next_pass_at: f64,
     /// Whole passes completed, the mean interval between their ends and the share of the
     /// potential in complete passes (`None` with fewer than two passes ended).
-    pub steady: freeblock::free_mining::SteadyState,
+    pub steady: freeblock::freeblock::bandwidth::SteadyState,
     /// Free bandwidth ÷ potential over the run (counts passes still under way).
     pub efficiency: f64,
     /// Foreground requests whose timing changed (must be 0).
@@ -424,7 +424,7 @@ pub fn steady_state(planner: PlannerKind, simulated_s: f64, seed: u64) -> Result
         simulated_s: report.duration_s,
         passes_in_flight,
         next_pass_at,
-        steady: freeblock::free_mining::steady_state(passes, (blocks * 4096) as f64, report.potential_mb_s),
+        steady: freeblock::freeblock::bandwidth::steady_state(passes, (blocks * 4096) as f64, report.potential_mb_s),
         efficiency: report.efficiency,
         delayed_foreground: report.delayed_foreground,
         wall_s,

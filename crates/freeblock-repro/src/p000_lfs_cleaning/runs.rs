@@ -398,7 +398,7 @@ pub fn sweep(cfg: &LfsCleaningConfig, tick: &(dyn Fn(usize) + Sync)) -> Result<V
     let jobs: Vec<(f64, CleanerKind, FreeCleaning, bool)> = cfg.utilisations.iter().flat_map(|&u| variants.iter().map(move |&(k, free, scan)| (u, k, free, scan))).collect();
     // A run that stops with an error of the log (out of space on a nearly full log) is a
     // result, reported as failed; any other error stops the sweep.
-    let runs = freeblock::parallel::map_in_order(
+    let runs = crate::parallel::map_in_order(
         &jobs,
         cfg.threads,
         |&(u, k, free, scan)| match run_with(cfg, &disk, u, k, free, scan) {

@@ -3,7 +3,7 @@
 //! ([`checks`]), and how many of Fig. 8's scheduler statements hold under each reading of §5.1's
 //! foreground ([`readings_tally`]).
 
-use freeblock::repro::PaperCheck;
+use crate::paper_check::PaperCheck;
 use freeblock::sched::SchedulerSpec;
 
 use super::runs::{fg_cost, find, find_at, schedulers, ErrorPdf, ExternalReproConfig, Mode, RunRow, LITERAL_POOL_THINK_MS, PAPER_MPL};

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use freeblock::repro::PaperCheck;
+use crate::paper_check::PaperCheck;
 use freeblock::sched::SchedulerSpec;
 
 use super::paper::{self, readings_tally};

@@ -11,7 +11,7 @@ use serde::Serialize;
 use freeblock::external::scheduler::{host_model, ExternalConfig, ExternalHost, HostModel, HostStats};
 use freeblock::external::{AheadBreakdown, BlackBox, Effects, PickStats, ULTRA2_BUS_SECTOR_MS};
 use freeblock::freeblock::{Freeblock, FreeblockConfig, PlannerKind, TaskSpec};
-use freeblock::repro::PaperCheck;
+use crate::paper_check::PaperCheck;
 use freeblock::sched::SchedulerSpec;
 use freeblock::sim::{SimConfig, Simulation};
 use freeblock::workload::{OltpSpec, RandomSpec, SizeDist, WorkloadSpec};
@@ -403,7 +403,7 @@ pub fn external(c: &ExternalReproConfig, progress: &(dyn Fn(usize, usize) + Sync
         Pdf(ErrorPdf),
         Row(Box<RunRow>),
     }
-    let results = freeblock::parallel::map_in_order(
+    let results = crate::parallel::map_in_order(
         &(0..jobs.len()).collect::<Vec<_>>(),
         c.threads,
         |&i| -> Result<Out> {
@@ -422,7 +422,7 @@ pub fn external(c: &ExternalReproConfig, progress: &(dyn Fn(usize, usize) + Sync
             Out::Row(r) => runs.push(*r),
         }
     }
-    let media_mb_s = freeblock::free_mining::media_mb_s(&truth);
+    let media_mb_s = freeblock::freeblock::bandwidth::media_mb_s(&truth);
     let checks = super::paper::checks(c, &errors, &runs, media_mb_s);
     Ok(ExternalReport { config: c.clone(), model: model_name, media_mb_s, errors, runs, checks })
 }

@@ -380,7 +380,7 @@ fn two_day_runs(cfg: &RearrangementConfig, settings: &[(String, RearrangeConfig)
     let disk = library::media(&cfg.disk)?;
     let w = WorkloadSpec::Days(DaysSpec { days: 2, ..cfg.workload.clone() });
     let day_ns = cfg.workload.day_ns();
-    let out = freeblock::parallel::map_in_order(settings, cfg.threads, |(label, p)| run_days(&disk, &w, cfg.seed, cfg.scheduler, *p, day_ns, label).map(|r| r.0), tick);
+    let out = crate::parallel::map_in_order(settings, cfg.threads, |(label, p)| run_days(&disk, &w, cfg.seed, cfg.scheduler, *p, day_ns, label).map(|r| r.0), tick);
     out.into_iter().collect()
 }
 
@@ -435,7 +435,7 @@ pub fn move_services(cfg: &RearrangementConfig, tick: &(dyn Fn(usize) + Sync)) -
     let w = WorkloadSpec::Days(DaysSpec { days: 2, requests_per_day: cfg.moves_requests_per_day, ..cfg.workload.clone() });
     let day_ns = cfg.workload.day_ns();
     let kinds = [Moves::Foreground, Moves::Idle, Moves::Free, Moves::FreeIdle, Moves::Instant];
-    let results = freeblock::parallel::map_in_order(&kinds, cfg.threads, |&m| run_days(&disk, &w, cfg.seed, cfg.scheduler, RearrangeConfig { moves: m, ..base_policy(cfg) }, day_ns, &format!("{m:?}").to_lowercase()), tick);
+    let results = crate::parallel::map_in_order(&kinds, cfg.threads, |&m| run_days(&disk, &w, cfg.seed, cfg.scheduler, RearrangeConfig { moves: m, ..base_policy(cfg) }, day_ns, &format!("{m:?}").to_lowercase()), tick);
     let mut runs = Vec::new();
     let mut free = None;
     for (m, r) in kinds.iter().zip(results) {
@@ -506,7 +506,7 @@ pub fn cloudphysics(cfg: &RearrangementConfig, path: &std::path::Path, tick: &(d
         ("interleaved".into(), Placement::Interleaved { interleave: 0, successor_ratio: 0.5 }),
         ("serial".into(), Placement::Serial),
     ];
-    let out = freeblock::parallel::map_in_order(
+    let out = crate::parallel::map_in_order(
         &settings,
         cfg.threads,
         |(label, placement)| -> Result<RunRows> {

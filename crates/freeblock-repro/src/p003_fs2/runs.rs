@@ -615,7 +615,7 @@ pub fn run(cfg: &Fs2ReproConfig, tick: &(dyn Fn(usize) + Sync)) -> Result<Fs2Res
     let drives = Drives::new(cfg)?;
     let workloads = workloads(cfg);
     let jobs = jobs(cfg, &workloads);
-    let rows = freeblock::parallel::map_in_order(&jobs, cfg.threads, |&(w, v)| run_one(&drives, cfg, &workloads[w], v), tick);
+    let rows = crate::parallel::map_in_order(&jobs, cfg.threads, |&(w, v)| run_one(&drives, cfg, &workloads[w], v), tick);
     // The closed workloads again at ±5% think time, plain and with fs2_paper.
     let moved: Vec<Fs2Workload> = workloads
         .iter()
@@ -629,7 +629,7 @@ pub fn run(cfg: &Fs2ReproConfig, tick: &(dyn Fn(usize) + Sync)) -> Result<Fs2Res
         .flatten()
         .collect();
     let pairs: Vec<(usize, Variant)> = (0..moved.len()).flat_map(|w| [(w, Variant::None), (w, Variant::Fs2Paper)]).collect();
-    let moved_rows = freeblock::parallel::map_in_order(&pairs, cfg.threads, |&(w, v)| run_one(&drives, cfg, &moved[w], v), |_| {}).into_iter().collect::<Result<Vec<_>>>()?;
+    let moved_rows = crate::parallel::map_in_order(&pairs, cfg.threads, |&(w, v)| run_one(&drives, cfg, &moved[w], v), |_| {}).into_iter().collect::<Result<Vec<_>>>()?;
     let think_sensitivity = moved
         .iter()
         .zip(moved_rows.chunks(2))

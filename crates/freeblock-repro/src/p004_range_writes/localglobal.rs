@@ -256,7 +256,7 @@ pub fn local_vs_global_with_progress(
     }
     .clamp(1, jobs.len().max(1));
     let reports: Vec<RangeSimReport> =
-        freeblock::parallel::map_in_order(&jobs, threads, run, |n| progress(n, jobs.len())).into_iter().collect::<Result<_>>()?;
+        crate::parallel::map_in_order(&jobs, threads, run, |n| progress(n, jobs.len())).into_iter().collect::<Result<_>>()?;
     let mut rows: Vec<LocalGlobalRow> = Vec::with_capacity(jobs.len());
     let mut baseline_tps = 0.0;
     for (&(scheduler, variant, k), report) in jobs.iter().zip(reports) {

@@ -625,7 +625,7 @@ pub fn scrub(c: &ScrubReproConfig, progress: &(dyn Fn(usize, usize) + Sync)) -> 
     let disk = drive(&c.disk)?;
     let jobs: Vec<(Foreground, Scheme)> = [Foreground::RandomQd1, Foreground::OltpQd8].into_iter().flat_map(|fg| Scheme::ALL.into_iter().map(move |s| (fg, s))).collect();
     let total = jobs.len();
-    let rows = freeblock::parallel::map_in_order(&jobs, c.threads, |&(fg, s)| run_one(&disk, c, fg, s), |n| progress(n, total));
+    let rows = crate::parallel::map_in_order(&jobs, c.threads, |&(fg, s)| run_one(&disk, c, fg, s), |n| progress(n, total));
     let rows = rows.into_iter().collect::<Result<Vec<_>>>()?;
     let capacity_bytes = disk.capacity() * u64::from(disk.spec().sector_bytes);
     Ok(ScrubReport {

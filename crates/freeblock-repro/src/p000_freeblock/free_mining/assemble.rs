@@ -3,7 +3,7 @@
 //! process's threads ([`free_mining`]) or anywhere else ([`assemble`]).
 
 use freeblock::freeblock::{share_of_potential, PlannerKind, SteadyState};
-use freeblock::repro::PaperCheck;
+use crate::paper_check::PaperCheck;
 use freeblock::sched::SchedulerSpec;
 use freeblock::Result;
 use serde::Serialize;
@@ -138,7 +138,7 @@ pub fn free_mining(c: &FreeMiningConfig, progress: &(dyn Fn(usize, usize) + Sync
     progress(0, total);
     let order = dearest_first(&runs);
     let ordered: Vec<RunKey> = order.iter().map(|&i| runs[i]).collect();
-    let results = freeblock::parallel::map_in_order(&ordered, c.threads, |k| run_caught(&disk, c, *k, media), |n| progress(n, total));
+    let results = crate::parallel::map_in_order(&ordered, c.threads, |k| run_caught(&disk, c, *k, media), |n| progress(n, total));
     let mut in_plan_order: Vec<Option<RunResult>> = (0..total).map(|_| None).collect();
     for (slot, result) in order.into_iter().zip(results) {
         in_plan_order[slot] = Some(result);

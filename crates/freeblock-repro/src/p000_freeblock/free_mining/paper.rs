@@ -2,7 +2,7 @@
 //! compared with them: within ±[`TOLERANCE`] of an "about" figure, above `1 − TOLERANCE` of an
 //! "over" figure, or inside stated bounds.
 
-use freeblock::repro::PaperCheck;
+use crate::paper_check::PaperCheck;
 
 /// "increasing data mining throughput to about 4.9 MB/s" (paper 000 §6.3, high MPL), MB/s.
 pub const PAPER_FREE_MB_S: f64 = 4.9;

@@ -22,7 +22,7 @@ use freeblock_disk::{library, Disk};
 use serde::Serialize;
 
 use freeblock::report::RunReport;
-use freeblock::repro::PaperCheck;
+use crate::paper_check::PaperCheck;
 use freeblock::sched::SchedulerSpec;
 use freeblock::sim::{SimConfig, Simulation};
 use freeblock::workload::{LocalitySpec, RandomSpec, SizeDist, WorkloadSpec};

@@ -1,7 +1,5 @@
-//! Transitional (issue 36): paper 000 §3's reproduction is `freeblock_repro::p000_freeblock::head_usage`.
-//! What stays is its comparison with a published figure, [`PaperCheck`], which
-//! `external_repro` (still in this crate) and the reproductions in `freeblock-repro` share; it
-//! moves there with `external_repro`.
+//! A published figure and ours beside it: the range the paper's value (with a stated tolerance)
+//! allows, and whether ours falls in it. The reproductions' statements are built from these.
 
 use serde::Serialize;
 
