@@ -46,6 +46,7 @@ from freeblock._run import (
     run,
     to_toml,
 )
+from freeblock._repro import REPRODUCTION_COLUMNS, STATEMENT_COLUMNS, Reproduction, repro, reproductions
 from freeblock._server import STATS_COLUMNS, StatsAddressError, StatsFormatError, StatsUnavailableError, server_stats
 from freeblock._tasks import ROUTES, BackgroundTask, Batch, TaskControl
 from freeblock.sweep import sweep
@@ -55,7 +56,9 @@ __all__ = [
     "PASS_COLUMNS",
     "PROGRESS_COLUMNS",
     "RECORD_COLUMNS",
+    "REPRODUCTION_COLUMNS",
     "ROUTES",
+    "STATEMENT_COLUMNS",
     "STATS_COLUMNS",
     "TASK_COLUMNS",
     "TIMELINE_COLUMNS",
@@ -65,6 +68,7 @@ __all__ = [
     "ConfigError",
     "FileError",
     "FreeblockError",
+    "Reproduction",
     "RequestError",
     "Result",
     "SpecError",
@@ -80,6 +84,8 @@ __all__ = [
     "disks",
     "plot",
     "replay",
+    "repro",
+    "reproductions",
     "run",
     "seek_curve",
     "server_stats",

@@ -127,6 +127,23 @@ def characterize(disk: str, effects: bool = True, seed: int = 1) -> tuple[str, s
 def cli_main(argv: Sequence[str]) -> int:
     """Runs the ``freeblock`` command line (program name first); returns the exit code."""
 
+def reproductions() -> list[tuple[str, str, str, bool]]:
+    """Every reproduction as ``(name, source, title, has_quick)``, in the order of the papers."""
+
+def repro_run(
+    name: str,
+    out: str,
+    shared: str,
+    quick: bool = False,
+    requests: int | None = None,
+    seconds: float | None = None,
+    days: int | None = None,
+    requests_per_day: int | None = None,
+    threads: int | None = None,
+    trace: str | None = None,
+) -> tuple[str, str, list[str]]:
+    """Runs reproduction ``name``: its printed output, its statements as JSON, the files it wrote."""
+
 def free_mining_plan(argv: Sequence[str]) -> dict[str, Any] | None:
     """The runs of ``freeblock repro free-mining …`` (``argv``, program name first): ``config``
     and ``runs`` (JSON), ``labels``, ``start_order``, ``workers``, ``scheduler_address``,

@@ -18,6 +18,7 @@
 //! | `tasks.rs` | Python background tasks as freeblock applications; their control object |
 //! | `disk.rs` | built-in disk names, a disk's geometry and seek curve as JSON |
 //! | `repro.rs` | `repro free-mining` on Dask: its plan, one run's outcome as bytes, the report from them |
+//! | `reproductions.rs` | the reproductions' list; one run's output, statements (as JSON) and files |
 //! | `validate.rs` | a trace replay against a disk model, as JSON: the summary, or every request |
 //! | `calibrate.rs` | a model fitted to a measured trace: the report as JSON, the spec as TOML; calibrate judged by its criterion |
 //! | `characterize.rs` | a drive learned through the black box and graded: the report as JSON, the spec as TOML |
@@ -32,6 +33,7 @@ mod disk;
 mod error;
 mod guard;
 mod repro;
+mod reproductions;
 mod run;
 mod tasks;
 mod validate;
@@ -55,6 +57,8 @@ fn _freeblock(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(repro::free_mining_plan, m)?)?;
     m.add_function(wrap_pyfunction!(repro::free_mining_run, m)?)?;
     m.add_function(wrap_pyfunction!(repro::free_mining_finish, m)?)?;
+    m.add_function(wrap_pyfunction!(reproductions::reproductions, m)?)?;
+    m.add_function(wrap_pyfunction!(reproductions::repro_run, m)?)?;
     m.add_class::<tasks::PyTaskControl>()?;
     m.add("ROUTES", pyo3::types::PyTuple::new(m.py(), tasks::ROUTES)?)?;
     m.add("RECORD_SCHEMA", pyo3::types::PyTuple::new(m.py(), run::record_schema())?)?;
