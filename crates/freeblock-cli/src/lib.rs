@@ -1,6 +1,13 @@
 //! The `freeblock` command line: argument parsing and output formatting only. Every command
-//! calls into the `freeblock` and `freeblock-disk` libraries; the Python package forwards its
-//! argv here, so there is one implementation.
+//! calls into a library (`freeblock`, `freeblock-disk`, `freeblock-repro`, `freeblock-fit`,
+//! `freeblock-server`) and prints what it returns; the Python package forwards its argv here, so
+//! there is one implementation.
+//!
+//! | module | owns |
+//! |---|---|
+//! | this file | the command set ([`Cli`]) and the dispatch to one function per command |
+//! | `output` | printing that hands a closed pipe back as an error (`out!`, `outln!`), JSON output |
+//! | [`commands`] | one file per command or command group; shared arguments in [`commands::args`], which uses no other command file |
 //!
 //! Reporting commands (`run`, `validate`, `repro`, `bench`) take `--json` and then print one JSON
 //! document with the same figures instead of tables.

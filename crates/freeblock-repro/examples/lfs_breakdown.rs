@@ -126,7 +126,7 @@ fn main() -> Result<(), String> {
     let jobs: Vec<(f64, String, CleanerKind, FreeCleaning)> = utils.iter().flat_map(|&u| names.split(',').map(move |n| (u, n))).map(|(u, n)| variant(n, cfg.free).map(|(k, f)| (u, n.to_string(), k, f))).collect::<Result<_, _>>()?;
     let disk = cfg.disk().map_err(|e| e.to_string())?;
     let data_blocks = cfg.lfs(1).data_blocks();
-    let runs = crate::parallel::map_in_order(&jobs, cfg.threads, |(u, _, k, f)| run_one_with(&cfg, &disk, *u, *k, *f), |_| {});
+    let runs = freeblock_repro::parallel::map_in_order(&jobs, cfg.threads, |(u, _, k, f)| run_one_with(&cfg, &disk, *u, *k, *f), |_| {});
     println!("util variant   tps/s  | ms per transaction: all, clean reads, cleaned writes, new writes, cache misses, rest |   u   cleaned | free MB/s, wanted, fg segs, taken over | IDEAL | delayed");
     for ((u, name, _, _), run) in jobs.iter().zip(runs) {
         match run {

@@ -16,7 +16,7 @@
 //! | [`p004_range_writes`] | paper 004: range writes and flex reads |
 //! | [`scrub`] | issue 35: a free scrub beside today's throttled scrubs |
 //! | [`drives_of_today`] | issue 34: the firmware queue and the write cache against published figures |
-//! | [`bench`] | `freeblock bench`: simulator speed and the planner's time and memory beside their targets (issues 3, 18, 35) |
+//! | [`bench`](mod@bench) | `freeblock bench`: simulator speed and the planner's time and memory beside their targets (issues 3, 18, 35) |
 //! | [`reproduction`] | [`Options`], [`Outcome`], [`Statement`], the list [`REPRODUCTIONS`] |
 //! | [`paper_check`] | a published figure's accepted range and ours beside it |
 //! | [`parallel`] | independent runs over a few threads, results in job order |

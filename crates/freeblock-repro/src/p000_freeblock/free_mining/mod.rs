@@ -39,7 +39,7 @@
 //! | `mod.rs` | the settings ([`FreeMiningConfig`]), the runs ([`RunKey`], [`simulations`]), the entry points |
 //! | [`paper`] | the paper's figures and the tolerances ours is held to |
 //! | [`runs`] | one simulated run and what it achieved |
-//! | [`assemble`] | the report from every run's outcome |
+//! | [`assemble`](mod@assemble) | the report from every run's outcome |
 //! | `report.rs` | its text, CSV, plots and statements |
 
 use std::time::Instant;
@@ -296,7 +296,7 @@ pub fn stand_in(key: RunKey) -> RunKey {
 }
 
 /// The simulations the report needs: the [`stand_in`]s of [`plan_runs`], each once, in plan
-/// order. What [`free_mining`] runs, and what [`assemble`] takes the outcomes of.
+/// order. What [`free_mining`] runs, and what [`assemble()`] takes the outcomes of.
 #[must_use]
 pub fn simulations(c: &FreeMiningConfig) -> Vec<RunKey> {
     let mut runs: Vec<RunKey> = Vec::new();

@@ -137,7 +137,7 @@ pub struct ScanDetail {
     pub tenths: Vec<SplitSlice>,
 }
 
-/// What one planned run hands to [`assemble`]: its row, and for the runs Fig. 9 shows, their
+/// What one planned run hands to [`assemble`](mod@super::assemble): its row, and for the runs Fig. 9 shows, their
 /// detail (computed where the run's full freeblock report is, so the outcome stays small: it
 /// travels between processes when the runs are spread over Dask workers).
 #[derive(Debug, Clone, Serialize, Deserialize)]
