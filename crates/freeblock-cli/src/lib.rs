@@ -16,8 +16,6 @@
 mod output;
 pub mod commands;
 
-// The text tables, SVG plots and progress bars the reproductions print with, shared by every command.
-use freeblock_repro::{plot, table};
 
 use std::ffi::OsString;
 use std::io::Write as _;
@@ -153,16 +151,11 @@ where
     match flushed {
         Ok(()) => 0,
         // The reader went away (`freeblock run … | head`): stop quietly, as Unix tools do.
-        Err(e) if is_broken_pipe(e.as_ref()) => 0,
+        Err(e) if output::is_broken_pipe(e.as_ref()) => 0,
         Err(e) => {
             // Standard error may be closed too: nothing more can be said then.
             let _ = writeln!(std::io::stderr(), "error: {e}");
             1
         }
     }
-}
-
-/// Whether an error is a write to a closed pipe.
-fn is_broken_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
-    e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
 }

@@ -25,3 +25,8 @@ pub(crate) fn print_json<T: serde::Serialize>(v: &T) -> CmdResult {
     outln!("{}", serde_json::to_string_pretty(v)?);
     Ok(())
 }
+
+/// Whether an error is a write to a closed pipe.
+pub(crate) fn is_broken_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
+    e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+}

@@ -14,7 +14,7 @@ use freeblock_fit::validate::disksim_published;
 
 use super::args::shared_dir;
 use super::validate::MeasuredTraceArgs;
-use crate::table::Table;
+use freeblock_repro::table::Table;
 use crate::output::CmdResult;
 
 /// Arguments of `freeblock calibrate`.

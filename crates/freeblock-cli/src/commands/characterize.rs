@@ -9,7 +9,7 @@ use freeblock::external::Effects;
 use freeblock_fit::characterize::{characterize_hidden, StepRow, ACCEPTANCE_DRIVES};
 use freeblock_disk::library;
 
-use crate::table::Table;
+use freeblock_repro::table::Table;
 use crate::output::CmdResult;
 
 /// Arguments of `freeblock characterize`.

@@ -7,7 +7,7 @@ use std::path::Path;
 use freeblock_disk::{library, Disk, DiskSummary};
 
 use crate::output::{print_json, CmdResult};
-use crate::table::Table;
+use freeblock_repro::table::Table;
 
 pub fn disks(json: bool) -> CmdResult {
     let mut rows = Vec::new();

@@ -31,8 +31,8 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::Type as ParquetType;
 
-use crate::plot::{lines, percentiles, stacked_bars, Line, StackedBar};
-use crate::table::{pct, Table};
+use freeblock_repro::plot::{lines, percentiles, stacked_bars, Line, StackedBar};
+use freeblock_repro::table::{pct, Table};
 
 use crate::output::CmdResult;
 
@@ -174,7 +174,7 @@ pub fn run(a: &RunArgs) -> CmdResult {
 
 /// What the background tasks cost the foreground: its response and throughput without and with.
 fn cost_text(without: &RunReport, with: &RunReport) -> String {
-    let change = |a: f64, b: f64| if a > 0.0 { crate::table::signed_pct((b - a) / a, 2) } else { "-".into() };
+    let change = |a: f64, b: f64| if a > 0.0 { freeblock_repro::table::signed_pct((b - a) / a, 2) } else { "-".into() };
     let mut t = Table::new(["foreground", "without", "with", "change"]);
     for (name, a, b) in [
         ("response mean, ms", without.response.mean_ms, with.response.mean_ms),

@@ -9,8 +9,8 @@ use clap::Args;
 use freeblock_disk::Disk;
 use freeblock_fit::seek_profile::{measure, paper003_wd_seek_ms, timing_disk, ProfileCheck, ProfileSettings, SeekProfile, PAPER003_DRIVE, PAPER003_LINEAR_FROM_SECTORS};
 
-use crate::plot::{lines, Line};
-use crate::table::{pct, Table};
+use freeblock_repro::plot::{lines, Line};
+use freeblock_repro::table::{pct, Table};
 use crate::output::CmdResult;
 
 #[derive(Debug, Args)]

@@ -115,7 +115,7 @@ where
     match flushed {
         Ok(()) => 0,
         // As `crate::run`: a closed pipe ends quietly, any other error is printed.
-        Err(e) if crate::is_broken_pipe(e.as_ref()) => 0,
+        Err(e) if crate::output::is_broken_pipe(e.as_ref()) => 0,
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "error: {e}");
             1

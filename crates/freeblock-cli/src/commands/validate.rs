@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::args::shared_dir;
 use crate::output::{print_json, CmdResult};
-use crate::table::Table;
+use freeblock_repro::table::Table;
 
 /// A measured trace and the model to replay it on, or every pair of the shared validation data.
 /// `freeblock validate` and `freeblock calibrate` take the same three options.
