@@ -43,7 +43,7 @@
 //!
 //! | source | claim | paper's figure |
 //! |---|---|---|
-//! | abstract | per workload, fs2_paper (against none) and fs2_ours (against none_media) cut mean access, seek, rotational time and energy per access into the paper's ranges | 41…68%, 37…78%, 31…68%, 40…71% |
+//! | abstract | per workload, fs2_paper (against none) and fs2_ours (against none_media) cut mean access, seek, rotational time and energy per access into the paper's ranges (the negative controls and the real trace: information) | 41…68%, 37…78%, 31…68%, 40…71% |
 //! | abstract; issue 32's bar | per workload, fs2_paper's access cut at the measured pass is at least 35% (the negative controls `days`, `cloudphysics` and the real trace: information) | 41…68% |
 //! | issue 32 | a closed workload's think time moved ±5% moves fs2_paper's access cut by under 5 points | — |
 
@@ -136,6 +136,8 @@ fn statements(r: &Fs2Results) -> Vec<Statement> {
     let mut out = Vec::new();
     let ranges = [("access", PAPER_ACCESS_RANGE), ("seek", PAPER_SEEK_RANGE), ("rotational", PAPER_ROTATION_RANGE), ("energy per access", PAPER_ENERGY_RANGE)];
     for w in &r.workloads {
+        // The negative controls and the real trace are printed beside the paper's ranges, not held to them.
+        let held = report::negative_control(&w.name).is_none() && !w.name.starts_with("real_");
         for v in [Variant::Fs2Paper, Variant::Fs2Ours] {
             let (Some(row), Some(base)) = (r.row(&w.name, v), r.base_of(&w.name, v)) else { continue };
             let cuts = [
@@ -152,7 +154,7 @@ fn statements(r: &Fs2Results) -> Vec<Statement> {
                     paper: format!("{}…{}% less", range.0, range.1),
                     ours: report::cut_words(cut),
                     value: Some(cut),
-                    agrees: Some(position == "within"),
+                    agrees: held.then_some(position == "within"),
                 });
             }
         }
