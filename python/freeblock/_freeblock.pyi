@@ -133,7 +133,7 @@ def reproductions() -> list[tuple[str, str, str, bool]]:
 def repro_run(
     name: str,
     out: str,
-    shared: str,
+    shared: str | None = None,
     quick: bool = False,
     requests: int | None = None,
     seconds: float | None = None,

@@ -54,15 +54,6 @@ def reproductions() -> pd.DataFrame:
     return pd.DataFrame(_freeblock.reproductions(), columns=list(REPRODUCTION_COLUMNS))
 
 
-def _shared_dir() -> Path:
-    """The shared data folder, found as the command line finds it: ``../shared`` (or further
-    up) from the current folder, else the one beside the repository this package is in."""
-    for candidate in ("../shared", "../../shared", "../../../shared"):
-        if (Path(candidate) / "disksim-validation").is_dir():
-            return Path(candidate)
-    return Path(__file__).resolve().parents[3] / "shared"
-
-
 def repro(
     name: str,
     *,
@@ -78,7 +69,8 @@ def repro(
 ) -> Reproduction:
     """Runs the reproduction ``name`` (see :func:`reproductions`) as ``freeblock repro NAME``
     does, with the same options, and returns its text, its claims as a DataFrame
-    (:data:`STATEMENT_COLUMNS`) and the CSV and plots it wrote under ``out``.
+    (:data:`STATEMENT_COLUMNS`) and the CSV and plots it wrote under ``out``. ``shared`` is the
+    shared data folder (default: the one the command line finds).
 
     Raises:
         FreeblockError: an unknown name (the message lists the known ones), or the run failed.
@@ -86,7 +78,7 @@ def repro(
     output, statements, files = _freeblock.repro_run(
         name,
         os.fspath(out),
-        os.fspath(shared) if shared is not None else os.fspath(_shared_dir()),
+        os.fspath(shared) if shared is not None else None,
         quick=quick,
         requests=requests,
         seconds=seconds,

@@ -338,21 +338,10 @@ impl<T> ToPyResult<T> for Result<T, serde_json::Error> {
     }
 }
 
-/// A reproduction's error (`freeblock_repro::Error`, any error boxed): the core's, a spec's or
-/// freeblock scheduling's keeps its exception class; any other is a `FreeblockError` with its
-/// message.
-impl<T> ToPyResult<T> for Result<T, freeblock_repro::Error> {
+/// A reproduction's error, as its message (`freeblock_repro::Error` is not `Send`, so it leaves
+/// a GIL-free run as text): a `FreeblockError`.
+impl<T> ToPyResult<T> for Result<T, String> {
     fn py_err(self) -> PyResult<T> {
-        self.map_err(|e| {
-            if let Some(core) = e.downcast_ref::<Error>() {
-                from_core(core)
-            } else if let Some(spec) = e.downcast_ref::<RsSpecError>() {
-                from_spec(spec)
-            } else if let Some(fb) = e.downcast_ref::<RsFreeblockError>() {
-                from_freeblock(fb, fb.to_string())
-            } else {
-                raise::<FreeblockError>(e.to_string(), Place::default())
-            }
-        })
+        self.map_err(|message| raise::<FreeblockError>(message, Place::default()))
     }
 }

@@ -15,15 +15,16 @@ pub fn reproductions() -> Vec<(&'static str, &'static str, &'static str, bool)> 
 /// Runs the reproduction `name` with `freeblock repro`'s options and returns `(output,
 /// statements as JSON, files written)`: the text the command prints, every claim checked
 /// (`source`, `claim`, `paper`, `ours`, `value`, `agrees`), and the CSV and plots under `out`.
+/// `shared` is the shared data folder, by default the one `freeblock repro` finds.
 /// The GIL is released during the run.
 #[pyfunction]
-#[pyo3(signature = (name, out, shared, quick = false, requests = None, seconds = None, days = None, requests_per_day = None, threads = None, trace = None))]
+#[pyo3(signature = (name, out, shared = None, quick = false, requests = None, seconds = None, days = None, requests_per_day = None, threads = None, trace = None))]
 #[allow(clippy::too_many_arguments)] // the keyword arguments of `freeblock.repro`, converted one by one
 pub fn repro_run(
     py: Python<'_>,
     name: &str,
     out: PathBuf,
-    shared: PathBuf,
+    shared: Option<PathBuf>,
     quick: bool,
     requests: Option<u64>,
     seconds: Option<f64>,
@@ -33,7 +34,7 @@ pub fn repro_run(
     trace: Option<PathBuf>,
 ) -> PyResult<(String, String, Vec<String>)> {
     crate::guard::guarded("repro_run", || {
-        let reproduction = freeblock_repro::find(name).py_err()?;
+        let reproduction = freeblock_repro::find(name).map_err(|e| e.to_string()).py_err()?;
         let defaults = freeblock_repro::Options::default();
         let options = freeblock_repro::Options {
             quick,
@@ -44,14 +45,13 @@ pub fn repro_run(
             threads,
             trace,
             out,
-            shared,
+            shared: shared.unwrap_or_else(freeblock_repro::shared_dir),
             quiet: true,
             ..defaults
         };
-        // The outcome holds a boxed error that is not `Send`: the run's result leaves the
-        // GIL-free section as plain strings.
-        let outcome = py.allow_threads(|| reproduction.run(&options).map_err(|e| e.to_string()));
-        let outcome = outcome.map_err(|message| -> freeblock_repro::Error { message.into() }).py_err()?;
+        // A reproduction's error is a boxed error that is not `Send`: it leaves the GIL-free
+        // section as its message.
+        let outcome = py.allow_threads(|| reproduction.run(&options).map_err(|e| e.to_string())).py_err()?;
         let statements = serde_json::to_string(&outcome.statements).py_err()?;
         Ok((outcome.output, statements, outcome.files.iter().map(|p| p.display().to_string()).collect()))
     })

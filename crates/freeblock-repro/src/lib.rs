@@ -38,4 +38,4 @@ pub mod reproduction;
 pub mod scrub;
 pub mod table;
 
-pub use reproduction::{find, Error, Options, Outcome, Reproduction, Result, Statement, REPRODUCTIONS};
+pub use reproduction::{find, shared_dir, Error, Options, Outcome, Reproduction, Result, Statement, REPRODUCTIONS};

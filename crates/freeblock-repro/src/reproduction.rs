@@ -13,7 +13,7 @@
 //!                                             └ printed by `freeblock repro NAME`
 //! ```
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -96,6 +96,17 @@ impl Default for Options {
             shared: PathBuf::from("../shared"),
         }
     }
+}
+
+/// The shared data folder (validation traces, DiskSim models, the CloudPhysics trace): `../shared`
+/// (or further up) from the current folder, else the one beside the repository this was built in.
+pub fn shared_dir() -> PathBuf {
+    for candidate in ["../shared", "../../shared", "../../../shared"] {
+        if Path::new(candidate).join("disksim-validation").is_dir() {
+            return PathBuf::from(candidate);
+        }
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
 }
 
 /// One claim checked against the paper: what the paper says, what we measured, whether they agree.

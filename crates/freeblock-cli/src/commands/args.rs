@@ -1,7 +1,7 @@
 //! What several commands share: the reproductions' arguments, the data folder, the progress bar of
 //! a simulation run. A leaf: it uses no other command module.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -22,19 +22,9 @@ pub fn progress_bar(total: u64, enabled: bool) -> Option<ProgressBar> {
     Some(pb)
 }
 
-/// The shared data folder: `arg`, else `../shared` (or further up) from the current folder, else
-/// the one beside this build's project.
+/// The shared data folder: `arg`, else the one [`freeblock_repro::shared_dir`] finds.
 pub(crate) fn shared_dir(arg: Option<&PathBuf>) -> PathBuf {
-    if let Some(p) = arg {
-        return p.clone();
-    }
-    for c in ["../shared", "../../shared", "../../../shared"] {
-        if Path::new(c).join("disksim-validation").is_dir() {
-            return PathBuf::from(c);
-        }
-    }
-    let exe_rel = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
-    exe_rel
+    arg.cloned().unwrap_or_else(freeblock_repro::shared_dir)
 }
 
 /// What this binary says when asked for something that runs on Dask (`freeblock sweep`,
