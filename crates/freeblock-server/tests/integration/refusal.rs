@@ -4,35 +4,15 @@
 use std::sync::{mpsc, Arc};
 use std::time::Instant;
 
-use freeblock::layout::{Completed, LayoutCtx, LayoutError, LayoutPolicy, LogicalIo, PhysIo};
 use freeblock::sim::SimConfig;
 use freeblock_disk::{library, Disk, Op};
 use freeblock_server::timing::{Completion, Done, Timing, TimingError};
 use freeblock_server::Pace;
 
-/// Serves every request where it is asked for, but refuses those starting on a multiple of
-/// `every` sectors (a request a real policy cannot place).
-struct Picky {
-    every: u64,
-}
+#[path = "../../../freeblock/tests/support/picky_layout.rs"]
+mod picky_layout;
 
-impl LayoutPolicy for Picky {
-    fn name(&self) -> String {
-        "picky".into()
-    }
-    // `x % n == 0` rather than `is_multiple_of` (Rust 1.87), as in the rest of the workspace.
-    #[allow(clippy::manual_is_multiple_of)]
-    fn translate(&mut self, _ctx: &mut LayoutCtx<'_>, io: &LogicalIo<'_>, out: &mut Vec<PhysIo>) -> freeblock::layout::Result<()> {
-        if io.lbn % self.every == 0 {
-            return Err(LayoutError::Config { field: "layout", message: format!("sector {} is refused", io.lbn) });
-        }
-        out.push(PhysIo::at(io.op, io.lbn, io.sectors, io.id));
-        Ok(())
-    }
-    fn complete(&mut self, _ctx: &mut LayoutCtx<'_>, _done: &Completed<'_>) -> freeblock::layout::Result<()> {
-        Ok(())
-    }
-}
+use picky_layout::Picky;
 
 /// One request, waited for (a client at queue depth 1).
 fn serve(timing: &Timing, op: Op, lbn: u64) -> Result<Completion, TimingError> {

@@ -5,7 +5,6 @@ use std::sync::{Arc, Mutex};
 
 use freeblock::freeblock::{Freeblock, FreeblockConfig, PlannerKind, TaskSpec};
 use freeblock::layout::rearrange::policy::{Moves, Rearrange, RearrangeConfig};
-use freeblock::layout::{Completed, LayoutCtx, LayoutError, LayoutPolicy, LogicalIo, PhysIo};
 use freeblock::report::Record;
 use freeblock::sched::SchedulerSpec;
 use freeblock::sim::{OnlineNext, OnlineSource, SimConfig, Simulation};
@@ -195,29 +194,10 @@ fn a_layout_timer_is_announced_to_the_source_when_no_request_waits() {
     assert!(timers.iter().all(|&t| t % period_ns == 0 && t <= last + period_ns), "{timers:?}");
 }
 
-/// Serves every request where it is asked for, but refuses those that start on a multiple of
-/// `every` sectors (a request a real policy cannot place, say).
-struct Picky {
-    every: u64,
-}
+#[path = "../support/picky_layout.rs"]
+mod picky_layout;
 
-impl LayoutPolicy for Picky {
-    fn name(&self) -> String {
-        "picky".into()
-    }
-    // `x % n == 0` rather than `is_multiple_of` (Rust 1.87), as in the rest of the workspace.
-    #[allow(clippy::manual_is_multiple_of)]
-    fn translate(&mut self, _ctx: &mut LayoutCtx<'_>, io: &LogicalIo<'_>, out: &mut Vec<PhysIo>) -> freeblock::layout::Result<()> {
-        if io.lbn % self.every == 0 {
-            return Err(LayoutError::Config { field: "layout", message: format!("sector {} is refused", io.lbn) });
-        }
-        out.push(PhysIo::at(io.op, io.lbn, io.sectors, io.id));
-        Ok(())
-    }
-    fn complete(&mut self, _ctx: &mut LayoutCtx<'_>, _done: &Completed<'_>) -> freeblock::layout::Result<()> {
-        Ok(())
-    }
-}
+use picky_layout::Picky;
 
 /// [`Scripted`], answering refusals itself (as a server answers its client) instead of stopping
 /// the run.
