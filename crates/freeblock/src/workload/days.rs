@@ -29,6 +29,7 @@
 //! | write concentration | `write_top_share` may speak of its own number of hottest blocks, `write_top_blocks` (a handful: writes of metadata blocks) | `write_top_blocks` (`top_blocks`) |
 //! | read concentration | likewise `read_top_share` of `read_top_blocks` hottest (the reads of that handful) | `read_top_blocks` (`top_blocks`) |
 //! | metadata handful | the `write_top_blocks` hottest ranks are single blocks (a read of one reads it alone) that the drift never replaces: the metadata of a file system whose blocks never move; the drift picks its ranks among the rest | `metadata_handful` (false) |
+//! | writes within the handful | instead of one Zipf law solved for `write_top_share`, the writes may follow `k^-t` with a set `t`, scaled so the `write_top_blocks` hottest ranks take `write_top_share` and the rest the remainder (`t = 0`: uniform on each side): a handful that takes nearly all writes without one block taking most of them | `write_top_exponent` (none: one law) |
 //!
 //! Two named mixes are used by `freeblock repro rearrangement`: the defaults above with bursts
 //! (Fig. 5's skew, 60% reads, no sequential reads), and the paper's mix derived from its Tables
@@ -61,6 +62,9 @@ use super::{ArrivalKind, Workload, WorkloadError};
 /// blocks (about 40 bytes each) and solves for the Zipf exponents over all of them, so the size
 /// is bounded (the paper's hot set is under 2000 blocks).
 pub const MAX_HOT_BLOCKS: u32 = 10_000_000;
+
+/// The steepest `write_top_exponent` (where the exponent solver's search stops too).
+pub const MAX_EXPONENT: f64 = 1e3;
 
 /// The longest file (blocks) when `read_sequential > 0`.
 pub const MAX_FILE_BLOCKS: u32 = 64;
@@ -128,6 +132,7 @@ fn default_drift() -> f64 {
 /// # write_top_blocks = 100    # the hottest blocks write_top_share speaks of (default top_blocks)
 /// # read_top_blocks = 100     # the hottest blocks read_top_share speaks of (default top_blocks)
 /// # metadata_handful = false  # the write_top_blocks hottest: single blocks that never drift
+/// # write_top_exponent = 0    # writes ∝ k^-t within (and beyond) their top blocks (default: one Zipf law)
 /// ```
 ///
 /// ```
@@ -218,6 +223,14 @@ pub struct DaysSpec {
     /// the others. Default false (every rank a file, any rank may drift).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub metadata_handful: bool,
+    /// The writes' Zipf exponent `t` (finite, in [0, [`MAX_EXPONENT`]]) within their
+    /// `write_top()` hottest ranks, and beyond them: rank `k` is written with probability ∝
+    /// `k^-t`, scaled so that those ranks take `write_top_share` and the others the rest. One law
+    /// solved for a share near 1 over a few ranks puts most writes on its first rank; this keeps
+    /// the handful's total and sets how the writes spread inside it (0: evenly). Default none:
+    /// one Zipf law over all ranks, its exponent solved for `write_top_share`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_top_exponent: Option<f64>,
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -247,6 +260,7 @@ impl Default for DaysSpec {
             write_top_blocks: None,
             read_top_blocks: None,
             metadata_handful: false,
+            write_top_exponent: None,
         }
     }
 }
@@ -295,7 +309,7 @@ fn zipf_top_share(s: f64, top: u32, hot: u32) -> f64 {
 /// with the exponent from `top / hot` at 0 towards 1).
 fn solve_exponent(share: f64, top: u32, hot: u32) -> f64 {
     let (mut lo, mut hi) = (0.0f64, 1.0f64);
-    while hi < 1e3 && zipf_top_share(hi, top, hot) < share {
+    while hi < MAX_EXPONENT && zipf_top_share(hi, top, hot) < share {
         lo = hi;
         hi *= 2.0;
     }
@@ -321,6 +335,25 @@ fn zipf_cdf(s: f64, hot: u32) -> Vec<f64> {
     for c in &mut cdf {
         *c /= acc;
     }
+    if let Some(last) = cdf.last_mut() {
+        *last = 1.0;
+    }
+    cdf
+}
+
+/// The cumulative distribution of ranks `1..=hot` under `k^-t` scaled so that ranks `1..=top`
+/// take `share` and the others `1 − share`; the last entry is exactly 1.
+fn split_zipf_cdf(t: f64, top: u32, share: f64, hot: u32) -> Vec<f64> {
+    let weight = |k: u32| f64::from(k).powf(-t);
+    let head: f64 = (1..=top).map(weight).sum();
+    let tail: f64 = (top + 1..=hot).map(weight).sum();
+    let mut acc = 0.0;
+    let mut cdf: Vec<f64> = (1..=hot)
+        .map(|k| {
+            acc += if k <= top { share * weight(k) / head } else { (1.0 - share) * weight(k) / tail };
+            acc
+        })
+        .collect();
     if let Some(last) = cdf.last_mut() {
         *last = 1.0;
     }
@@ -431,10 +464,25 @@ impl DaysSpec {
     }
 
     /// The writes' share of the `top_blocks` hottest blocks: `write_top_share` when
-    /// `write_top_blocks` is `top_blocks`, else what the writes' Zipf law gives those blocks.
+    /// `write_top_blocks` is `top_blocks`, else what the writes' law gives those blocks.
     #[must_use]
     pub fn writes_share_of_top_blocks(&self) -> f64 {
-        self.share_of_top_blocks(self.write_top_share, self.write_top())
+        match self.write_top_exponent {
+            Some(t) if self.write_top() != self.top_blocks => {
+                let cdf = split_zipf_cdf(t, self.write_top(), self.write_top_share, self.hot_blocks);
+                cdf.get(self.top_blocks as usize - 1).copied().unwrap_or(1.0)
+            }
+            _ => self.share_of_top_blocks(self.write_top_share, self.write_top()),
+        }
+    }
+
+    /// The writes' rank law as a cumulative distribution over ranks `1..=hot_blocks`: one Zipf
+    /// law of exponent `write_s`, or the split law of `write_top_exponent`.
+    fn write_cdf(&self, write_s: f64) -> Vec<f64> {
+        match self.write_top_exponent {
+            Some(t) => split_zipf_cdf(t, self.write_top(), self.write_top_share, self.hot_blocks),
+            None => zipf_cdf(write_s, self.hot_blocks),
+        }
     }
 
     /// The `top_blocks` hottest blocks' share under the Zipf law whose `top` hottest take `share`.
@@ -446,7 +494,8 @@ impl DaysSpec {
         }
     }
 
-    /// The Zipf exponents `(reads, writes)` that give the set top shares.
+    /// The Zipf exponents `(reads, writes)` that give the set top shares (the writes':
+    /// `write_top_exponent` when it is set).
     ///
     /// # Errors
     /// As [`DaysSpec::validate`] for the popularity fields.
@@ -454,7 +503,7 @@ impl DaysSpec {
         self.validate_popularity()?;
         Ok((
             solve_exponent(self.read_top_share, self.read_top(), self.hot_blocks),
-            solve_exponent(self.write_top_share, self.write_top(), self.hot_blocks),
+            self.write_top_exponent.unwrap_or_else(|| solve_exponent(self.write_top_share, self.write_top(), self.hot_blocks)),
         ))
     }
 
@@ -497,6 +546,11 @@ impl DaysSpec {
                          and below 1, got {share}"
                     ),
                 ));
+            }
+        }
+        if let Some(t) = self.write_top_exponent {
+            if !(t.is_finite() && (0.0..=MAX_EXPONENT).contains(&t)) {
+                return Err(invalid("write_top_exponent", format!("must be a Zipf exponent within [0, {MAX_EXPONENT}], got {t}")));
             }
         }
         Ok(())
@@ -626,7 +680,7 @@ impl DaysSpec {
             read_cdf,
             file_blocks,
             mean_read_run,
-            write_cdf: zipf_cdf(write_s, self.hot_blocks),
+            write_cdf: self.write_cdf(write_s),
             day_ns: self.day_ns(),
             active_ns: self.active_ns() as f64,
             day: 0,
