@@ -1077,6 +1077,45 @@ mod tests {
         assert!((share - 0.5).abs() < 0.1, "{share}");
     }
 
+    /// `write_top_exponent` keeps the handful's total and spreads the writes inside it by
+    /// `k^-t`: 0 evenly, where one law solved for the same share puts most of them on rank 1.
+    #[test]
+    fn write_top_exponent_spreads_the_handful() {
+        let base = DaysSpec { days: 1, requests_per_day: 40_000, read_fraction: 0.0, write_top_blocks: Some(21), write_top_share: 0.99, ..DaysSpec::default() };
+        let write_counts = |spec: &DaysSpec| {
+            let mut w = spec.build(CAPACITY, 3).unwrap();
+            let handful: Vec<u64> = w.hot_set()[..21].iter().map(|b| b * 16).collect();
+            let mut per_rank = [0u64; 21];
+            let mut writes = 0u64;
+            while let Some(r) = w.next_request().unwrap() {
+                writes += 1;
+                if let Some(k) = handful.iter().position(|&b| b == r.lbn) {
+                    per_rank[k] += 1;
+                }
+            }
+            (per_rank.map(|c| c as f64 / writes as f64), writes)
+        };
+        let (one_law, _) = write_counts(&base);
+        assert!(one_law[0] > 0.5, "one law: rank 1 takes {}", one_law[0]);
+        for t in [0.0, 1.0] {
+            let (shares, _) = write_counts(&DaysSpec { write_top_exponent: Some(t), ..base.clone() });
+            let total: f64 = shares.iter().sum();
+            assert!((total - 0.99).abs() < 0.01, "t {t}: the handful takes {total}");
+            let norm: f64 = (1..=21).map(|k| f64::from(k).powf(-t)).sum();
+            for (k, share) in shares.iter().enumerate() {
+                let expected = 0.99 * ((k + 1) as f64).powf(-t) / norm;
+                assert!((share - expected).abs() < 0.01, "t {t}, rank {}: {share} against {expected}", k + 1);
+            }
+        }
+        // The writes' share of the top_blocks follows the split law, not the one law.
+        let even = DaysSpec { write_top_exponent: Some(0.0), ..base.clone() };
+        assert!((even.writes_share_of_top_blocks() - (0.99 + 0.01 * 79.0 / 1779.0)).abs() < 1e-9);
+        for bad in [-0.5, f64::NAN, f64::INFINITY, 2e3] {
+            let e = DaysSpec { write_top_exponent: Some(bad), ..base.clone() }.validate(CAPACITY).unwrap_err().to_string();
+            assert!(e.contains("write_top_exponent"), "{e}");
+        }
+    }
+
     #[test]
     fn deterministic_per_seed() {
         let spec = DaysSpec {
