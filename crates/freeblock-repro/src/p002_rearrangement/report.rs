@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::paper::{paper_day, paper_placement, paper_rotation, PaperMix, PAPER_FIG5_TOP100_SHARE, PAPER_FIG4_KNEE_BLOCKS, PAPER_TABLE_2, PAPER_TABLE_3, PAPER_TABLE_4, PAPER_TABLE_6};
+use super::paper::{paper_day, paper_placement, paper_rotation, PaperMix, MAX_WRITE_TOP_SHARE, PAPER_FIG5_TOP100_SHARE, PAPER_FIG4_KNEE_BLOCKS, PAPER_TABLE_2, PAPER_TABLE_3, PAPER_TABLE_4, PAPER_TABLE_6};
 use super::runs::{self as rr, DayRow, Metrics, MoveServices, Place, RearrangementConfig, RunRows, TraceSetup};
 use super::verdicts::*;
 use super::Results;
@@ -236,10 +236,19 @@ fn mix_text(s: &mut String, mix: &PaperMix, today: &RunRows, rows: &RunRows, mee
     let implied: Vec<String> = mix.writes_zero_seeks_pct.iter().map(|(d, z)| format!("day {d} {z:.1}%")).collect();
     let _ = writeln!(
         s,
-        "  writes: {:.1}% on the {} hottest blocks (one MK156F cylinder, Table 1): a write elsewhere moves the head out and back, so 1 − (1 − z)/2 of the writes' zero-length seeks z Tables 2–3 imply at that read share ({}); they are metadata blocks of the read-only /usr, single blocks the drift never replaces",
+        "  writes: {:.1}% on the {} hottest blocks (one MK156F cylinder, Table 1): of the writes' non-zero seeks 1 − z_w Tables 2–3 imply at that read share (z_w: {}), the head's returns after a read that moved it, r · (1 − z_r), come first; only the rest are writes off the handful, each out and back: 1 − max(0, (1 − z_w) − r · (1 − z_r))/2, at most {:.1}%. They are metadata blocks of the read-only /usr, single blocks the drift never replaces",
         100.0 * w.write_top_share,
         w.write_top(),
-        implied.join(", ")
+        implied.join(", "),
+        100.0 * MAX_WRITE_TOP_SHARE
+    );
+    let off: Vec<String> = mix.writes_zero_off_pct.iter().map(|(d, z)| format!("day {d} {z:.1}%")).collect();
+    let _ = writeln!(
+        s,
+        "  within the handful: writes ∝ k^-{:.2}, where a generated day's writes repeat the block before them {:.1}% of the time, the mean of the off days' writes' zero-length seeks ({}): there the handful is at home, in many cylinder groups",
+        w.write_top_exponent.unwrap_or(f64::NAN),
+        mix.writes_repeat_pct,
+        off.join(", ")
     );
     let bursts: Vec<String> = mix.write_bursts.iter().map(|(_, b)| format!("{b:.1}")).collect();
     let _ = writeln!(s, "  writes in bursts of mean {:.1} (1 + writes' wait / writes' service, Tables 2–3 days 1–4: {})", w.write_burst, bursts.join(", "));

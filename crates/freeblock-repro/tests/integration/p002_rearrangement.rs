@@ -67,9 +67,16 @@ fn paper_mix_generator_has_its_parameters() {
     assert!((mix.fig5_top100_share - 0.90).abs() < 0.01, "{}", mix.fig5_top100_share);
     assert_eq!((spec.write_top(), spec.read_top()), (21, 21));
     assert!(spec.metadata_handful);
-    // The writes' handful: out and back for every write elsewhere, at the smaller implied share.
-    let writes_zero = [1, 3].map(|d| (PAPER_TABLE_2[d][2] - r * PAPER_TABLE_3[d][2]) / (1.0 - r) / 100.0);
-    assert!((spec.write_top_share - (1.0 - (1.0 - writes_zero[0].min(writes_zero[1])) / 2.0)).abs() < 1e-9, "{}", spec.write_top_share);
+    // The writes' handful: the writes' non-zero seeks less the head's returns after reads that
+    // moved it, out and back for every write elsewhere, at the smaller share of the two on days.
+    let elsewhere = [1, 3].map(|d| {
+        let writes_zero = (PAPER_TABLE_2[d][2] - r * PAPER_TABLE_3[d][2]) / (1.0 - r) / 100.0;
+        ((1.0 - writes_zero) - r * (1.0 - PAPER_TABLE_3[d][2] / 100.0)).max(0.0) / 2.0
+    });
+    assert!((spec.write_top_share - (1.0 - elsewhere[0].max(elsewhere[1])).min(0.999)).abs() < 1e-9, "{}", spec.write_top_share);
+    // Within the handful, the law the off days' writes imply (16–17% repeat the block before).
+    let off_writes_zero = [0, 2].map(|d| (PAPER_TABLE_2[d][2] - r * PAPER_TABLE_3[d][2]) / (1.0 - r));
+    assert!((mix.writes_repeat_pct - (off_writes_zero[0] + off_writes_zero[1]) / 2.0).abs() < 1.0, "{}", mix.writes_repeat_pct);
     let (handful_reads_share, continuing, elsewhere) = mix.reads_handful_continuing_elsewhere;
     assert!((continuing - (PAPER_TABLE_3[0][2] + PAPER_TABLE_3[2][2]) / 200.0).abs() < 1e-12);
     assert!((handful_reads_share + continuing - (PAPER_TABLE_3[1][2] + PAPER_TABLE_3[3][2]) / 200.0).abs() < 1e-12);
@@ -86,6 +93,7 @@ fn paper_mix_generator_has_its_parameters() {
         reads: u64,
         continuing: u64,
         write_instants: u64,
+        repeats: u64,
     }
     let mut days: Vec<Day> = Vec::new();
     let mut prev: Option<freeblock::request::Request> = None;
@@ -100,6 +108,7 @@ fn paper_mix_generator_has_its_parameters() {
         let block = r.lbn / u64::from(spec.block_sectors);
         *day.all.entry(block).or_default() += 1;
         let same_instant = prev.as_ref().is_some_and(|p| p.time == r.time && p.op == r.op);
+        day.repeats += u64::from(!r.op.is_read() && prev.as_ref().is_some_and(|p| p.lbn == r.lbn));
         if r.op.is_read() {
             day.reads += 1;
             day.continuing += u64::from(same_instant && prev.as_ref().is_some_and(|p| p.lbn + u64::from(spec.block_sectors) == r.lbn));
@@ -134,6 +143,10 @@ fn paper_mix_generator_has_its_parameters() {
         assert!((continuing_share - continuing).abs() < 0.05, "day {i}: sequential reads {continuing_share}");
         assert!((handful_share - handful_reads_share).abs() < 0.05, "day {i}: reads of the handful {handful_share}");
         assert!((burst - spec.write_burst).abs() < 0.5, "day {i}: mean burst {burst}");
+        let repeats = day.repeats as f64 / writes as f64;
+        assert!((100.0 * repeats - mix.writes_repeat_pct).abs() < 3.0, "day {i}: writes repeating the block before {repeats}");
+        let (first, _) = hottest(&day.writes, 1)[0];
+        assert!((first as f64) < 0.5 * writes as f64, "day {i}: one block takes {first} of {writes} writes");
         assert!(day.all.len() < 2000, "Fig. 5: fewer than 2000 blocks take all ({})", day.all.len());
     }
 }

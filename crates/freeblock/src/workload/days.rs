@@ -29,6 +29,7 @@
 //! | write concentration | `write_top_share` may speak of its own number of hottest blocks, `write_top_blocks` (a handful: writes of metadata blocks) | `write_top_blocks` (`top_blocks`) |
 //! | read concentration | likewise `read_top_share` of `read_top_blocks` hottest (the reads of that handful) | `read_top_blocks` (`top_blocks`) |
 //! | metadata handful | the `write_top_blocks` hottest ranks are single blocks (a read of one reads it alone) that the drift never replaces: the metadata of a file system whose blocks never move; the drift picks its ranks among the rest | `metadata_handful` (false) |
+//! | writes within the handful | instead of one Zipf law solved for `write_top_share`, the writes may follow `k^-t` with a set `t`, scaled so the `write_top_blocks` hottest ranks take `write_top_share` and the rest the remainder (`t = 0`: uniform on each side): a handful that takes nearly all writes without one block taking most of them | `write_top_exponent` (none: one law) |
 //!
 //! Two named mixes are used by `freeblock repro rearrangement`: the defaults above with bursts
 //! (Fig. 5's skew, 60% reads, no sequential reads), and the paper's mix derived from its Tables
@@ -61,6 +62,9 @@ use super::{ArrivalKind, Workload, WorkloadError};
 /// blocks (about 40 bytes each) and solves for the Zipf exponents over all of them, so the size
 /// is bounded (the paper's hot set is under 2000 blocks).
 pub const MAX_HOT_BLOCKS: u32 = 10_000_000;
+
+/// The steepest `write_top_exponent` (where the exponent solver's search stops too).
+pub const MAX_EXPONENT: f64 = 1e3;
 
 /// The longest file (blocks) when `read_sequential > 0`.
 pub const MAX_FILE_BLOCKS: u32 = 64;
@@ -128,6 +132,7 @@ fn default_drift() -> f64 {
 /// # write_top_blocks = 100    # the hottest blocks write_top_share speaks of (default top_blocks)
 /// # read_top_blocks = 100     # the hottest blocks read_top_share speaks of (default top_blocks)
 /// # metadata_handful = false  # the write_top_blocks hottest: single blocks that never drift
+/// # write_top_exponent = 0    # writes ∝ k^-t within (and beyond) their top blocks (default: one Zipf law)
 /// ```
 ///
 /// ```
@@ -218,6 +223,14 @@ pub struct DaysSpec {
     /// the others. Default false (every rank a file, any rank may drift).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub metadata_handful: bool,
+    /// The writes' Zipf exponent `t` (finite, in [0, [`MAX_EXPONENT`]]) within their
+    /// `write_top()` hottest ranks, and beyond them: rank `k` is written with probability ∝
+    /// `k^-t`, scaled so that those ranks take `write_top_share` and the others the rest. One law
+    /// solved for a share near 1 over a few ranks puts most writes on its first rank; this keeps
+    /// the handful's total and sets how the writes spread inside it (0: evenly). Default none:
+    /// one Zipf law over all ranks, its exponent solved for `write_top_share`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_top_exponent: Option<f64>,
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -247,6 +260,7 @@ impl Default for DaysSpec {
             write_top_blocks: None,
             read_top_blocks: None,
             metadata_handful: false,
+            write_top_exponent: None,
         }
     }
 }
@@ -295,7 +309,7 @@ fn zipf_top_share(s: f64, top: u32, hot: u32) -> f64 {
 /// with the exponent from `top / hot` at 0 towards 1).
 fn solve_exponent(share: f64, top: u32, hot: u32) -> f64 {
     let (mut lo, mut hi) = (0.0f64, 1.0f64);
-    while hi < 1e3 && zipf_top_share(hi, top, hot) < share {
+    while hi < MAX_EXPONENT && zipf_top_share(hi, top, hot) < share {
         lo = hi;
         hi *= 2.0;
     }
@@ -321,6 +335,25 @@ fn zipf_cdf(s: f64, hot: u32) -> Vec<f64> {
     for c in &mut cdf {
         *c /= acc;
     }
+    if let Some(last) = cdf.last_mut() {
+        *last = 1.0;
+    }
+    cdf
+}
+
+/// The cumulative distribution of ranks `1..=hot` under `k^-t` scaled so that ranks `1..=top`
+/// take `share` and the others `1 − share`; the last entry is exactly 1.
+fn split_zipf_cdf(t: f64, top: u32, share: f64, hot: u32) -> Vec<f64> {
+    let weight = |k: u32| f64::from(k).powf(-t);
+    let head: f64 = (1..=top).map(weight).sum();
+    let tail: f64 = (top + 1..=hot).map(weight).sum();
+    let mut acc = 0.0;
+    let mut cdf: Vec<f64> = (1..=hot)
+        .map(|k| {
+            acc += if k <= top { share * weight(k) / head } else { (1.0 - share) * weight(k) / tail };
+            acc
+        })
+        .collect();
     if let Some(last) = cdf.last_mut() {
         *last = 1.0;
     }
@@ -431,10 +464,25 @@ impl DaysSpec {
     }
 
     /// The writes' share of the `top_blocks` hottest blocks: `write_top_share` when
-    /// `write_top_blocks` is `top_blocks`, else what the writes' Zipf law gives those blocks.
+    /// `write_top_blocks` is `top_blocks`, else what the writes' law gives those blocks.
     #[must_use]
     pub fn writes_share_of_top_blocks(&self) -> f64 {
-        self.share_of_top_blocks(self.write_top_share, self.write_top())
+        match self.write_top_exponent {
+            Some(t) if self.write_top() != self.top_blocks => {
+                let cdf = split_zipf_cdf(t, self.write_top(), self.write_top_share, self.hot_blocks);
+                cdf.get(self.top_blocks as usize - 1).copied().unwrap_or(1.0)
+            }
+            _ => self.share_of_top_blocks(self.write_top_share, self.write_top()),
+        }
+    }
+
+    /// The writes' rank law as a cumulative distribution over ranks `1..=hot_blocks`: one Zipf
+    /// law of exponent `write_s`, or the split law of `write_top_exponent`.
+    fn write_cdf(&self, write_s: f64) -> Vec<f64> {
+        match self.write_top_exponent {
+            Some(t) => split_zipf_cdf(t, self.write_top(), self.write_top_share, self.hot_blocks),
+            None => zipf_cdf(write_s, self.hot_blocks),
+        }
     }
 
     /// The `top_blocks` hottest blocks' share under the Zipf law whose `top` hottest take `share`.
@@ -446,7 +494,8 @@ impl DaysSpec {
         }
     }
 
-    /// The Zipf exponents `(reads, writes)` that give the set top shares.
+    /// The Zipf exponents `(reads, writes)` that give the set top shares (the writes':
+    /// `write_top_exponent` when it is set).
     ///
     /// # Errors
     /// As [`DaysSpec::validate`] for the popularity fields.
@@ -454,7 +503,7 @@ impl DaysSpec {
         self.validate_popularity()?;
         Ok((
             solve_exponent(self.read_top_share, self.read_top(), self.hot_blocks),
-            solve_exponent(self.write_top_share, self.write_top(), self.hot_blocks),
+            self.write_top_exponent.unwrap_or_else(|| solve_exponent(self.write_top_share, self.write_top(), self.hot_blocks)),
         ))
     }
 
@@ -497,6 +546,11 @@ impl DaysSpec {
                          and below 1, got {share}"
                     ),
                 ));
+            }
+        }
+        if let Some(t) = self.write_top_exponent {
+            if !(t.is_finite() && (0.0..=MAX_EXPONENT).contains(&t)) {
+                return Err(invalid("write_top_exponent", format!("must be a Zipf exponent within [0, {MAX_EXPONENT}], got {t}")));
             }
         }
         Ok(())
@@ -626,7 +680,7 @@ impl DaysSpec {
             read_cdf,
             file_blocks,
             mean_read_run,
-            write_cdf: zipf_cdf(write_s, self.hot_blocks),
+            write_cdf: self.write_cdf(write_s),
             day_ns: self.day_ns(),
             active_ns: self.active_ns() as f64,
             day: 0,
@@ -1021,6 +1075,45 @@ mod tests {
         }
         let share = continuing as f64 / reads as f64;
         assert!((share - 0.5).abs() < 0.1, "{share}");
+    }
+
+    /// `write_top_exponent` keeps the handful's total and spreads the writes inside it by
+    /// `k^-t`: 0 evenly, where one law solved for the same share puts most of them on rank 1.
+    #[test]
+    fn write_top_exponent_spreads_the_handful() {
+        let base = DaysSpec { days: 1, requests_per_day: 40_000, read_fraction: 0.0, write_top_blocks: Some(21), write_top_share: 0.99, ..DaysSpec::default() };
+        let write_counts = |spec: &DaysSpec| {
+            let mut w = spec.build(CAPACITY, 3).unwrap();
+            let handful: Vec<u64> = w.hot_set()[..21].iter().map(|b| b * 16).collect();
+            let mut per_rank = [0u64; 21];
+            let mut writes = 0u64;
+            while let Some(r) = w.next_request().unwrap() {
+                writes += 1;
+                if let Some(k) = handful.iter().position(|&b| b == r.lbn) {
+                    per_rank[k] += 1;
+                }
+            }
+            (per_rank.map(|c| c as f64 / writes as f64), writes)
+        };
+        let (one_law, _) = write_counts(&base);
+        assert!(one_law[0] > 0.5, "one law: rank 1 takes {}", one_law[0]);
+        for t in [0.0, 1.0] {
+            let (shares, _) = write_counts(&DaysSpec { write_top_exponent: Some(t), ..base.clone() });
+            let total: f64 = shares.iter().sum();
+            assert!((total - 0.99).abs() < 0.01, "t {t}: the handful takes {total}");
+            let norm: f64 = (1..=21).map(|k| f64::from(k).powf(-t)).sum();
+            for (k, share) in shares.iter().enumerate() {
+                let expected = 0.99 * ((k + 1) as f64).powf(-t) / norm;
+                assert!((share - expected).abs() < 0.01, "t {t}, rank {}: {share} against {expected}", k + 1);
+            }
+        }
+        // The writes' share of the top_blocks follows the split law, not the one law.
+        let even = DaysSpec { write_top_exponent: Some(0.0), ..base.clone() };
+        assert!((even.writes_share_of_top_blocks() - (0.99 + 0.01 * 79.0 / 1779.0)).abs() < 1e-9);
+        for bad in [-0.5, f64::NAN, f64::INFINITY, 2e3] {
+            let e = DaysSpec { write_top_exponent: Some(bad), ..base.clone() }.validate(CAPACITY).unwrap_err().to_string();
+            assert!(e.contains("write_top_exponent"), "{e}");
+        }
     }
 
     #[test]
