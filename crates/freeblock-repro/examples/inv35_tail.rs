@@ -19,10 +19,11 @@ fn main() {
     };
     let max_tracks: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100);
     let idle_after_ms: Option<f64> = args.get(3).and_then(|s| s.parse().ok());
+    let balance: Option<bool> = args.get(5).map(|s| s == "balance");
     let cap: u64 = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(2_000_000);
     let disk = library::media("atlas10k").expect("disk");
     let scan = TaskSpec::Scan { block_bytes: 4096, passes: 1, fraction: 1.0, first_lbn: None, blocks: None, next_pass_at: None, passes_in_flight: None };
-    let config = FreeblockConfig { planner, tasks: vec![scan], max_tracks, idle_after_ms, timeline_s: 10.0, ..FreeblockConfig::default() };
+    let config = FreeblockConfig { planner, tasks: vec![scan], max_tracks, idle_after_ms, balance, timeline_s: 10.0, ..FreeblockConfig::default() };
     let mut fb = Freeblock::new(Arc::clone(&disk), config).expect("config");
     fb.measure_decisions();
     let spec = OltpSpec::default();
@@ -38,7 +39,7 @@ fn main() {
     let task = &rep.tasks[0];
     let pass = task.passes.first();
     let share = pass.map(|p| (p.blocks * 4096) as f64 / 1e6 / ((p.end_ns - p.start_ns) as f64 / 1e9) / rep.potential_mb_s);
-    println!("planner {planner} budget {max_tracks} idle {idle_after_ms:?}: requests {} decisions {} examined/decision {:.2} median {:.1} p90 {:.1} p99 {:.1} p99.9 {:.1} max {:.1} us; one-pass share {share:?}; efficiency {:.3}; idle MB/s {:.3}; delayed {}; wall {wall:.0} s",
+    println!("planner {planner} budget {max_tracks} idle {idle_after_ms:?} balance {balance:?}: requests {} decisions {} examined/decision {:.2} median {:.1} p90 {:.1} p99 {:.1} p99.9 {:.1} max {:.1} us; one-pass share {share:?}; efficiency {:.3}; idle MB/s {:.3}; delayed {}; wall {wall:.0} s",
         run.requests, rep.decisions, rep.tracks_examined as f64 / rep.decisions.max(1) as f64, h.quantile(0.5) / 1e3, h.quantile(0.9) / 1e3, h.quantile(0.99) / 1e3, h.quantile(0.999) / 1e3, h.quantile(1.0) / 1e3, rep.efficiency, rep.idle_mb_s, rep.delayed_foreground);
     let end = pass.map_or(rep.duration_s, |p| p.end_ns as f64 / 1e9);
     let when = |f: f64| task.progress.iter().find(|p| p.pass == 0 && p.fraction >= f).map(|p| p.time_ns as f64 / 1e9);
