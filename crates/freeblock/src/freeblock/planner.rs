@@ -42,9 +42,9 @@
 //! runs left, not the number of sectors. A plan that enters a run after its first sector leaves
 //! that head behind as a sliver, a run of its own that will later need a window to itself. Over a
 //! pass the slivers pile up: in a complete 4 KB scan of the Atlas 10K under OLTP (MPL 20, FCFS,
-//! budget 12), when 1% of the disk was left it lay in 27,140 runs (6.6 sectors each), at 0.1% in
-//! 7,379 runs of 2.4 sectors, and the last 1% of sectors took 14% of the pass (issue 35). So `multi_track`
-//! does two things more:
+//! budget 12, seed 1), when 1% of the sectors was left it lay in 27,140 runs (6.6 sectors each), at
+//! 0.1% in 7,379 runs of 2.4 sectors, and the last 1% of the sectors took 14% of the pass (issue 35).
+//! So `multi_track` does two things more:
 //!
 //! ```text
 //!   track  ·· ▓▓▓▓▓▓ ·· ▓▓ ······ ▓▓▓▓ ··    ▓ wanted, · not; ^ run head
@@ -63,6 +63,12 @@
 //! | + run-head bonus 16                                | 0.731 | — | — |
 //! | + chains over the 8 best walked tracks             | 0.731 | — | — |
 //! | both (now)                                         | 0.758 | 10,353 / 1,440 | 10.5% of the pass |
+//! | both, budget 25 (`inv35_tail multi 25`)            | 0.783 | — | — |
+//!
+//! No foreground request is delayed in any of these runs; seeds 2, 3 and 42 give 0.704 → 0.760,
+//! 0.756 and 0.753. The decisions examine more other tracks (10.5 a decision at budget 12, against
+//! 6.4) because the bounds are looser (below), and their p99 rose from 47 to 78 µs in one batch on
+//! a loaded two-core machine.
 //!
 //! The bonus is in wanted sectors before balance scaling (16: two 4 KB blocks; 8 gave 0.751, 32
 //! gave 0.754). A pass can then weigh up to `1 + RUN_HEAD_BONUS` times its wanted sectors (a run

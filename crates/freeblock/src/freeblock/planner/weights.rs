@@ -485,24 +485,19 @@ mod tests {
                 let (first, count) = (rng.gen_range(0..spt), rng.gen_range(0..=spt));
                 // The last one saturates: two tasks, urgent, weigh up to 8 × 9000.
                 let scale = [1, 8, 64, 9000][rng.gen_range(0..4)];
-                let want = fresh(&sets, c, s, first, count, scale);
-                let want_sum = want.iter().map(|&x| u64::from(x)).sum::<u64>();
-                for cache in [&mut big, &mut small] {
-                    let sum = cache.copy_pass(&sets, c, s, spt, first, count, scale, &mut out);
-                    assert_eq!(out, want, "step {step}, track ({c}, {s}), sectors {first}+{count}, scale {scale}");
-                    assert_eq!(sum, want_sum);
-                    assert_eq!(cache.pass_total(&sets, c, s, spt, first, count, scale), want_sum);
+                let plain = fresh(&sets, c, s, first, count, scale);
+                let with_heads = fresh_headed(&sets, c, s, first, count, scale, 16);
+                for (want, caches) in [(&plain, [&mut big, &mut small]), (&with_heads, [&mut headed, &mut headed_small])] {
+                    let want_sum = want.iter().map(|&x| u64::from(x)).sum::<u64>();
+                    for cache in caches {
+                        let sum = cache.copy_pass(&sets, c, s, spt, first, count, scale, &mut out);
+                        assert_eq!(&out, want, "step {step}, track ({c}, {s}), sectors {first}+{count}, scale {scale}, head bonus {}", cache.head_bonus);
+                        assert_eq!(sum, want_sum);
+                        assert_eq!(cache.pass_total(&sets, c, s, spt, first, count, scale), want_sum);
+                    }
                 }
-                let want = fresh_headed(&sets, c, s, first, count, scale, 16);
-                let want_sum = want.iter().map(|&x| u64::from(x)).sum::<u64>();
-                for cache in [&mut headed, &mut headed_small] {
-                    let sum = cache.copy_pass(&sets, c, s, spt, first, count, scale, &mut out);
-                    assert_eq!(out, want, "headed: step {step}, track ({c}, {s}), sectors {first}+{count}, scale {scale}");
-                    assert_eq!(sum, want_sum);
-                    assert_eq!(cache.pass_total(&sets, c, s, spt, first, count, scale), want_sum);
-                }
-                heads_weighed += usize::from(want != fresh(&sets, c, s, first, count, scale));
-                compared += usize::from(want.iter().any(|&x| x > 0));
+                heads_weighed += usize::from(with_heads != plain);
+                compared += usize::from(plain.iter().any(|&x| x > 0));
             }
         }
         // The passes were not all empty.
