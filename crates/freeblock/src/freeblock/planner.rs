@@ -67,8 +67,8 @@
 //!
 //! No foreground request is delayed in any of these runs; seeds 2, 3 and 42 give 0.704 → 0.760,
 //! 0.756 and 0.753. The decisions examine more other tracks (10.5 a decision at budget 12, against
-//! 6.4) because the bounds are looser (below), and their p99 rose from 47 to 78 µs in one batch on
-//! a loaded two-core machine.
+//! 6.4) because the bounds are looser (below), and their p99 rose from 47 to 78 µs in one batch and
+//! from 55 to 115 µs in another, before and after side by side on a loaded two-core machine.
 //!
 //! The bonus is in wanted sectors before balance scaling (16: two 4 KB blocks; 8 gave 0.751, 32
 //! gave 0.754). A pass can then weigh up to `1 + RUN_HEAD_BONUS` times its wanted sectors (a run
