@@ -124,7 +124,7 @@ fn free_mining_text(r: &FreeMiningReport) -> String {
     );
     let _ = writeln!(
         s,
-        "Planners: single_track = paper 000's greedy (§4); {} = ours (two_track also splits between two tracks; multi_track also chains runs on up to 6 tracks). Figs. 8–10 use {} unless a row says otherwise.",
+        "Planners: single_track = paper 000's greedy (§4); {} = ours (two_track also splits between two tracks; multi_track also chains runs on up to 14 tracks and takes runs whole). Figs. 8–10 use {} unless a row says otherwise.",
         c.ours_planner, c.paper_planner
     );
 

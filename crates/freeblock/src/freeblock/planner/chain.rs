@@ -4,8 +4,10 @@
 //! angles, and no single track (nor any pair) has much to give in one window. Switching heads on
 //! the same cylinder costs a fraction of a millisecond (0.18 ms on the Atlas 10K, against a 6 ms
 //! revolution), so the head can hop from run to run over the surfaces of the source and
-//! destination cylinders, and of the best other track's, and still settle on the foreground
-//! sector in time.
+//! destination cylinders, and still settle on the foreground sector in time. A seek of a few
+//! cylinders costs little more, so the chain also takes the best other tracks the decision's
+//! search weighed on any cylinder (up to [`super::CHAIN_WALK_TRACKS`], best first): late in a
+//! scan one window can then pick up a run on each of several nearby tracks.
 //!
 //! Which runs to read is a longest path over a small time-ordered graph:
 //!
@@ -32,8 +34,10 @@ use freeblock_disk::{HeadState, Op, SimTime};
 use super::{Pass, Plan, Planner, Segment, Window};
 use crate::freeblock::sets::BackgroundSets;
 
-/// Most tracks a chain is built from.
-const MAX_LANES: usize = 6;
+/// Most tracks a chain is built from: the source, the destination, the best plan's other track,
+/// [`super::CHAIN_WALK_TRACKS`] more the search weighed, and a few surfaces of the source's and
+/// destination's cylinders.
+const MAX_LANES: usize = 14;
 /// A move must land at least this long before the first sector it reads (ns): the graph's
 /// sector clock and the engine's exact angles may disagree by a nanosecond or two.
 const ARRIVAL_MARGIN_NS: SimTime = 0;

@@ -27,6 +27,23 @@
 //! scaling the unscaled sum afterwards and saturating once is the same number. The cache changes
 //! no plan, only how fast it is found.
 //!
+//! ## Run heads
+//!
+//! With a *run-head bonus* (`multi_track`; see the planner's module doc, "One pass"), the first
+//! sector of every run of wanted sectors on the track (wanted, with the sector before it in
+//! rotation order not wanted, round the track's end) weighs `bonus` more before scaling:
+//!
+//! ```text
+//!   slot bits         0 1 1 1 0 0 1 1 0 1          a full track is one run with no head
+//!   run heads         . ^ . . . . ^ . . ^
+//!   pass weights      0 (1+b) 1 1 0 0 (1+b) 1 0 (1+b)    × the balance scale, saturating
+//! ```
+//!
+//! A plan that enters a run at its head takes it whole and is worth `bonus` more than one that
+//! enters after it and leaves a sliver behind. The heads come from the kept bits word by word
+//! (a bit set whose lower neighbour is clear), so they cost no memory and stay exact as the
+//! track changes.
+//!
 //! It keeps nothing per track of the disk. A slot is found from the track's number, and a slot
 //! whose track changed is emptied from the sets' change log (the tracks touched since the last
 //! decision, a few per decision). A reader that missed more than the log holds (a whole-disk
@@ -114,6 +131,12 @@ enum Kept<'a> {
 
 /// Wanted sectors among bits `lo..hi` of `words`.
 fn ones(words: &[u64], lo: usize, hi: usize) -> u64 {
+    ones_of(|k| words[k], lo, hi)
+}
+
+/// Set bits among bits `lo..hi` of the words `word(0)`, `word(1)`, ….
+#[inline]
+fn ones_of(word: impl Fn(usize) -> u64, lo: usize, hi: usize) -> u64 {
     if lo >= hi {
         return 0;
     }
@@ -121,10 +144,43 @@ fn ones(words: &[u64], lo: usize, hi: usize) -> u64 {
     let low_mask = !0u64 << (lo % 64);
     let high_mask = !0u64 >> (63 - (hi - 1) % 64);
     if wl == wh {
-        return u64::from((words[wl] & low_mask & high_mask).count_ones());
+        return u64::from((word(wl) & low_mask & high_mask).count_ones());
     }
-    let inner: u32 = words[wl + 1..wh].iter().map(|w| w.count_ones()).sum();
-    u64::from((words[wl] & low_mask).count_ones() + inner + (words[wh] & high_mask).count_ones())
+    let inner: u32 = (wl + 1..wh).map(|k| word(k).count_ones()).sum();
+    u64::from((word(wl) & low_mask).count_ones() + inner + (word(wh) & high_mask).count_ones())
+}
+
+/// Word `k` of the run heads of a track of `spt` sectors kept as bits `words`: the wanted sectors
+/// whose predecessor round the track is not wanted.
+#[inline]
+fn run_heads(words: &[u64], spt: usize, k: usize) -> u64 {
+    let before = if k == 0 { (words[(spt - 1) / 64] >> ((spt - 1) % 64)) & 1 } else { words[k - 1] >> 63 };
+    words[k] & !((words[k] << 1) | before)
+}
+
+/// Sets `out[at + i - lo]` to `value` for every run head `i` in `lo..hi`.
+fn mark_heads(words: &[u64], spt: usize, lo: usize, hi: usize, value: u16, out: &mut [u16], at: usize) {
+    if lo >= hi {
+        return;
+    }
+    for k in lo / 64..=(hi - 1) / 64 {
+        let mut m = run_heads(words, spt, k);
+        while m != 0 {
+            let i = k * 64 + m.trailing_zeros() as usize;
+            m &= m - 1;
+            if (lo..hi).contains(&i) {
+                out[at + i - lo] = value;
+            }
+        }
+    }
+}
+
+/// What a sector of weight `x` weighs, times `scale` and saturated, when it is a run head (`head`)
+/// and heads weigh `bonus` more.
+#[inline]
+fn scaled(x: u16, head: bool, bonus: u16, scale: u16) -> u16 {
+    let x = u32::from(x) + if head { u32::from(bonus) } else { 0 };
+    (x * u32::from(scale)).min(u32::from(u16::MAX)) as u16
 }
 
 /// Appends bits `lo..hi` of `words`, each as 0 or `scale`, to `out`.
@@ -151,11 +207,14 @@ pub(super) struct TrackWeights {
     /// Scratch for the track's LBN pieces and its weights as they are weighed.
     pieces: Vec<(std::ops::Range<u64>, u32)>,
     scratch: Vec<u16>,
+    /// What a run head weighs more than its wanted weight, before scaling (0: nothing).
+    head_bonus: u16,
 }
 
 impl TrackWeights {
-    /// An empty cache for the tracks of `layout`; `max_spt` is its most sectors per track.
-    pub(super) fn new(layout: &Layout, max_spt: u32) -> Self {
+    /// An empty cache for the tracks of `layout`; `max_spt` is its most sectors per track; run
+    /// heads weigh `head_bonus` more.
+    pub(super) fn new(layout: &Layout, max_spt: u32, head_bonus: u16) -> Self {
         let tracks = layout.cylinders() as usize * layout.surfaces() as usize;
         let max_spt = (max_spt as usize).max(1);
         Self {
@@ -165,6 +224,7 @@ impl TrackWeights {
             seen: 0,
             pieces: Vec::new(),
             scratch: Vec::new(),
+            head_bonus,
         }
     }
 
@@ -227,17 +287,29 @@ impl TrackWeights {
     pub(super) fn pass_total(&mut self, sets: &BackgroundSets, c: u32, s: u32, spt: u32, first: u32, count: u32, scale: u16) -> u64 {
         let (first, count) = (first as usize, (count as usize).min(spt as usize));
         let head = count.min(spt as usize - first);
+        let bonus = self.head_bonus;
+        let n = spt as usize;
         match self.track(sets, c, s, spt) {
             // A weight of one times a `u16` scale never saturates.
-            Kept::Bits(words) => (ones(words, first, first + head) + ones(words, 0, count - head)) * u64::from(scale),
+            Kept::Bits(words) => {
+                let wanted = ones(words, first, first + head) + ones(words, 0, count - head);
+                if bonus == 0 {
+                    return wanted * u64::from(scale);
+                }
+                let heads_of = |k| run_heads(words, n, k);
+                let heads = ones_of(heads_of, first, first + head) + ones_of(heads_of, 0, count - head);
+                (wanted - heads) * u64::from(scale) + heads * u64::from(scaled(1, true, bonus, scale))
+            }
             Kept::Wide(full, heaviest) => {
                 let (a, b) = (&full[first..first + head], &full[..count - head]);
                 let sum = |w: &[u16]| w.iter().map(|&x| u64::from(x)).sum::<u64>();
-                if u32::from(heaviest) * u32::from(scale) <= u32::from(u16::MAX) {
+                if bonus > 0 {
+                    (first..first + count).map(|i| i % n).map(|i| u64::from(scaled(full[i], full[i] > 0 && full[(i + n - 1) % n] == 0, bonus, scale))).sum()
+                } else if u32::from(heaviest) * u32::from(scale) <= u32::from(u16::MAX) {
                     // Nothing saturates: scale the sum once.
                     (sum(a) + sum(b)) * u64::from(scale)
                 } else {
-                    a.iter().chain(b).map(|&x| (u32::from(x) * u32::from(scale)).min(u32::from(u16::MAX)) as u64).sum()
+                    a.iter().chain(b).map(|&x| u64::from(scaled(x, false, 0, scale))).sum()
                 }
             }
         }
@@ -250,19 +322,34 @@ impl TrackWeights {
     pub(super) fn copy_pass(&mut self, sets: &BackgroundSets, c: u32, s: u32, spt: u32, first: u32, count: u32, scale: u16, out: &mut Vec<u16>) -> u64 {
         let (first, count) = (first as usize, (count as usize).min(spt as usize));
         let head = count.min(spt as usize - first);
+        let bonus = self.head_bonus;
+        let n = spt as usize;
         out.clear();
         match self.track(sets, c, s, spt) {
             Kept::Bits(words) => {
                 expand(words, first, first + head, scale, out);
                 expand(words, 0, count - head, scale, out);
-                (ones(words, first, first + head) + ones(words, 0, count - head)) * u64::from(scale)
+                let wanted = ones(words, first, first + head) + ones(words, 0, count - head);
+                if bonus == 0 {
+                    return wanted * u64::from(scale);
+                }
+                let value = scaled(1, true, bonus, scale);
+                mark_heads(words, n, first, first + head, value, out, 0);
+                mark_heads(words, n, 0, count - head, value, out, head);
+                let heads_of = |k| run_heads(words, n, k);
+                let heads = ones_of(heads_of, first, first + head) + ones_of(heads_of, 0, count - head);
+                (wanted - heads) * u64::from(scale) + heads * u64::from(value)
             }
             Kept::Wide(full, heaviest) => {
                 let (a, b) = (&full[first..first + head], &full[..count - head]);
                 let saturates = u32::from(heaviest) * u32::from(scale) > u32::from(u16::MAX);
+                if bonus > 0 {
+                    out.extend((first..first + count).map(|i| i % n).map(|i| scaled(full[i], full[i] > 0 && full[(i + n - 1) % n] == 0, bonus, scale)));
+                    return out.iter().map(|&x| u64::from(x)).sum();
+                }
                 for part in [a, b] {
                     if saturates {
-                        out.extend(part.iter().map(|&x| (u32::from(x) * u32::from(scale)).min(u32::from(u16::MAX)) as u16));
+                        out.extend(part.iter().map(|&x| scaled(x, false, 0, scale)));
                     } else {
                         // A plain product, which vectorises.
                         out.extend(part.iter().map(|&x| x * scale));
@@ -293,6 +380,38 @@ mod tests {
         w
     }
 
+    /// [`fresh`] with every run head (round the whole track) weighing `bonus` more before scaling.
+    fn fresh_headed(sets: &BackgroundSets, c: u32, s: u32, first: u32, count: u32, scale: u16, bonus: u16) -> Vec<u16> {
+        let spt = sets.disk().layout().sectors_per_track(c) as usize;
+        let full = fresh(sets, c, s, 0, spt as u32, 1);
+        (first as usize..(first + count) as usize)
+            .map(|i| i % spt)
+            .map(|i| {
+                let head = full[i] > 0 && full[(i + spt - 1) % spt] == 0;
+                ((u32::from(full[i]) + if head { u32::from(bonus) } else { 0 }) * u32::from(scale)).min(u32::from(u16::MAX)) as u16
+            })
+            .collect()
+    }
+
+    /// Run heads are the set bits whose predecessor round the track is clear, across word
+    /// boundaries and the track's end; a full track has none.
+    #[test]
+    fn run_heads_are_the_first_sectors_of_runs_round_the_track() {
+        let spt = 130;
+        for words in [[0xF0F0_1234_8000_0001u64, 0xFFFF_0000_0F0F_AAAA, 0x3], [!0, !0, 0x3], [0x1, 0, 0x2]] {
+            let bit = |i: usize| (words[i / 64] >> (i % 64)) & 1 == 1;
+            let walked: Vec<usize> = (0..spt).filter(|&i| bit(i) && !bit((i + spt - 1) % spt)).collect();
+            let found: Vec<usize> = (0..3).flat_map(|k| (0..64).filter(move |b| (run_heads(&words, spt, k) >> b) & 1 == 1).map(move |b| k * 64 + b)).collect();
+            assert_eq!(found, walked, "{words:x?}");
+            let mut out = vec![0u16; spt];
+            mark_heads(&words, spt, 5, 125, 9, &mut out, 0);
+            let marked: Vec<usize> = (0..spt).filter(|&i| out[i] == 9).map(|i| i + 5).collect();
+            assert_eq!(marked, walked.iter().copied().filter(|i| (5..125).contains(i)).collect::<Vec<_>>());
+        }
+        // A track with every sector wanted is one run round the track: no head.
+        assert_eq!((0..3).map(|k| run_heads(&[!0, !0, 0x3], spt, k)).fold(0, |a, m| a | m), 0);
+    }
+
     /// Counting the bits of a range word by word matches counting them one at a time.
     #[test]
     fn ones_counts_every_range() {
@@ -315,10 +434,16 @@ mod tests {
         let max_spt = layout.zone_table().iter().map(|z| z.2).max().unwrap();
         let mut sets = BackgroundSets::new(Arc::clone(&disk));
         let tasks = [sets.add_task(Op::Read, 4096).unwrap(), sets.add_task(Op::Read, 512).unwrap()];
-        let mut big = TrackWeights::new(layout, max_spt);
-        let mut small = TrackWeights::new(layout, max_spt);
+        let mut big = TrackWeights::new(layout, max_spt, 0);
+        let mut small = TrackWeights::new(layout, max_spt, 0);
         small.bits = Pool::new(3, (max_spt as usize).div_ceil(64));
         small.wide = Pool::new(3, max_spt as usize);
+        // With run heads weighing more (a bonus that saturates at the largest scales too).
+        let mut headed = TrackWeights::new(layout, max_spt, 16);
+        let mut headed_small = TrackWeights::new(layout, max_spt, 16);
+        headed_small.bits = Pool::new(3, (max_spt as usize).div_ceil(64));
+        headed_small.wide = Pool::new(3, max_spt as usize);
+        let mut heads_weighed = 0;
         let mut rng = ChaCha8Rng::seed_from_u64(11);
         // A few cylinders, so the same tracks are weighed again after changes.
         let cylinders: Vec<u32> = (0..4).map(|_| rng.gen_range(0..layout.cylinders())).collect();
@@ -360,18 +485,24 @@ mod tests {
                 let (first, count) = (rng.gen_range(0..spt), rng.gen_range(0..=spt));
                 // The last one saturates: two tasks, urgent, weigh up to 8 × 9000.
                 let scale = [1, 8, 64, 9000][rng.gen_range(0..4)];
-                let want = fresh(&sets, c, s, first, count, scale);
-                let want_sum = want.iter().map(|&x| u64::from(x)).sum::<u64>();
-                for cache in [&mut big, &mut small] {
-                    let sum = cache.copy_pass(&sets, c, s, spt, first, count, scale, &mut out);
-                    assert_eq!(out, want, "step {step}, track ({c}, {s}), sectors {first}+{count}, scale {scale}");
-                    assert_eq!(sum, want_sum);
-                    assert_eq!(cache.pass_total(&sets, c, s, spt, first, count, scale), want_sum);
+                let plain = fresh(&sets, c, s, first, count, scale);
+                let with_heads = fresh_headed(&sets, c, s, first, count, scale, 16);
+                for (want, caches) in [(&plain, [&mut big, &mut small]), (&with_heads, [&mut headed, &mut headed_small])] {
+                    let want_sum = want.iter().map(|&x| u64::from(x)).sum::<u64>();
+                    for cache in caches {
+                        let sum = cache.copy_pass(&sets, c, s, spt, first, count, scale, &mut out);
+                        assert_eq!(&out, want, "step {step}, track ({c}, {s}), sectors {first}+{count}, scale {scale}, head bonus {}", cache.head_bonus);
+                        assert_eq!(sum, want_sum);
+                        assert_eq!(cache.pass_total(&sets, c, s, spt, first, count, scale), want_sum);
+                    }
                 }
-                compared += usize::from(want.iter().any(|&x| x > 0));
+                heads_weighed += usize::from(with_heads != plain);
+                compared += usize::from(plain.iter().any(|&x| x > 0));
             }
         }
         // The passes were not all empty.
         assert!(compared > 300, "only {compared} passes held wanted sectors");
+        // And many held a run head.
+        assert!(heads_weighed > 200, "only {heads_weighed} passes held a run head");
     }
 }
