@@ -95,6 +95,12 @@ pub struct Fs2Config {
     pub inside_jump_blocks: u64,
     /// Candidates per replication job (written contiguously). Default 32.
     pub batch_blocks: usize,
+    /// A block whose replica a write invalidated is copied again, on its next read, into the
+    /// place its replica had, so the run it belonged to is whole again: contiguous, in the order
+    /// it was read (paper 003 §2.3: invalidate, and replicate again in the background; the
+    /// timing and the place are ours). Default true; false: the block must be detected again
+    /// (`threshold` co-accesses) and goes wherever its new batch goes.
+    pub refill_invalidated: bool,
     /// Replicas per block at most. Default 1 (the paper's evaluation).
     pub max_replicas: u32,
     /// Copy choice for reads. Default the paper's.
@@ -127,6 +133,7 @@ impl Default for Fs2Config {
             coaccess_decay_accesses: 0,
             inside_jump_blocks: 0,
             batch_blocks: 32,
+            refill_invalidated: true,
             max_replicas: 1,
             nearest: Nearest::Lbn,
             service: Service::Foreground,
@@ -202,6 +209,10 @@ pub struct Fs2Report {
     pub reads: u64,
     /// Replicas invalidated by a write of their block.
     pub invalidated_by_write: u64,
+    /// Invalidated replicas made again in their old place (`refill_invalidated`).
+    pub refilled: u64,
+    /// Invalidated blocks whose old place was taken meanwhile: replicated with the next batch instead.
+    pub refill_places_lost: u64,
     /// Replicas invalidated by a trim.
     pub invalidated_by_trim: u64,
     /// Replicas freed because the user wrote a block whose home they occupied.
@@ -243,6 +254,8 @@ struct Job {
     reads_left: usize,
     /// Blocks written since the job began (their copies are stale).
     stale: HashSet<u64>,
+    /// Whether it puts invalidated blocks back into their old places (`holes`).
+    refill: bool,
 }
 
 /// A workload I/O, remembered until it completes.
@@ -281,6 +294,15 @@ pub struct Fs2 {
     candidate_set: HashSet<u64>,
     candidates_since: u64,
     queue: VecDeque<Vec<u64>>,
+    /// Blocks whose replica a write invalidated → the place it had (`refill_invalidated`).
+    holes: HashMap<u64, u64>,
+    /// Blocks with a hole read since the last refill batch was formed, in read order.
+    hole_reads: Vec<u64>,
+    hole_reads_since: u64,
+    /// Blocks in `hole_reads` or `refills`.
+    refill_pending: HashSet<u64>,
+    /// Refill jobs waiting: blocks in read order and the place of the first (the rest follow).
+    refills: VecDeque<(Vec<u64>, u64)>,
     active: HashMap<u64, Job>,
     next_job: u64,
     copying: HashMap<u64, u64>,
@@ -350,6 +372,11 @@ impl Fs2 {
             candidate_set: HashSet::new(),
             candidates_since: 0,
             queue: VecDeque::new(),
+            holes: HashMap::new(),
+            hole_reads: Vec::new(),
+            hole_reads_since: 0,
+            refill_pending: HashSet::new(),
+            refills: VecDeque::new(),
             active: HashMap::new(),
             next_job: 0,
             copying: HashMap::new(),
@@ -466,6 +493,7 @@ impl Fs2 {
         }
         for b in logical..end {
             self.abort_copy(b);
+            self.holes.remove(&b);
             if let Some(loc) = self.map.read(b) {
                 for &r in &loc.copies[1..] {
                     self.forget_replica(r);
@@ -662,6 +690,9 @@ impl Fs2 {
             for b in self.candidates.drain(..) {
                 self.candidate_set.remove(&b);
             }
+            self.refills.clear();
+            self.hole_reads.clear();
+            self.refill_pending.clear();
         } else if !was && on {
             self.report.resumptions += 1;
         }
@@ -721,7 +752,7 @@ impl Fs2 {
             return;
         }
         for b in new {
-            if self.candidate_set.contains(&b) || self.copying.contains_key(&b) {
+            if self.candidate_set.contains(&b) || self.copying.contains_key(&b) || self.holes.contains_key(&b) {
                 continue;
             }
             if self.candidates.is_empty() {
@@ -747,9 +778,14 @@ impl Fs2 {
         }
     }
 
-    /// Starts queued jobs, as many as the service allows.
+    /// Starts queued jobs, as many as the service allows: refills first (they mend runs already
+    /// read), then new batches.
     fn start_jobs(&mut self, ctx: &mut LayoutCtx<'_>) -> Result<()> {
         while self.active.len() < self.max_jobs() && self.throttle.on() {
+            if let Some((blocks, dest)) = self.refills.pop_front() {
+                self.start_refill(ctx, &blocks, dest);
+                continue;
+            }
             let Some(batch) = self.queue.pop_front() else { break };
             let max = self.config.max_replicas as usize;
             let blocks: Vec<u64> = batch
@@ -769,28 +805,101 @@ impl Fs2 {
             if !later.is_empty() {
                 self.queue.push_front(later.to_vec());
             }
-            let id = self.next_job;
-            self.next_job += 1;
-            for j in 0..n as u64 {
-                self.claimed.insert(dest + j * self.bs);
-            }
-            // Source reads: maximal runs of contiguous primaries, in access order.
-            let mut runs: Vec<(u64, u64)> = Vec::new();
-            for &b in now {
-                self.copying.insert(b, id);
-                let p = self.map.first_copy(b).expect("filtered above");
-                match runs.last_mut() {
-                    Some((s, k)) if *s + *k * self.bs == p => *k += 1,
-                    _ => runs.push((p, 1)),
-                }
-            }
-            for &(s, k) in &runs {
-                ctx.submit(PhysIo::at(Op::Read, s, k * self.bs, OWN_TAG | id), self.config.service);
-                self.report.copy_reads += 1;
-            }
-            self.active.insert(id, Job { blocks: now.to_vec(), dest, reads_left: runs.len(), stale: HashSet::new() });
+            self.launch(ctx, now, dest, false);
         }
         Ok(())
+    }
+
+    /// A job copying `blocks` (access order) to `dest` onward: claims the places, reads the sources.
+    fn launch(&mut self, ctx: &mut LayoutCtx<'_>, blocks: &[u64], dest: u64, refill: bool) {
+        let id = self.next_job;
+        self.next_job += 1;
+        for j in 0..blocks.len() as u64 {
+            self.claimed.insert(dest + j * self.bs);
+        }
+        // Source reads: maximal runs of contiguous primaries, in access order.
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for &b in blocks {
+            self.copying.insert(b, id);
+            let p = self.map.first_copy(b).expect("the caller checked it holds data");
+            match runs.last_mut() {
+                Some((s, k)) if *s + *k * self.bs == p => *k += 1,
+                _ => runs.push((p, 1)),
+            }
+        }
+        for &(s, k) in &runs {
+            ctx.submit(PhysIo::at(Op::Read, s, k * self.bs, OWN_TAG | id), self.config.service);
+            self.report.copy_reads += 1;
+        }
+        self.active.insert(id, Job { blocks: blocks.to_vec(), dest, reads_left: runs.len(), stale: HashSet::new(), refill });
+    }
+
+    /// Starts the first run of a refill whose blocks may still go back into their holes; blocks
+    /// whose place was taken go to the next batch (they were candidates once); blocks being
+    /// written or copied wait for their next read.
+    fn start_refill(&mut self, ctx: &mut LayoutCtx<'_>, blocks: &[u64], dest: u64) {
+        let max = self.config.max_replicas as usize;
+        let mut ready: Vec<(u64, u64)> = Vec::new();
+        let mut lost = Vec::new();
+        for (j, &b) in blocks.iter().enumerate() {
+            self.refill_pending.remove(&b);
+            let place = dest + j as u64 * self.bs;
+            if self.holes.get(&b) != Some(&place) || self.copying.contains_key(&b) || self.writes_in_flight.contains_key(&b) {
+                continue;
+            }
+            if self.map.first_copy(b).is_none() || self.replicas_of(b).len() >= max {
+                self.holes.remove(&b);
+            } else if self.map.is_free(place, self.bs) && self.usable(place) {
+                ready.push((b, place));
+            } else {
+                self.holes.remove(&b);
+                self.report.refill_places_lost += 1;
+                lost.push(b);
+            }
+        }
+        let mut runs = self.contiguous_runs(&ready);
+        if !runs.is_empty() {
+            let (first, at) = runs.remove(0);
+            for run in runs.into_iter().rev() {
+                self.refills.push_front(run);
+            }
+            self.launch(ctx, &first, at, true);
+        }
+        self.gather(lost);
+    }
+
+    /// (block, place) pairs in order, cut into runs whose places follow one another.
+    fn contiguous_runs(&self, pairs: &[(u64, u64)]) -> Vec<(Vec<u64>, u64)> {
+        let mut runs: Vec<(Vec<u64>, u64)> = Vec::new();
+        for &(b, place) in pairs {
+            match runs.last_mut() {
+                Some((bl, at)) if *at + bl.len() as u64 * self.bs == place => bl.push(b),
+                _ => runs.push((vec![b], place)),
+            }
+        }
+        runs
+    }
+
+    /// Notes reads of blocks whose replica a write invalidated; once a batch's worth (or a wait
+    /// as long as a candidate batch's) has gathered, queues their refills, in read order.
+    fn note_hole_reads(&mut self, blocks: &[u64]) {
+        if !self.throttle.on() {
+            return;
+        }
+        for &b in blocks {
+            if self.holes.contains_key(&b) && !self.copying.contains_key(&b) && self.refill_pending.insert(b) {
+                if self.hole_reads.is_empty() {
+                    self.hole_reads_since = self.requests;
+                }
+                self.hole_reads.push(b);
+            }
+        }
+        let waited = self.requests.saturating_sub(self.hole_reads_since) >= 4 * self.config.window as u64;
+        if self.hole_reads.len() >= self.config.batch_blocks || (!self.hole_reads.is_empty() && waited) {
+            let reads = std::mem::take(&mut self.hole_reads);
+            let pairs: Vec<(u64, u64)> = reads.iter().filter_map(|b| self.holes.get(b).map(|&p| (*b, p))).collect();
+            self.refills.extend(self.contiguous_runs(&pairs));
+        }
     }
 
     /// One of a job's I/Os completed.
@@ -823,7 +932,9 @@ impl Fs2 {
             self.log(MapOp::AddCopy { logical: b, lbn })?;
             self.table.insert(lbn, b, self.requests);
             self.monitor.forget(b);
+            self.holes.remove(&b);
             self.report.replicas_made += 1;
+            self.report.refilled += u64::from(job.refill);
         }
         self.report.jobs += 1;
         self.report.peak_replicas = self.report.peak_replicas.max(self.table.len() as u64);
@@ -855,6 +966,10 @@ impl Fs2 {
             let primary = self.allocate(b)?;
             let replicas = self.replicas_of(b);
             if !replicas.is_empty() {
+                if self.config.refill_invalidated && self.config.mode == Mode::Dynamic {
+                    // The first replica's place, to be filled again when the block is next read.
+                    self.holes.entry(b).or_insert(replicas[0]);
+                }
                 // A write replaces every copy with the primary (the map frees the replicas).
                 for &r in &replicas {
                     self.forget_replica(r);
@@ -984,6 +1099,9 @@ impl LayoutPolicy for Fs2 {
             self.parts.insert(tag, part);
         }
         self.enforce_space()?;
+        if !self.holes.is_empty() || !self.hole_reads.is_empty() {
+            self.note_hole_reads(if io.op.is_read() { &blocks } else { &[] });
+        }
         self.gather(found);
         self.start_jobs(ctx)
     }
