@@ -95,11 +95,11 @@ pub struct Fs2Config {
     pub inside_jump_blocks: u64,
     /// Candidates per replication job (written contiguously). Default 32.
     pub batch_blocks: usize,
-    /// A block whose replica a write invalidated is copied again, on its next read, into the
-    /// place its replica had, so the run it belonged to is whole again: contiguous, in the order
-    /// it was read (paper 003 §2.3: invalidate, and replicate again in the background; the
-    /// timing and the place are ours). Default true; false: the block must be detected again
-    /// (`threshold` co-accesses) and goes wherever its new batch goes.
+    /// A block whose replica a write invalidated, once detected again (`threshold`
+    /// co-accesses, as any candidate), is copied back into the place its replica had, so the run
+    /// it belonged to is whole again: contiguous, in the order it was read (paper 003 §2.3:
+    /// invalidate, and replicate again in the background; §2.2: replicas adjacent in access
+    /// order; which place is ours). Default true; false: it goes wherever its new batch goes.
     pub refill_invalidated: bool,
     /// Replicas per block at most. Default 1 (the paper's evaluation).
     pub max_replicas: u32,
@@ -296,12 +296,7 @@ pub struct Fs2 {
     queue: VecDeque<Vec<u64>>,
     /// Blocks whose replica a write invalidated → the place it had (`refill_invalidated`).
     holes: HashMap<u64, u64>,
-    /// Blocks with a hole read since the last refill batch was formed, in read order.
-    hole_reads: Vec<u64>,
-    hole_reads_since: u64,
-    /// Blocks in `hole_reads` or `refills`.
-    refill_pending: HashSet<u64>,
-    /// Refill jobs waiting: blocks in read order and the place of the first (the rest follow).
+    /// Refill jobs waiting: blocks in access order and the place of the first (the rest follow).
     refills: VecDeque<(Vec<u64>, u64)>,
     active: HashMap<u64, Job>,
     next_job: u64,
@@ -373,9 +368,6 @@ impl Fs2 {
             candidates_since: 0,
             queue: VecDeque::new(),
             holes: HashMap::new(),
-            hole_reads: Vec::new(),
-            hole_reads_since: 0,
-            refill_pending: HashSet::new(),
             refills: VecDeque::new(),
             active: HashMap::new(),
             next_job: 0,
@@ -691,8 +683,6 @@ impl Fs2 {
                 self.candidate_set.remove(&b);
             }
             self.refills.clear();
-            self.hole_reads.clear();
-            self.refill_pending.clear();
         } else if !was && on {
             self.report.resumptions += 1;
         }
@@ -752,7 +742,7 @@ impl Fs2 {
             return;
         }
         for b in new {
-            if self.candidate_set.contains(&b) || self.copying.contains_key(&b) || self.holes.contains_key(&b) {
+            if self.candidate_set.contains(&b) || self.copying.contains_key(&b) {
                 continue;
             }
             if self.candidates.is_empty() {
@@ -778,8 +768,9 @@ impl Fs2 {
         }
     }
 
-    /// Starts queued jobs, as many as the service allows: refills first (they mend runs already
-    /// read), then new batches.
+    /// Starts queued jobs, as many as the service allows: a batch's blocks that had a replica a
+    /// write invalidated go back into their old places (refill runs, started first), the rest
+    /// contiguously into free space near the hot region.
     fn start_jobs(&mut self, ctx: &mut LayoutCtx<'_>) -> Result<()> {
         while self.active.len() < self.max_jobs() && self.throttle.on() {
             if let Some((blocks, dest)) = self.refills.pop_front() {
@@ -792,6 +783,7 @@ impl Fs2 {
                 .into_iter()
                 .filter(|&b| self.map.first_copy(b).is_some() && self.replicas_of(b).len() < max && !self.copying.contains_key(&b) && !self.writes_in_flight.contains_key(&b))
                 .collect();
+            let blocks = self.take_holes(blocks);
             if blocks.is_empty() {
                 continue;
             }
@@ -834,15 +826,37 @@ impl Fs2 {
         self.active.insert(id, Job { blocks: blocks.to_vec(), dest, reads_left: runs.len(), stale: HashSet::new(), refill });
     }
 
+    /// Moves the blocks of a batch that have a hole whose place is still free into refill runs;
+    /// returns the others (a hole whose place was taken is forgotten).
+    fn take_holes(&mut self, blocks: Vec<u64>) -> Vec<u64> {
+        if self.holes.is_empty() {
+            return blocks;
+        }
+        let mut rest = Vec::new();
+        let mut pairs = Vec::new();
+        for b in blocks {
+            match self.holes.get(&b) {
+                Some(&place) if self.map.is_free(place, self.bs) && self.usable(place) => pairs.push((b, place)),
+                Some(_) => {
+                    self.holes.remove(&b);
+                    self.report.refill_places_lost += 1;
+                    rest.push(b);
+                }
+                None => rest.push(b),
+            }
+        }
+        self.refills.extend(self.contiguous_runs(&pairs));
+        rest
+    }
+
     /// Starts the first run of a refill whose blocks may still go back into their holes; blocks
-    /// whose place was taken go to the next batch (they were candidates once); blocks being
-    /// written or copied wait for their next read.
+    /// whose place was taken meanwhile go to the front of the queue as a batch; blocks being
+    /// written or copied meanwhile wait until they are candidates again.
     fn start_refill(&mut self, ctx: &mut LayoutCtx<'_>, blocks: &[u64], dest: u64) {
         let max = self.config.max_replicas as usize;
         let mut ready: Vec<(u64, u64)> = Vec::new();
         let mut lost = Vec::new();
         for (j, &b) in blocks.iter().enumerate() {
-            self.refill_pending.remove(&b);
             let place = dest + j as u64 * self.bs;
             if self.holes.get(&b) != Some(&place) || self.copying.contains_key(&b) || self.writes_in_flight.contains_key(&b) {
                 continue;
@@ -865,7 +879,9 @@ impl Fs2 {
             }
             self.launch(ctx, &first, at, true);
         }
-        self.gather(lost);
+        if !lost.is_empty() {
+            self.queue.push_front(lost);
+        }
     }
 
     /// (block, place) pairs in order, cut into runs whose places follow one another.
@@ -878,28 +894,6 @@ impl Fs2 {
             }
         }
         runs
-    }
-
-    /// Notes reads of blocks whose replica a write invalidated; once a batch's worth (or a wait
-    /// as long as a candidate batch's) has gathered, queues their refills, in read order.
-    fn note_hole_reads(&mut self, blocks: &[u64]) {
-        if !self.throttle.on() {
-            return;
-        }
-        for &b in blocks {
-            if self.holes.contains_key(&b) && !self.copying.contains_key(&b) && self.refill_pending.insert(b) {
-                if self.hole_reads.is_empty() {
-                    self.hole_reads_since = self.requests;
-                }
-                self.hole_reads.push(b);
-            }
-        }
-        let waited = self.requests.saturating_sub(self.hole_reads_since) >= 4 * self.config.window as u64;
-        if self.hole_reads.len() >= self.config.batch_blocks || (!self.hole_reads.is_empty() && waited) {
-            let reads = std::mem::take(&mut self.hole_reads);
-            let pairs: Vec<(u64, u64)> = reads.iter().filter_map(|b| self.holes.get(b).map(|&p| (*b, p))).collect();
-            self.refills.extend(self.contiguous_runs(&pairs));
-        }
     }
 
     /// One of a job's I/Os completed.
@@ -967,7 +961,7 @@ impl Fs2 {
             let replicas = self.replicas_of(b);
             if !replicas.is_empty() {
                 if self.config.refill_invalidated && self.config.mode == Mode::Dynamic {
-                    // The first replica's place, to be filled again when the block is next read.
+                    // The first replica's place, to be filled again when the block is a candidate again.
                     self.holes.entry(b).or_insert(replicas[0]);
                 }
                 // A write replaces every copy with the primary (the map frees the replicas).
@@ -1099,9 +1093,6 @@ impl LayoutPolicy for Fs2 {
             self.parts.insert(tag, part);
         }
         self.enforce_space()?;
-        if !self.holes.is_empty() || !self.hole_reads.is_empty() {
-            self.note_hole_reads(if io.op.is_read() { &blocks } else { &[] });
-        }
         self.gather(found);
         self.start_jobs(ctx)
     }
