@@ -21,7 +21,7 @@
 //!
 //! | piece | file | what it owns |
 //! |---|---|---|
-//! | regions, hot region, co-access | [`regions`] | which blocks to replicate: window 4 requests, threshold 2 (the paper leaves both open) |
+//! | regions, hot region, co-access | [`regions`] | which blocks to replicate: window 16 requests or 1 s, threshold 2 (the paper leaves both open) |
 //! | replica table | [`replicas`] | per replica: original, last read, reads; 32 bytes per replica (the paper: 16) |
 //! | watermarks | [`space`] | free-space bands 15% / 10% / 5%: resume, stop + drop cold, drop whole regions |
 //! | the policy | [`policy`] | jobs, nearest-copy reads (the paper's LBN rule or least positioning time), invalidation, allocation |

@@ -81,6 +81,11 @@ pub struct Fs2Config {
     /// Co-access window, requests. Default 16 (issue 32: 4 requests missed ~43% of files_tpcw's
     /// outside reads that follow a hot one).
     pub window: usize,
+    /// Co-access window in time, ms, beside `window`: a block read within this long of a
+    /// hot-region request counts as read with it even when more than `window` requests fall
+    /// between. Default 1000 (the second over which the paper's Fig. 1(b) shows the head going
+    /// back and forth between two regions); 0: requests only.
+    pub window_ms: f64,
     /// Co-accesses with the hot region that make a block a candidate. Default 2.
     pub threshold: u32,
     /// Block accesses between hot-region updates (region counts halve each time). Default 4096.
@@ -128,6 +133,7 @@ impl Default for Fs2Config {
             fill: 0.7,
             region_blocks: 32_768,
             window: 16,
+            window_ms: 1000.0,
             threshold: 2,
             epoch_accesses: 4096,
             coaccess_decay_accesses: 0,
@@ -166,6 +172,9 @@ impl Fs2Config {
         }
         if self.window == 0 {
             return bad("window", "0".into(), "must be at least 1");
+        }
+        if !(self.window_ms.is_finite() && self.window_ms >= 0.0) {
+            return bad("window_ms", self.window_ms.to_string(), "must be a finite number of ms, 0 or more");
         }
         if self.threshold == 0 {
             return bad("threshold", "0".into(), "must be at least 1");
@@ -353,7 +362,7 @@ impl Fs2 {
             }
         }
         let journal = Journal::create(MemStorage::new(), &map)?;
-        let monitor = AccessMonitor::new(config.region_blocks, config.window, config.threshold, config.epoch_accesses, config.coaccess_decay_accesses).with_inside_candidates(config.inside_jump_blocks);
+        let monitor = AccessMonitor::new(config.region_blocks, config.window, config.threshold, config.epoch_accesses, config.coaccess_decay_accesses).with_inside_candidates(config.inside_jump_blocks).with_time_window((config.window_ms * 1e6).round() as u64);
         let report = Fs2Report { table_entry_bytes: REPLICA_ENTRY_BYTES, paper_entry_bytes: PAPER_ENTRY_BYTES, min_free_share: 1.0, ..Fs2Report::default() };
         let mut p = Self {
             bs,
@@ -1079,7 +1088,7 @@ impl LayoutPolicy for Fs2 {
         let pieces = self.pieces(io.lbn, io.sectors)?;
         let mut found = Vec::new();
         let blocks: Vec<u64> = pieces.iter().map(|p| p.0).collect();
-        self.monitor.record(&blocks, &mut found);
+        self.monitor.record(&blocks, ctx.now, &mut found);
         let ios: Vec<(Vec<u64>, u64, Part)> = if io.op.is_read() {
             self.report.reads += 1;
             self.translate_read(&pieces)?
