@@ -8,9 +8,12 @@
 //!                   the request's blocks have contiguous ones
 //!            ours:  every complete copy offered; the scheduler/device picks least positioning
 //!   write ─► allocate (home, or the nearest free block if the home is busy) · drop replicas
-//!            (committed before the write is issued) · abort copies of the block under way
+//!            (committed before the write is issued; the first one's place kept as a hole) ·
+//!            abort copies of the block under way
 //!   every access ─► monitor ─► candidates (access order) ─► job: read each source, write them
 //!            contiguously into free space near the hot region ─► AddCopy, committed
+//!            (a candidate with a hole still free goes back into it: a refill job per run of
+//!            holes that follow one another)
 //! ```
 //!
 //! | map state of a physical block | meaning |
