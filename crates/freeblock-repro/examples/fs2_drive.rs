@@ -1,6 +1,6 @@
 //! FS2 (paper 003) on the paper's drive with and without its read cache: pass-7 access cut of
 //! fs2_paper over none on the four scattered-files presets, and the first pass's response-time
-//! overhead. `cargo run --release -p freeblock-repro --example fs2_drive [-- --no-cache] [--ext2] [--window N] [--threshold N] [--db-group BLOCKS] [--inodes BOOL] [--files N] [--fixed-order BOOL] [--regions N] [--only NAME-SUFFIX] [--head BLOCKS] [--shuffle BOOL]`
+//! overhead. `cargo run --release -p freeblock-repro --example fs2_drive [-- --no-cache] [--ext2] [--window N] [--threshold N] [--db-group BLOCKS] [--inodes BOOL] [--files N] [--fixed-order BOOL] [--regions N] [--only NAME-SUFFIX] [--head BLOCKS] [--shuffle BOOL] [--real] [--inside BLOCKS] [--refill BOOL] [--window-ms MS]`
 
 use freeblock_repro::p003_fs2::runs::{self as fs2, Drives, Fs2ReproConfig, Fs2Row, Variant};
 
@@ -21,7 +21,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--ext2" => prefix = "ext2_",
             "--real" => prefix = "real_",
             "--inside" => cfg.fs2.inside_jump_blocks = value(&args, &mut i)?,
+            "--refill" => cfg.fs2.refill_invalidated = value(&args, &mut i)?,
             "--window" => cfg.fs2.window = value(&args, &mut i)?,
+            "--window-ms" => cfg.fs2.window_ms = value(&args, &mut i)?,
             "--threshold" => cfg.fs2.threshold = value(&args, &mut i)?,
             "--fill" => cfg.fs2.fill = value(&args, &mut i)?,
             "--gap" => gap = Some(value(&args, &mut i)?),

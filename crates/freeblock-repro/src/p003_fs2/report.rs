@@ -195,12 +195,14 @@ pub(crate) fn text(cfg: &Fs2ReproConfig, r: &Fs2Results, note: Option<&str>) -> 
         let bound = base.zip(r.row(&w.name, Variant::Oracle)).map(|(b, o)| Fs2Row::improvement(b.access_ms, o.access_ms));
         let verdict = match negative_control(&w.name) {
             Some(why) => why.to_string(),
-            None if w.name.starts_with("real_") => match (base, bound) {
-                (Some(b), Some(bound)) => format!(
-                    "the real trace, held to its oracle's {bound:.0}% rather than the bar: seek is {:.0}% of none's access ({:.2} of {:.2} ms), so the cost is rotation among blocks FS2's rule leaves alone (it replicates only blocks outside the hot region)",
+            None if w.name.starts_with("real_") => match (base, bound, r.row(&w.name, Variant::Fs2Paper), r.row(&w.name, Variant::Oracle)) {
+                (Some(b), Some(bound), Some(paper), Some(oracle)) => format!(
+                    "the real trace, held to its oracle's {bound:.0}% rather than the bar: seek is {:.0}% of none's access ({:.2} of {:.2} ms), so the cost is rotation among blocks FS2's rule leaves alone (it replicates only blocks outside the hot region): {:.0}% of reads from replicas against the oracle's {:.0}%",
                     100.0 * b.seek_ms / b.access_ms.max(f64::MIN_POSITIVE),
                     b.seek_ms,
-                    b.access_ms
+                    b.access_ms,
+                    paper.reads_from_copies_pct,
+                    oracle.reads_from_copies_pct
                 ),
                 _ => "the real trace".to_string(),
             },

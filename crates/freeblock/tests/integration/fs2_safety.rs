@@ -474,3 +474,67 @@ fn free_service_on_a_cached_disk_is_refused_not_a_panic() {
     let e = e.to_string();
     assert!(e.contains("layout.service = \"free\"") && e.contains("cache = false"), "{e}");
 }
+
+/// Issue 32, "invalidated runs re-placed contiguously": writes invalidate two replicas of a run
+/// of four; once the blocks are candidates again they go back into their old places, so the run
+/// is whole and one read of all four blocks is served from it. Without the refill the two go
+/// together wherever a new batch of two fits, and the run stays broken.
+#[test]
+fn invalidated_replicas_go_back_into_their_places_so_the_run_is_whole_again() {
+    let run = |refill: bool| {
+        let mut h = Harness::new(Nearest::Lbn, 1);
+        h.cfg = Fs2Config { threshold: 2, refill_invalidated: refill, ..h.cfg.clone() };
+        h.policy = Fs2::new(&h.disk, h.cfg.clone()).unwrap();
+        let drain = |h: &mut Harness| {
+            while !h.user.is_empty() || !h.own.is_empty() {
+                h.serve(0).unwrap();
+            }
+        };
+        for b in [0u64, 1, 2, 3, 4, 5, 6, 7, 9000, 9001, 9002, 9003] {
+            h.write(b, 1).unwrap();
+        }
+        drain(&mut h);
+        // Hot blocks 0..7 with 9000..9003 read one by one among them: one run of four replicas.
+        let round = |h: &mut Harness| {
+            for b in [0u64, 9000, 1, 9001, 2, 9002, 3, 9003, 4, 5, 6, 7] {
+                h.read(b, 1, 0).unwrap();
+                drain(h);
+            }
+        };
+        // The first 16 accesses find the hot region; counting starts after them.
+        for b in 4..8 {
+            h.read(b, 1, 0).unwrap();
+            drain(&mut h);
+        }
+        for _ in 0..6 {
+            round(&mut h);
+        }
+        let replica = |h: &Harness, b: u64| h.policy.map().read(b).unwrap().copies.get(1).copied();
+        let first = replica(&h, 9000).expect("9000 replicated");
+        let run_places: Vec<Option<u64>> = (0..4).map(|j| Some(first + j * BS)).collect();
+        assert_eq!((9000..9004).map(|b| replica(&h, b)).collect::<Vec<_>>(), run_places, "one contiguous run in access order");
+        for b in [9001, 9003] {
+            h.write(b, 1).unwrap();
+        }
+        drain(&mut h);
+        assert_eq!((replica(&h, 9001), replica(&h, 9003)), (None, None), "the writes invalidated the replicas");
+        assert_eq!(h.policy.fs2_report().hot_region_changes, 0, "region 0 stays the hot region");
+        for _ in 0..4 {
+            round(&mut h);
+        }
+        let before = h.served_from_replica;
+        h.read(9000, 4, 0).unwrap();
+        drain(&mut h);
+        let places: Vec<Option<u64>> = (9000..9004).map(|b| replica(&h, b)).collect();
+        (run_places, places, h.served_from_replica - before, h.policy.fs2_report())
+    };
+    let (run_places, places, whole_run_reads, report) = run(true);
+    assert_eq!(places, run_places, "9001 and 9003 are back in their places: {report:?}");
+    assert_eq!(whole_run_reads, 1, "a read of 9000..9003 is served from the run");
+    assert_eq!((report.refilled, report.refill_places_lost), (2, 0));
+    let (run_places, places, whole_run_reads, report) = run(false);
+    assert!(places.iter().all(Option::is_some), "the two are replicated again: {places:?}");
+    assert_ne!(places, run_places, "without the refill they go elsewhere");
+    assert_eq!(whole_run_reads, 0, "the broken run serves no read of all four blocks");
+    assert_eq!(report.refilled, 0);
+}

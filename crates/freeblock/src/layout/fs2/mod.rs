@@ -16,16 +16,31 @@
 //!              read each source (primary) ─► write them contiguously into free space near H
 //!              ─► AddCopy in the block map, journalled and committed
 //!   read    ─► primary + every complete contiguous replica run: the nearest is served
-//!   write   ─► replicas dropped in the map (committed before the write is issued)
+//!   write   ─► replicas dropped in the map (committed before the write is issued); the
+//!              replica's place is remembered, and when the block is a candidate again its new
+//!              copy goes back there, so the run it was part of is whole again:
+//!                 [x'y'z'] ─ write y ─► [x' _ z'] ─ y a candidate again ─► [x'y'z']
 //! ```
 //!
 //! | piece | file | what it owns |
 //! |---|---|---|
-//! | regions, hot region, co-access | [`regions`] | which blocks to replicate: window 4 requests, threshold 2 (the paper leaves both open) |
+//! | regions, hot region, co-access | [`regions`] | which blocks to replicate: window 16 requests or 1 s, threshold 2 (the paper leaves both open) |
 //! | replica table | [`replicas`] | per replica: original, last read, reads; 32 bytes per replica (the paper: 16) |
 //! | watermarks | [`space`] | free-space bands 15% / 10% / 5%: resume, stop + drop cold, drop whole regions |
 //! | the policy | [`policy`] | jobs, nearest-copy reads (the paper's LBN rule or least positioning time), invalidation, allocation |
 //! | check/repair | [`check`](mod@check) | the paper's `chkfs2`: the table against the map |
+//!
+//! **Invalidated runs re-placed contiguously** ([`Fs2Config::refill_invalidated`], issue 32).
+//! The paper invalidates a written block's replicas rather than updating them, "because both
+//! block invalidation and block replication can be done cheaply and in the background" (§2.3),
+//! and lays replicas out adjacent in the order read (§2.2). It does not say where a block goes
+//! when it is replicated again. Left to a new batch, it lands wherever that batch fits, and a
+//! request spanning its old run can no longer be served from replicas (under the paper's rule
+//! every block of the request needs one, contiguous). Ours: the block is detected again as any
+//! candidate is (the paper's timing, so a block written between every two reads is not copied
+//! after every write, which is the updating the paper rejected), and its copy goes back into its
+//! old place if that is still free; if the place was taken meanwhile it goes with its batch.
+//! The remembered places live in memory only; after a crash a block simply goes with its batch.
 //!
 //! **Ways to write replicas** ([`Fs2Config::service`]): as foreground I/O competing with the
 //! workload (the paper's), in idle time, or with free bandwidth through freeblock scheduling

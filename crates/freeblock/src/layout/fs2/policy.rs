@@ -8,9 +8,12 @@
 //!                   the request's blocks have contiguous ones
 //!            ours:  every complete copy offered; the scheduler/device picks least positioning
 //!   write ─► allocate (home, or the nearest free block if the home is busy) · drop replicas
-//!            (committed before the write is issued) · abort copies of the block under way
+//!            (committed before the write is issued; the first one's place kept as a hole) ·
+//!            abort copies of the block under way
 //!   every access ─► monitor ─► candidates (access order) ─► job: read each source, write them
 //!            contiguously into free space near the hot region ─► AddCopy, committed
+//!            (a candidate with a hole still free goes back into it: a refill job per run of
+//!            holes that follow one another)
 //! ```
 //!
 //! | map state of a physical block | meaning |
@@ -81,6 +84,11 @@ pub struct Fs2Config {
     /// Co-access window, requests. Default 16 (issue 32: 4 requests missed ~43% of files_tpcw's
     /// outside reads that follow a hot one).
     pub window: usize,
+    /// Co-access window in time, ms, beside `window`: a block read within this long of a
+    /// hot-region request counts as read with it even when more than `window` requests fall
+    /// between. Default 1000 (the second over which the paper's Fig. 1(b) shows the head going
+    /// back and forth between two regions); 0: requests only.
+    pub window_ms: f64,
     /// Co-accesses with the hot region that make a block a candidate. Default 2.
     pub threshold: u32,
     /// Block accesses between hot-region updates (region counts halve each time). Default 4096.
@@ -95,6 +103,12 @@ pub struct Fs2Config {
     pub inside_jump_blocks: u64,
     /// Candidates per replication job (written contiguously). Default 32.
     pub batch_blocks: usize,
+    /// A block whose replica a write invalidated, once detected again (`threshold`
+    /// co-accesses, as any candidate), is copied back into the place its replica had, so the run
+    /// it belonged to is whole again: contiguous, in the order it was read (paper 003 §2.3:
+    /// invalidate, and replicate again in the background; §2.2: replicas adjacent in access
+    /// order; which place is ours). Default true; false: it goes wherever its new batch goes.
+    pub refill_invalidated: bool,
     /// Replicas per block at most. Default 1 (the paper's evaluation).
     pub max_replicas: u32,
     /// Copy choice for reads. Default the paper's.
@@ -122,11 +136,13 @@ impl Default for Fs2Config {
             fill: 0.7,
             region_blocks: 32_768,
             window: 16,
+            window_ms: 1000.0,
             threshold: 2,
             epoch_accesses: 4096,
             coaccess_decay_accesses: 0,
             inside_jump_blocks: 0,
             batch_blocks: 32,
+            refill_invalidated: true,
             max_replicas: 1,
             nearest: Nearest::Lbn,
             service: Service::Foreground,
@@ -159,6 +175,9 @@ impl Fs2Config {
         }
         if self.window == 0 {
             return bad("window", "0".into(), "must be at least 1");
+        }
+        if !(self.window_ms.is_finite() && self.window_ms >= 0.0) {
+            return bad("window_ms", self.window_ms.to_string(), "must be a finite number of ms, 0 or more");
         }
         if self.threshold == 0 {
             return bad("threshold", "0".into(), "must be at least 1");
@@ -202,6 +221,10 @@ pub struct Fs2Report {
     pub reads: u64,
     /// Replicas invalidated by a write of their block.
     pub invalidated_by_write: u64,
+    /// Invalidated replicas made again in their old place (`refill_invalidated`).
+    pub refilled: u64,
+    /// Invalidated blocks whose old place was taken meanwhile: replicated with the next batch instead.
+    pub refill_places_lost: u64,
     /// Replicas invalidated by a trim.
     pub invalidated_by_trim: u64,
     /// Replicas freed because the user wrote a block whose home they occupied.
@@ -243,6 +266,8 @@ struct Job {
     reads_left: usize,
     /// Blocks written since the job began (their copies are stale).
     stale: HashSet<u64>,
+    /// Whether it puts invalidated blocks back into their old places (`holes`).
+    refill: bool,
 }
 
 /// A workload I/O, remembered until it completes.
@@ -281,6 +306,10 @@ pub struct Fs2 {
     candidate_set: HashSet<u64>,
     candidates_since: u64,
     queue: VecDeque<Vec<u64>>,
+    /// Blocks whose replica a write invalidated → the place it had (`refill_invalidated`).
+    holes: HashMap<u64, u64>,
+    /// Refill jobs waiting: blocks in access order and the place of the first (the rest follow).
+    refills: VecDeque<(Vec<u64>, u64)>,
     active: HashMap<u64, Job>,
     next_job: u64,
     copying: HashMap<u64, u64>,
@@ -336,7 +365,7 @@ impl Fs2 {
             }
         }
         let journal = Journal::create(MemStorage::new(), &map)?;
-        let monitor = AccessMonitor::new(config.region_blocks, config.window, config.threshold, config.epoch_accesses, config.coaccess_decay_accesses).with_inside_candidates(config.inside_jump_blocks);
+        let monitor = AccessMonitor::new(config.region_blocks, config.window, config.threshold, config.epoch_accesses, config.coaccess_decay_accesses).with_inside_candidates(config.inside_jump_blocks).with_time_window((config.window_ms * 1e6).round() as u64);
         let report = Fs2Report { table_entry_bytes: REPLICA_ENTRY_BYTES, paper_entry_bytes: PAPER_ENTRY_BYTES, min_free_share: 1.0, ..Fs2Report::default() };
         let mut p = Self {
             bs,
@@ -350,6 +379,8 @@ impl Fs2 {
             candidate_set: HashSet::new(),
             candidates_since: 0,
             queue: VecDeque::new(),
+            holes: HashMap::new(),
+            refills: VecDeque::new(),
             active: HashMap::new(),
             next_job: 0,
             copying: HashMap::new(),
@@ -466,6 +497,7 @@ impl Fs2 {
         }
         for b in logical..end {
             self.abort_copy(b);
+            self.holes.remove(&b);
             if let Some(loc) = self.map.read(b) {
                 for &r in &loc.copies[1..] {
                     self.forget_replica(r);
@@ -662,6 +694,7 @@ impl Fs2 {
             for b in self.candidates.drain(..) {
                 self.candidate_set.remove(&b);
             }
+            self.refills.clear();
         } else if !was && on {
             self.report.resumptions += 1;
         }
@@ -747,15 +780,22 @@ impl Fs2 {
         }
     }
 
-    /// Starts queued jobs, as many as the service allows.
+    /// Starts queued jobs, as many as the service allows: a batch's blocks that had a replica a
+    /// write invalidated go back into their old places (refill runs, started first), the rest
+    /// contiguously into free space near the hot region.
     fn start_jobs(&mut self, ctx: &mut LayoutCtx<'_>) -> Result<()> {
         while self.active.len() < self.max_jobs() && self.throttle.on() {
+            if let Some((blocks, dest)) = self.refills.pop_front() {
+                self.start_refill(ctx, &blocks, dest);
+                continue;
+            }
             let Some(batch) = self.queue.pop_front() else { break };
             let max = self.config.max_replicas as usize;
             let blocks: Vec<u64> = batch
                 .into_iter()
                 .filter(|&b| self.map.first_copy(b).is_some() && self.replicas_of(b).len() < max && !self.copying.contains_key(&b) && !self.writes_in_flight.contains_key(&b))
                 .collect();
+            let blocks = self.take_holes(blocks);
             if blocks.is_empty() {
                 continue;
             }
@@ -769,28 +809,103 @@ impl Fs2 {
             if !later.is_empty() {
                 self.queue.push_front(later.to_vec());
             }
-            let id = self.next_job;
-            self.next_job += 1;
-            for j in 0..n as u64 {
-                self.claimed.insert(dest + j * self.bs);
-            }
-            // Source reads: maximal runs of contiguous primaries, in access order.
-            let mut runs: Vec<(u64, u64)> = Vec::new();
-            for &b in now {
-                self.copying.insert(b, id);
-                let p = self.map.first_copy(b).expect("filtered above");
-                match runs.last_mut() {
-                    Some((s, k)) if *s + *k * self.bs == p => *k += 1,
-                    _ => runs.push((p, 1)),
-                }
-            }
-            for &(s, k) in &runs {
-                ctx.submit(PhysIo::at(Op::Read, s, k * self.bs, OWN_TAG | id), self.config.service);
-                self.report.copy_reads += 1;
-            }
-            self.active.insert(id, Job { blocks: now.to_vec(), dest, reads_left: runs.len(), stale: HashSet::new() });
+            self.launch(ctx, now, dest, false);
         }
         Ok(())
+    }
+
+    /// A job copying `blocks` (access order) to `dest` onward: claims the places, reads the sources.
+    fn launch(&mut self, ctx: &mut LayoutCtx<'_>, blocks: &[u64], dest: u64, refill: bool) {
+        let id = self.next_job;
+        self.next_job += 1;
+        for j in 0..blocks.len() as u64 {
+            self.claimed.insert(dest + j * self.bs);
+        }
+        // Source reads: maximal runs of contiguous primaries, in access order.
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for &b in blocks {
+            self.copying.insert(b, id);
+            let p = self.map.first_copy(b).expect("the caller checked it holds data");
+            match runs.last_mut() {
+                Some((s, k)) if *s + *k * self.bs == p => *k += 1,
+                _ => runs.push((p, 1)),
+            }
+        }
+        for &(s, k) in &runs {
+            ctx.submit(PhysIo::at(Op::Read, s, k * self.bs, OWN_TAG | id), self.config.service);
+            self.report.copy_reads += 1;
+        }
+        self.active.insert(id, Job { blocks: blocks.to_vec(), dest, reads_left: runs.len(), stale: HashSet::new(), refill });
+    }
+
+    /// Moves the blocks of a batch that have a hole whose place is still free into refill runs;
+    /// returns the others (a hole whose place was taken is forgotten).
+    fn take_holes(&mut self, blocks: Vec<u64>) -> Vec<u64> {
+        if self.holes.is_empty() {
+            return blocks;
+        }
+        let mut rest = Vec::new();
+        let mut pairs = Vec::new();
+        for b in blocks {
+            match self.holes.get(&b) {
+                Some(&place) if self.map.is_free(place, self.bs) && self.usable(place) => pairs.push((b, place)),
+                Some(_) => {
+                    self.holes.remove(&b);
+                    self.report.refill_places_lost += 1;
+                    rest.push(b);
+                }
+                None => rest.push(b),
+            }
+        }
+        self.refills.extend(self.contiguous_runs(&pairs));
+        rest
+    }
+
+    /// Starts the first run of a refill whose blocks may still go back into their holes; blocks
+    /// whose place was taken meanwhile go to the front of the queue as a batch; blocks being
+    /// written or copied meanwhile wait until they are candidates again.
+    fn start_refill(&mut self, ctx: &mut LayoutCtx<'_>, blocks: &[u64], dest: u64) {
+        let max = self.config.max_replicas as usize;
+        let mut ready: Vec<(u64, u64)> = Vec::new();
+        let mut lost = Vec::new();
+        for (j, &b) in blocks.iter().enumerate() {
+            let place = dest + j as u64 * self.bs;
+            if self.holes.get(&b) != Some(&place) || self.copying.contains_key(&b) || self.writes_in_flight.contains_key(&b) {
+                continue;
+            }
+            if self.map.first_copy(b).is_none() || self.replicas_of(b).len() >= max {
+                self.holes.remove(&b);
+            } else if self.map.is_free(place, self.bs) && self.usable(place) {
+                ready.push((b, place));
+            } else {
+                self.holes.remove(&b);
+                self.report.refill_places_lost += 1;
+                lost.push(b);
+            }
+        }
+        let mut runs = self.contiguous_runs(&ready);
+        if !runs.is_empty() {
+            let (first, at) = runs.remove(0);
+            for run in runs.into_iter().rev() {
+                self.refills.push_front(run);
+            }
+            self.launch(ctx, &first, at, true);
+        }
+        if !lost.is_empty() {
+            self.queue.push_front(lost);
+        }
+    }
+
+    /// (block, place) pairs in order, cut into runs whose places follow one another.
+    fn contiguous_runs(&self, pairs: &[(u64, u64)]) -> Vec<(Vec<u64>, u64)> {
+        let mut runs: Vec<(Vec<u64>, u64)> = Vec::new();
+        for &(b, place) in pairs {
+            match runs.last_mut() {
+                Some((bl, at)) if *at + bl.len() as u64 * self.bs == place => bl.push(b),
+                _ => runs.push((vec![b], place)),
+            }
+        }
+        runs
     }
 
     /// One of a job's I/Os completed.
@@ -823,7 +938,9 @@ impl Fs2 {
             self.log(MapOp::AddCopy { logical: b, lbn })?;
             self.table.insert(lbn, b, self.requests);
             self.monitor.forget(b);
+            self.holes.remove(&b);
             self.report.replicas_made += 1;
+            self.report.refilled += u64::from(job.refill);
         }
         self.report.jobs += 1;
         self.report.peak_replicas = self.report.peak_replicas.max(self.table.len() as u64);
@@ -855,6 +972,10 @@ impl Fs2 {
             let primary = self.allocate(b)?;
             let replicas = self.replicas_of(b);
             if !replicas.is_empty() {
+                if self.config.refill_invalidated && self.config.mode == Mode::Dynamic {
+                    // The first replica's place, to be filled again when the block is a candidate again.
+                    self.holes.entry(b).or_insert(replicas[0]);
+                }
                 // A write replaces every copy with the primary (the map frees the replicas).
                 for &r in &replicas {
                     self.forget_replica(r);
@@ -970,7 +1091,7 @@ impl LayoutPolicy for Fs2 {
         let pieces = self.pieces(io.lbn, io.sectors)?;
         let mut found = Vec::new();
         let blocks: Vec<u64> = pieces.iter().map(|p| p.0).collect();
-        self.monitor.record(&blocks, &mut found);
+        self.monitor.record(&blocks, ctx.now, &mut found);
         let ios: Vec<(Vec<u64>, u64, Part)> = if io.op.is_read() {
             self.report.reads += 1;
             self.translate_read(&pieces)?

@@ -5,15 +5,17 @@
 //!  disk  │ region 0 │ region 1 │ region 2 (hot) │ region 3 │ …        region counts halve every
 //!  count │    12    │     3    │      140       │    31    │          `epoch_accesses` block accesses
 //!
-//!  last `window` requests:   H  x  H  y  H …      H = touches the hot region, x, y = outside blocks
-//!  an outside block read within `window` requests of a hot one counts once for that reading;
-//!  at `threshold` counts the block becomes a candidate, in the order the counts were reached
+//!  the window:   H  x  H  y  H …      H = touches the hot region, x, y = outside blocks
+//!  an outside block read within the window of a hot request (the last `window` requests, or
+//!  every request of the last `window_ms`, whichever reaches further back) counts once for that
+//!  reading; at `threshold` counts the block becomes a candidate, in the order the counts were reached
 //! ```
 //!
 //! | setting | default | why |
 //! |---|---|---|
 //! | `region_blocks` | 32 768 (128 MB of 4 KB blocks) | the paper's region is a few Ext2 block groups (a group is 128 MB) |
 //! | `window` | 16 requests | the interleaving the paper's Fig. 1(b) shows between two regions; 4 missed ~43% of files_tpcw's outside reads that follow a hot one |
+//! | `window_ms` | 1000 ms | Fig. 1(b) shows the head going back and forth between the two regions within one second: reads that close in time are "accessed together" however many requests fall between (a real `grep -r` reads directories of 20–60 requests in one region before moving on) |
 //! | `threshold` | 2 | seen with the hot region twice, so a one-off access is not copied; the paper leaves both open |
 //! | `epoch_accesses` | 4 096 | the hot region is recomputed (and region counts halved) this often, so it follows the workload |
 //! | `coaccess_decay_accesses` | 0 (never) | co-access counts live as long as the pattern: halved only this often, never within a run by default |
@@ -32,6 +34,12 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use freeblock_disk::SimTime;
+
+/// Outside requests waiting for a hot one are kept at most this many (memory bound for a time
+/// window on a fast workload).
+const MAX_PENDING: usize = 4096;
+
 /// Region counts, the hot region, and co-access counting.
 #[derive(Debug, Clone)]
 pub struct AccessMonitor {
@@ -45,9 +53,14 @@ pub struct AccessMonitor {
     counts: HashMap<u64, u64>,
     hot: Option<u64>,
     seen_in_epoch: u64,
-    /// The last `window` requests: their blocks outside the hot region (not yet credited), and
-    /// whether they touched the hot region.
-    recent: VecDeque<(Vec<u64>, bool)>,
+    /// Time window (0: requests only).
+    window_ns: SimTime,
+    /// Requests recorded.
+    requests: u64,
+    /// Outside blocks of recent requests not yet credited: (request number, time, blocks).
+    recent: VecDeque<(u64, SimTime, Vec<u64>)>,
+    /// The last request that touched the hot region: (request number, time).
+    last_hot: Option<(u64, SimTime)>,
     together: HashMap<u64, u32>,
     /// Ours (0: the paper's rule, off): a request in the hot region that starts more than this
     /// many blocks from where the last one ended lacks spatial locality, and its blocks are
@@ -73,12 +86,23 @@ impl AccessMonitor {
             counts: HashMap::new(),
             hot: None,
             seen_in_epoch: 0,
+            window_ns: 0,
+            requests: 0,
             recent: VecDeque::new(),
+            last_hot: None,
             together: HashMap::new(),
             inside_jump_blocks: 0,
             last_end: None,
             hot_changes: 0,
         }
+    }
+
+    /// The same monitor with a time window too: reads within `ns` of a hot request count as
+    /// read with it even when more than `window` requests fall between (0: off).
+    #[must_use]
+    pub fn with_time_window(mut self, ns: SimTime) -> Self {
+        self.window_ns = ns;
+        self
     }
 
     /// The same monitor crediting hot-region requests that jump more than `blocks` (0: off).
@@ -112,9 +136,10 @@ impl AccessMonitor {
         self.hot
     }
 
-    /// Records one request's blocks (in order); pushes onto `candidates` every block that
-    /// reached the threshold with it, in the order reached.
-    pub fn record(&mut self, blocks: &[u64], candidates: &mut Vec<u64>) {
+    /// Records one request's blocks (in order), made at `now`; pushes onto `candidates` every
+    /// block that reached the threshold with it, in the order reached.
+    pub fn record(&mut self, blocks: &[u64], now: SimTime, candidates: &mut Vec<u64>) {
+        self.requests += 1;
         for &b in blocks {
             *self.counts.entry(b / self.region_blocks).or_insert(0) += 1;
         }
@@ -144,23 +169,40 @@ impl AccessMonitor {
                 self.credit(b, candidates);
             }
         }
-        let mut outside: Vec<u64> = blocks.iter().copied().filter(|&b| b / rb != hot).collect();
+        let outside: Vec<u64> = blocks.iter().copied().filter(|&b| b / rb != hot).collect();
+        let me = self.requests;
+        while let Some(&(n, t, _)) = self.recent.front() {
+            if self.within(n, t, me, now) {
+                break;
+            }
+            self.recent.pop_front();
+        }
         if touches_hot {
             // Outside blocks of the requests just before this one were read together with it.
-            let earlier: Vec<u64> = self.recent.iter_mut().flat_map(|(o, _)| std::mem::take(o)).collect();
+            let earlier: Vec<u64> = self.recent.drain(..).flat_map(|(_, _, o)| o).collect();
             for b in earlier {
                 self.credit(b, candidates);
             }
         }
-        if touches_hot || self.recent.iter().any(|&(_, h)| h) {
-            for b in std::mem::take(&mut outside) {
+        let near_hot = touches_hot || self.last_hot.is_some_and(|(n, t)| self.within(n, t, me, now));
+        if touches_hot {
+            self.last_hot = Some((me, now));
+        }
+        if near_hot {
+            for b in outside {
                 self.credit(b, candidates);
             }
+        } else if !outside.is_empty() {
+            self.recent.push_back((me, now, outside));
+            if self.recent.len() > MAX_PENDING {
+                self.recent.pop_front();
+            }
         }
-        self.recent.push_back((outside, touches_hot));
-        while self.recent.len() > self.window {
-            self.recent.pop_front();
-        }
+    }
+
+    /// Whether request `n` made at `t` is within the window of request `me` made at `now`.
+    fn within(&self, n: u64, t: SimTime, me: u64, now: SimTime) -> bool {
+        me.saturating_sub(n) <= self.window as u64 || (self.window_ns > 0 && now.saturating_sub(t) <= self.window_ns)
     }
 
     fn credit(&mut self, block: u64, candidates: &mut Vec<u64>) {
@@ -184,6 +226,7 @@ impl AccessMonitor {
             // Co-access counts and the window speak of the old hot region.
             self.together.clear();
             self.recent.clear();
+            self.last_hot = None;
         }
         self.hot = hot;
         self.seen_in_epoch = 0;
@@ -196,7 +239,7 @@ impl AccessMonitor {
     /// Bytes the counters hold (approximate: entries × their size).
     #[must_use]
     pub fn memory_bytes(&self) -> u64 {
-        (self.counts.len() * 16 + self.together.len() * 12) as u64 + self.recent.iter().map(|(o, _)| 8 * o.len() as u64 + 32).sum::<u64>()
+        (self.counts.len() * 16 + self.together.len() * 12) as u64 + self.recent.iter().map(|(_, _, o)| 8 * o.len() as u64 + 40).sum::<u64>()
     }
 }
 
@@ -211,7 +254,7 @@ mod tests {
             let mut c = Vec::new();
             for _ in 0..8 {
                 for r in [&[1u64][..], &[40], &[80], &[2]] {
-                    m.record(r, &mut c);
+                    m.record(r, 0, &mut c);
                 }
             }
             c
@@ -224,7 +267,7 @@ mod tests {
         let mut c = Vec::new();
         for _ in 0..8 {
             for r in [&[1u64][..], &[2], &[3]] {
-                m.record(r, &mut c);
+                m.record(r, 0, &mut c);
             }
         }
         assert!(c.is_empty(), "sequential reads have spatial locality: {c:?}");
@@ -237,7 +280,7 @@ mod tests {
         // Region 0 is hot; blocks 500, 501 and 900 are read between hot requests, round after round.
         for _ in 0..8 {
             for r in [&[1u64, 2][..], &[500, 501], &[3], &[900], &[4]] {
-                m.record(r, &mut c);
+                m.record(r, 0, &mut c);
             }
         }
         assert_eq!(m.hot_region(), Some(0));
@@ -248,10 +291,48 @@ mod tests {
         let mut c2 = Vec::new();
         for _ in 0..3 {
             for r in [&[700u64][..], &[701], &[702], &[703]] {
-                m.record(r, &mut c2);
+                m.record(r, 0, &mut c2);
             }
         }
         assert!(!c2.contains(&702) && !c2.contains(&703), "{c2:?}");
+    }
+
+    #[test]
+    fn a_time_window_credits_reads_many_requests_after_a_hot_one() {
+        // Region 0 is hot (16 accesses); then one hot request, a stretch of reads in region 5 one
+        // millisecond apart, and block 900 ten requests (10 ms) after the hot request.
+        let stretch = |m: &mut AccessMonitor, gap_ns: u64| {
+            let mut c = Vec::new();
+            for b in 0..16 {
+                m.record(&[b], 0, &mut c);
+            }
+            c.clear();
+            m.record(&[1], 1_000_000, &mut c);
+            for j in 1..10u64 {
+                m.record(&[600 + j], 1_000_000 + j * gap_ns, &mut c);
+            }
+            m.record(&[900], 1_000_000 + 10 * gap_ns, &mut c);
+            c
+        };
+        let ms = 1_000_000;
+        let c = stretch(&mut AccessMonitor::new(100, 2, 1, 16, 0), ms);
+        assert!(c.contains(&601) && !c.contains(&900), "2 requests only: {c:?}");
+        let c = stretch(&mut AccessMonitor::new(100, 2, 1, 16, 0).with_time_window(20 * ms), ms);
+        assert!(c.contains(&609) && c.contains(&900), "within 20 ms of the hot request: {c:?}");
+        // The same requests spread out over a second: only the request window holds.
+        let c = stretch(&mut AccessMonitor::new(100, 2, 1, 16, 0).with_time_window(20 * ms), 100 * ms);
+        assert!(c.contains(&601) && !c.contains(&603) && !c.contains(&900), "{c:?}");
+        // A hot request credits the outside reads that came within the window before it.
+        let mut m = AccessMonitor::new(100, 2, 1, 16, 0).with_time_window(20 * ms);
+        let mut c = Vec::new();
+        for b in 0..16 {
+            m.record(&[b], 0, &mut c);
+        }
+        for j in 0..6u64 {
+            m.record(&[700 + j], 10 * ms + j * ms, &mut c);
+        }
+        m.record(&[2], 20 * ms, &mut c);
+        assert!((700..706).all(|b| c.contains(&b)), "{c:?}");
     }
 
     #[test]
@@ -259,10 +340,10 @@ mod tests {
         // One "pass": a hot request, an outside block, then many hot blocks (several epochs of
         // 16 accesses) before the pattern repeats.
         let pass = |m: &mut AccessMonitor, c: &mut Vec<u64>| {
-            m.record(&[1], c);
-            m.record(&[500], c);
+            m.record(&[1], 0, c);
+            m.record(&[500], 0, c);
             for b in 0..40 {
-                m.record(&[b % 50], c);
+                m.record(&[b % 50], 0, c);
             }
         };
         let mut kept = AccessMonitor::new(100, 2, 2, 16, 0);
