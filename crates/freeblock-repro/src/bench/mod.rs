@@ -24,7 +24,7 @@
 //! | issue 3 | registered set of a whole-disk 4 KB scan of the multi-terabyte drive | ≤ [`TARGET_SET_BYTES`] |
 //! | issue 35 | the whole freeblock state of [`STATE_DISK`] | ≤ [`TARGET_STATE_BYTES`] |
 //! | issue 35 | planner p99 through a complete scan; one pass's share of the potential | ≤ [`TARGET_COMPLETE_SCAN_P99_US`] µs; ≥ [`TARGET_ONE_PASS_SHARE`] |
-//! | issue 35 | a repeated scan's steady-state share of the potential | ≥ [`TARGET_STEADY_SHARE`] |
+//! | issue 35 | a repeated scan's steady-state share of the potential, counted from the first pass end after its passes in flight reached their cap ([`freeblock::freeblock::bandwidth`]) | ≥ [`TARGET_STEADY_SHARE`] |
 
 use std::sync::Arc;
 use std::time::Instant;
