@@ -604,6 +604,20 @@ mod tests {
     }
 
     #[test]
+    fn opportunity_split_sums_the_buckets_starting_in_the_span() {
+        let bucket = |start_s: f64, window_ns: u64, free_transfer_ns: u64, extra_seek_ns: u64| TimelineRow {
+            start_s,
+            accounts: freeblock::freeblock::Accounts { window_ns, free_transfer_ns, extra_seek_ns, ..Default::default() },
+        };
+        let timeline = [bucket(0.0, 100, 90, 10), bucket(60.0, 100, 50, 20), bucket(120.0, 200, 100, 40)];
+        // Buckets at 60 and 120 s: 150 of 300 ns transferring, 60 seeking, 90 unused.
+        let [t, k, u] = opportunity_split(&timeline, 60.0, 180.0).unwrap();
+        assert!((t - 0.5).abs() < 1e-12 && (k - 0.2).abs() < 1e-12 && (u - 0.3).abs() < 1e-12, "{t} {k} {u}");
+        assert_eq!(opportunity_split(&timeline, 0.0, 60.0), Some([0.9, 0.1, 0.0]));
+        assert_eq!(opportunity_split(&timeline, 200.0, 300.0), None);
+    }
+
+    #[test]
     fn registered_set_without_a_probe_still_estimates() {
         let row = registered_set_memory("atlas10k", 4096, None).unwrap();
         assert_eq!(row.measured_bytes, None);
