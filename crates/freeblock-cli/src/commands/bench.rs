@@ -3,7 +3,7 @@
 //! [`freeblock_repro::bench`]'s.
 
 use clap::Args;
-use freeblock_repro::bench::{run, AllocationProbe, BenchSettings};
+use freeblock_repro::bench::{run, AllocationProbe, BenchSettings, STEADY_NEXT_PASS_AT, STEADY_PASSES_IN_FLIGHT};
 
 use crate::output::CmdResult;
 
@@ -26,8 +26,15 @@ pub struct BenchArgs {
     /// (0: leave it out). About 20 minutes of wall-clock time per 40,000 s on one core.
     #[arg(long, default_value_t = 40_000.0)]
     pub steady_s: f64,
+    /// Freeblock rows: the repeated scan's most passes in flight (at least 2).
+    #[arg(long, default_value_t = STEADY_PASSES_IN_FLIGHT)]
+    pub passes_in_flight: u32,
+    /// Freeblock rows: the repeated scan starts another pass once the newest has read this share
+    /// of the disk (0 to 1).
+    #[arg(long, default_value_t = STEADY_NEXT_PASS_AT)]
+    pub next_pass_at: f64,
     /// Freeblock rows: the planner's budget of other tracks examined per decision for the
-    /// decision-time rows (default: the planner's default, 100; 0 = no limit).
+    /// decision-time rows (default: the planner's default, 25; 0 = no limit).
     #[arg(long)]
     pub max_tracks: Option<u32>,
     /// Freeblock rows in a few seconds: 2000 requests per measurement, the "complete scan" capped
@@ -46,6 +53,8 @@ pub fn bench(a: &BenchArgs, probe: Option<&'static dyn AllocationProbe>) -> CmdR
         decision_requests: a.decision_requests,
         scan_cap: a.scan_cap,
         steady_s: a.steady_s,
+        passes_in_flight: a.passes_in_flight,
+        next_pass_at: a.next_pass_at,
         max_tracks: a.max_tracks,
         quick: a.quick,
         json: a.json,

@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 use indicatif::ProgressBar;
 
 use super::{
-    freeblock_rows, simulator_speed, AllocationProbe, FreeblockBench, SpeedRow, PAPER_DECISION_MAX_US, TARGET_COMPLETE_SCAN_P99_US, TARGET_DECISION_MEDIAN_US, TARGET_DECISION_P99_US,
-    TARGET_ONE_PASS_SHARE, TARGET_SET_BYTES, TARGET_STATE_BYTES, TARGET_STEADY_SHARE,
+    freeblock_rows, simulator_speed, AllocationProbe, FreeblockBench, SpeedRow, PAPER_DECISION_MAX_US, STEADY_NEXT_PASS_AT, STEADY_PASSES_IN_FLIGHT, TARGET_COMPLETE_SCAN_P99_US,
+    TARGET_DECISION_MEDIAN_US, TARGET_DECISION_P99_US, TARGET_ONE_PASS_SHARE, TARGET_SET_BYTES, TARGET_STATE_BYTES, TARGET_STEADY_SHARE,
 };
 use crate::table::{against_bound, pct, Table};
 use crate::{Outcome, Result, Statement};
@@ -25,6 +25,10 @@ pub struct BenchSettings {
     pub scan_cap: u64,
     /// Freeblock rows: simulated seconds of the repeated scan (0: leave it out).
     pub steady_s: f64,
+    /// Freeblock rows: the repeated scan's most passes in flight.
+    pub passes_in_flight: u32,
+    /// Freeblock rows: the repeated scan starts another pass once the newest has read this share.
+    pub next_pass_at: f64,
     /// Freeblock rows: the planner's budget of other tracks examined per decision (`None`: the
     /// planner's default).
     pub max_tracks: Option<u32>,
@@ -37,7 +41,18 @@ pub struct BenchSettings {
 
 impl Default for BenchSettings {
     fn default() -> Self {
-        Self { requests: 1_000_000, only: "all".into(), decision_requests: 50_000, scan_cap: 2_000_000, steady_s: 40_000.0, max_tracks: None, quick: false, json: false }
+        Self {
+            requests: 1_000_000,
+            only: "all".into(),
+            decision_requests: 50_000,
+            scan_cap: 2_000_000,
+            steady_s: 40_000.0,
+            passes_in_flight: STEADY_PASSES_IN_FLIGHT,
+            next_pass_at: STEADY_NEXT_PASS_AT,
+            max_tracks: None,
+            quick: false,
+            json: false,
+        }
     }
 }
 
@@ -62,7 +77,7 @@ pub fn run(s: &BenchSettings, probe: Option<&dyn AllocationProbe>) -> Result<Out
             pb.enable_steady_tick(std::time::Duration::from_millis(200));
             pb
         });
-        let result = freeblock_rows(requests, cap, steady_s, s.max_tracks, probe, |label| {
+        let result = freeblock_rows(requests, cap, steady_s, (s.passes_in_flight, s.next_pass_at), s.max_tracks, probe, |label| {
             if let Some(pb) = &pb {
                 pb.set_message(label.to_string());
             }
@@ -231,21 +246,34 @@ fn scale_text(b: &FreeblockBench, statements: &mut Vec<Statement>) -> String {
         t.row(["planner p99, one pass".to_string(), "no scan completed (raise --scan-cap; --quick caps it)".into(), "n/a".into(), String::new(), String::new()]);
     }
     if let Some(r) = &b.steady {
-        let st = &r.steady;
+        let st = &r.settled;
+        let span = match (st.from_pass, st.inventory) {
+            (Some(k), Some((a, z))) => format!(
+                "counted from pass {k}'s end (the first with {} under way) over {} more pass ends, one every {:.0} s; inventory {a:.2} → {z:.2} passes, all reading {}",
+                r.passes_in_flight,
+                st.counted,
+                st.interval_s.unwrap_or(0.0),
+                st.with_inventory_share.map_or("n/a".into(), pct)
+            ),
+            _ => format!("the passes in flight never reached {} before a pass end", r.passes_in_flight),
+        };
+        let split = |x: Option<[f64; 3]>| x.map_or("n/a".into(), |[t, k, u]| format!("{} / {} / {}", pct(t), pct(k), pct(u)));
+        let span = format!("{span}; free transfer / extra seek / unused time of the opportunity {} counted, {} before the first pass end", split(r.settled_split), split(r.filling_split));
         t.row(row(
             "steady state, share of potential",
             format!(
-                "{}, {}, {}, endless scan, {} passes in flight, next at {}, {:.0} simulated s: {} passes ended{}",
+                "{}, {}, {}, endless scan, {} passes in flight, next at {}, at most {} other tracks a decision, {:.0} simulated s: {} passes ended; {span}; from the first pass end {}",
                 r.disk,
                 r.planner,
                 r.foreground,
                 r.passes_in_flight,
                 r.next_pass_at,
+                r.max_tracks,
                 r.simulated_s,
                 st.passes,
-                st.interval_s.map_or(String::new(), |i| format!(", one every {i:.0} s"))
+                r.steady.share.map_or("n/a".into(), pct)
             ),
-            st.share.map_or("n/a (fewer than 2 passes ended)".into(), pct),
+            st.share.map_or("n/a (no pass end after the cap was reached)".into(), pct),
             st.share,
             format!("≥ {}", pct(TARGET_STEADY_SHARE)),
             st.share.is_some_and(|x| x >= TARGET_STEADY_SHARE),
@@ -254,7 +282,7 @@ fn scale_text(b: &FreeblockBench, statements: &mut Vec<Statement>) -> String {
     s.push_str(&t.render());
     let _ = writeln!(
         s,
-        "(state = heap the freeblock engine holds, measured by the counting allocator: wanted sets, per-track summaries, planner tables and kept weights; share of potential = a whole pass's bytes per second of the pass (steady: per interval between pass ends) ÷ the potential free bandwidth, the foreground's rotational latency at its track's media rate)"
+        "(state = heap the freeblock engine holds, measured by the counting allocator: wanted sets, per-track summaries, planner tables and kept weights; share of potential = a whole pass's bytes per second of the pass (steady: per interval between pass ends, counted once the passes in flight reached their cap; inventory = passes' worth of blocks read for passes still under way, which no pass end counts yet) ÷ the potential free bandwidth, the foreground's rotational latency at its track's media rate)"
     );
     s
 }

@@ -77,10 +77,25 @@ pub enum TaskSpec {
 }
 
 /// The default decision budget, in other tracks examined per decision. Late in a scan, when the
-/// wanted blocks are few and scattered, an unlimited search looks at thousands of tracks for one
-/// sector (milliseconds); 100 keeps every decision under half a millisecond and, on the Atlas 10K
-/// under OLTP, reads a whole-disk scan as fast as no limit does (within 0.5%).
-pub const DEFAULT_MAX_TRACKS: u32 = 100;
+/// wanted blocks are few and scattered one per track, an unlimited search looks at thousands of
+/// tracks for one sector (milliseconds), and each track examined costs about 1.5 µs: the p99 of a
+/// decision is the budget's worth of tracks. Searching far buys nothing: a far track's sectors
+/// are rarely worth its seek. Measured over one complete 4 KB scan of the Atlas 10K (OLTP, MPL 20,
+/// FCFS, seed 1; `freeblock bench --only freeblock --max-tracks N`; p99 on a loaded machine):
+///
+/// | budget | one-pass share single / two / multi track | p99 µs single / two / multi |
+/// |---|---|---|
+/// | 8 | 57.1 / 65.1 / 70.3% | 27 / 26 / 45 |
+/// | 12 | 59.1 / 65.9 / 70.6% | 49 / 34 / 45 |
+/// | 16 | 60.1 / 66.2 / 70.3% | 65 / 46 / 63 |
+/// | 20 | 60.7 / 66.2 / 70.2% | 83 / 78 / 77 |
+/// | 25 | 61.0 / 66.3 / 70.0% | 85 / 63 / 81 |
+/// | 100 | 61.3 / 66.2 / 69.4% | 141 / 157 / 223 |
+///
+/// 25 keeps every planner's share within 0.3 points of 100's (the two- and multi-track ones
+/// gain) and the p99 under issue 35's 100 µs; below it the single-track greedy (paper 000's)
+/// loses share.
+pub const DEFAULT_MAX_TRACKS: u32 = 25;
 
 fn default_max_tracks() -> u32 {
     DEFAULT_MAX_TRACKS
@@ -91,7 +106,7 @@ fn default_max_tracks() -> u32 {
 /// ```toml
 /// [freeblock]
 /// planner = "two_track"      # or "single_track" (paper 000 §4), or "multi_track"
-/// max_tracks = 100           # other tracks examined per decision, 0 = no limit
+/// max_tracks = 25            # other tracks examined per decision, 0 = no limit
 /// balance = true             # weigh lagging parts of the disk more (default: not for single_track)
 /// piggyback = true           # foreground transfers of wanted blocks count
 /// idle_after_ms = 50         # also use idle time after 50 ms without requests (not free)

@@ -41,7 +41,7 @@ pub mod planner;
 pub mod sets;
 
 pub use apps::{BackgroundApp, PassRecord, ProgressPoint, Promoted, Scan, TaskControl, TaskReport, DEFAULT_PASSES_IN_FLIGHT};
-pub use bandwidth::{media_mb_s, share_of_potential, steady_state, SteadyState};
+pub use bandwidth::{inventory_at, media_mb_s, settled_steady_state, share_of_potential, steady_state, SettledSteadyState, SteadyState};
 pub use engine::{Accounts, Freeblock, DEFAULT_MAX_TRACKS, FreeblockConfig, FreeblockReport, Placement, TaskSpec, TimelineRow};
 pub use error::FreeblockError;
 pub use planner::{Plan, Planner, PlannerKind, Segment, Window};
