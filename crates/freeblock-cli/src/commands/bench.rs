@@ -34,7 +34,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = STEADY_NEXT_PASS_AT)]
     pub next_pass_at: f64,
     /// Freeblock rows: the planner's budget of other tracks examined per decision for the
-    /// decision-time rows (default: the planner's default, 25; 0 = no limit).
+    /// decision-time rows (default: the planner's own, 25, or 12 for multi_track; 0 = no limit).
     #[arg(long)]
     pub max_tracks: Option<u32>,
     /// Freeblock rows in a few seconds: 2000 requests per measurement, the "complete scan" capped

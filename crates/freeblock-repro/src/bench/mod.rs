@@ -268,7 +268,7 @@ pub fn decision_times(disk_name: &str, planner: PlannerKind, mpl: u32, max_reque
         p.current_bytes()
     });
     let defaults = FreeblockConfig::default();
-    let config = FreeblockConfig { planner, tasks: vec![scan], max_tracks: max_tracks.unwrap_or(defaults.max_tracks), ..defaults };
+    let config = FreeblockConfig { planner, tasks: vec![scan], max_tracks: max_tracks.or(defaults.max_tracks), ..defaults };
     let mut fb = Freeblock::new(Arc::clone(&disk), config)?;
     fb.measure_decisions();
     let spec = OltpSpec::default();
