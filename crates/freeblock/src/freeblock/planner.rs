@@ -57,13 +57,13 @@
 //!                then the source's and destination's cylinders' richest surfaces
 //! ```
 //!
-//! | `inv35_tail multi 12` (Atlas 10K, OLTP MPL 20, FCFS) | one-pass share | runs left at 1% / 0.1% of sectors | last 1% of sectors |
+//! | `scan_tail multi 12` (Atlas 10K, OLTP MPL 20, FCFS) | one-pass share | runs left at 1% / 0.1% of sectors | last 1% of sectors |
 //! |---|---|---|---|
 //! | chains over src/dst cylinders only (before)        | 0.706 | 27,140 / 7,379 | 13.8% of the pass |
 //! | + run-head bonus 16                                | 0.731 | — | — |
 //! | + chains over the 8 best walked tracks             | 0.731 | — | — |
 //! | both (now)                                         | 0.758 | 10,353 / 1,440 | 10.5% of the pass |
-//! | both, budget 25 (`inv35_tail multi 25`)            | 0.783 | — | — |
+//! | both, budget 25 (`scan_tail multi 25`)            | 0.783 | — | — |
 //!
 //! No foreground request is delayed in any of these runs; seeds 2, 3 and 42 give 0.704 → 0.760,
 //! 0.756 and 0.753. The decisions examine more other tracks (10.5 a decision at budget 12, against

@@ -1,10 +1,10 @@
-//! Issue 35 investigation: one complete scan of the Atlas 10K under OLTP (MPL 20, FCFS) for one
+//! The tail of a complete freeblock scan (issue 35): one complete scan of the Atlas 10K under OLTP (MPL 20, FCFS) for one
 //! planner, budget of other tracks per decision and idle threshold; prints the decision-time
 //! quantiles, the one-pass share, when each fraction of the scan was reached, and the share of
 //! the potential realised in each phase of the pass (from the engine's timeline).
 //!
-//! Usage: `inv35_tail [single|two|multi] [BUDGET] [IDLE_MS|none] [MAX_REQUESTS] [balance|nobalance] [SEED]`
-//! (defaults: two_track, 100, no idle work, 2,000,000, the planner's default balance, seed 1).
+//! Usage: `scan_tail [single|two|multi] [BUDGET] [IDLE_MS|none] [MAX_REQUESTS] [balance|nobalance] [SEED]`
+//! (defaults: two_track, the planner's default budget, no idle work, 2,000,000, the planner's default balance, seed 1).
 use std::sync::Arc;
 
 use freeblock::freeblock::{Freeblock, FreeblockConfig, PlannerKind, TaskSpec};
@@ -20,7 +20,7 @@ fn main() {
         Some("multi") => PlannerKind::MultiTrack,
         _ => PlannerKind::TwoTrack,
     };
-    let max_tracks: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100);
+    let max_tracks: Option<u32> = args.get(2).and_then(|s| s.parse().ok());
     let idle_after_ms: Option<f64> = args.get(3).and_then(|s| s.parse().ok());
     let balance: Option<bool> = args.get(5).map(|s| s == "balance");
     let cap: u64 = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(2_000_000);
@@ -43,7 +43,7 @@ fn main() {
     let task = &rep.tasks[0];
     let pass = task.passes.first();
     let share = pass.map(|p| (p.blocks * 4096) as f64 / 1e6 / ((p.end_ns - p.start_ns) as f64 / 1e9) / rep.potential_mb_s);
-    println!("planner {planner} budget {max_tracks} idle {idle_after_ms:?} balance {balance:?} seed {seed}: requests {} decisions {} examined/decision {:.2} median {:.1} p90 {:.1} p99 {:.1} p99.9 {:.1} max {:.1} us; one-pass share {share:?}; efficiency {:.3}; idle MB/s {:.3}; delayed {}; wall {wall:.0} s",
+    println!("planner {planner} budget {max_tracks:?} idle {idle_after_ms:?} balance {balance:?} seed {seed}: requests {} decisions {} examined/decision {:.2} median {:.1} p90 {:.1} p99 {:.1} p99.9 {:.1} max {:.1} us; one-pass share {share:?}; efficiency {:.3}; idle MB/s {:.3}; delayed {}; wall {wall:.0} s",
         run.requests, rep.decisions, rep.tracks_examined as f64 / rep.decisions.max(1) as f64, h.quantile(0.5) / 1e3, h.quantile(0.9) / 1e3, h.quantile(0.99) / 1e3, h.quantile(0.999) / 1e3, h.quantile(1.0) / 1e3, rep.efficiency, rep.idle_mb_s, rep.delayed_foreground);
     let end = pass.map_or(rep.duration_s, |p| p.end_ns as f64 / 1e9);
     let when = |f: f64| task.progress.iter().find(|p| p.pass == 0 && p.fraction >= f).map(|p| p.time_ns as f64 / 1e9);
