@@ -237,8 +237,7 @@ class Result:
         ``efficiency`` (free / potential), the split of the potential time into
         ``free_transfer_fraction``, ``extra_seek_fraction`` and ``unused_fraction``,
         ``idle_mb_s`` (idle-time bandwidth, not free), ``delayed_foreground`` (foreground
-        requests whose completion the background work moved; 0 in the in-firmware model),
-        ``shifted_foreground`` (same completion, media transfer started at another instant), ``decisions``,
+        requests the background work moved; 0 in the in-firmware model), ``decisions``,
         ``tracks_examined`` and ``totals`` (the raw accounts). Per-bucket and per-task results
         are :attr:`freeblock_timeline`, :attr:`freeblock_tasks`, :attr:`scan_passes` and
         :attr:`scan_progress`."""

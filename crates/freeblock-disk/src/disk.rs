@@ -609,9 +609,11 @@ impl Disk {
         let late_ps = u128::from(ready - (t + wait)) * 1000;
         let revolutions = late_ps.div_ceil(u128::from(self.rev_ps));
         let hold_ps = revolutions * u128::from(self.rev_ps);
-        // Whole nanoseconds: round so the sector is not missed (`wait_for` allows
-        // `ON_TIME_PS` of lateness).
-        SimTime::try_from(hold_ps.div_ceil(1000)).unwrap_or(SimTime::MAX)
+        // Whole nanoseconds, rounded down: the heads may already be up to `ON_TIME_PS` late for
+        // the sector at `t` (an instant rounded up to the nanosecond), and rounding the hold up too
+        // could take them past it and cost a revolution. Rounded down they are at most a
+        // nanosecond early, and the wait after the hold covers it.
+        SimTime::try_from(hold_ps / 1000).unwrap_or(SimTime::MAX)
     }
 
     /// For a run whose first sector starts at `first`, arriving at `t` with `wait` =

@@ -6,11 +6,7 @@
 //! asks the [`Planner`] for background segments, carries them out with [`Disk::arc`], and serves
 //! the foreground request from wherever the heads ended up with [`Disk::access_when_free`]. That
 //! last step is computed, not assumed: a plan that overran would delay the foreground request, and
-//! the engine counts such delays (`delayed_foreground`), which tests require to be zero. A request
-//! that completes at its own instant but whose first sector went under the head at another one (a
-//! long write whose end the bus fixes, so the heads' arrival moves only where its media transfer
-//! starts) is not delayed: the host sees the same completion. It is counted apart
-//! (`shifted_foreground`) so that it stays visible.
+//! the engine counts such delays (`delayed_foreground`), which tests require to be zero.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -424,12 +420,8 @@ pub struct FreeblockReport {
     pub unused_fraction: f64,
     /// Idle-time bandwidth (not free), MB/s.
     pub idle_mb_s: f64,
-    /// Foreground requests whose completion the background work changed (must be 0).
+    /// Foreground requests whose timing the background work changed (must be 0).
     pub delayed_foreground: u64,
-    /// Foreground requests that completed at their own instant but whose media transfer started
-    /// at another (see the module doc).
-    #[serde(default)]
-    pub shifted_foreground: u64,
     /// Planner decisions made.
     pub decisions: u64,
     /// Other tracks examined, summed over decisions.
@@ -463,7 +455,6 @@ pub struct Freeblock {
     runs: Vec<TrackRun>,
     pieces: Vec<(std::ops::Range<u64>, u32)>,
     delayed: u64,
-    shifted: u64,
     decisions: u64,
     examined: u64,
     decision_times: Option<Histogram>,
@@ -512,7 +503,6 @@ impl Freeblock {
             runs: Vec::new(),
             pieces: Vec::new(),
             delayed: 0,
-            shifted: 0,
             decisions: 0,
             examined: 0,
             decision_times: None,
@@ -720,10 +710,8 @@ impl Freeblock {
         }
         // With no background work the heads never left: the foreground is served as alone.
         let done = if (h, t) == (head, free_at) { alone } else { self.disk.access_when_free(h, now, t, lbn, sectors, op, &mut self.runs).map_err(req)? };
-        if done.end != alone.end {
+        if done.media_start != alone.media_start || done.end != alone.end {
             self.delayed += 1;
-        } else if done.media_start != alone.media_start {
-            self.shifted += 1;
         }
         drive.set_head(done.end_head);
         if self.config.piggyback {
@@ -849,7 +837,6 @@ impl Freeblock {
             unused_fraction: t.unused_ns() as f64 / pot,
             idle_mb_s: mb_s(t.idle_bytes as f64),
             delayed_foreground: self.delayed,
-            shifted_foreground: self.shifted,
             decisions: self.decisions,
             tracks_examined: self.examined,
             timeline: self.timeline.clone(),
