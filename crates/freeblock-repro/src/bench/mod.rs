@@ -449,7 +449,7 @@ pub fn steady_state(planner: PlannerKind, simulated_s: f64, passes_in_flight: u3
     let settled = freeblock::freeblock::settled_steady_state(passes, progress, passes_in_flight, pass_bytes, report.potential_mb_s);
     let end_s = |k: usize| passes[k].end_ns as f64 / 1e9;
     let settled_split = settled.from_pass.filter(|_| settled.counted > 0).and_then(|k| opportunity_split(&report.timeline, end_s(k), end_s(passes.len() - 1)));
-    let filling_split = opportunity_split(&report.timeline, 0.0, passes.first().map_or(f64::INFINITY, |p| p.end_ns as f64 / 1e9));
+    let filling_split = opportunity_split(&report.timeline, 0.0, if passes.is_empty() { f64::INFINITY } else { end_s(0) });
     Ok(SteadyRow {
         disk: "atlas10k".into(),
         planner: planner.to_string(),

@@ -887,14 +887,11 @@ mod tests {
             for _ in 0..2000 {
                 let src = disk.target(rng.gen_range(0..disk.capacity())).unwrap();
                 let dst = disk.target(rng.gen_range(0..disk.capacity())).unwrap();
-                let head = HeadState { cylinder: src.cylinder, surface: src.surface };
                 let fg_op = if rng.gen_bool(0.5) { Op::Read } else { Op::Write };
                 let free_at = rng.gen_range(0..1_000_000_000);
-                let arrive = free_at + disk.move_ns(head, dst.cylinder, dst.surface, fg_op);
                 // Sometimes a revolution later (the foreground's sector has passed once): passes
                 // then cover whole tracks and the second track's sector clock wraps.
-                let deadline = arrive + disk.wait_for(arrive, dst.pos) + rng.gen_range(0..2) * disk.revolution_ns();
-                let w = Window { head, free_at, dst, deadline, fg_ready: free_at, fg_op };
+                let w = window_between(&disk, src, dst, fg_op, free_at, rng.gen_range(0..2));
                 let (a, b) = (pruned.plan(&sets, &w), exhaustive.plan(&sets, &w));
                 assert_eq!((a.segments, a.wanted), (b.segments, b.wanted), "{kind}: {w:?}");
                 differ_from_greedy += usize::from(a.wanted != greedy.plan(&sets, &w).wanted);
@@ -916,15 +913,20 @@ mod tests {
         sets
     }
 
+    /// The window of a foreground `fg_op` to `dst` with the heads on `src`'s track, free from
+    /// `free_at`, its sector met after `late_revs` whole revolutions more than the first pass.
+    fn window_between(disk: &Disk, src: Target, dst: Target, fg_op: Op, free_at: SimTime, late_revs: u64) -> Window {
+        let head = HeadState { cylinder: src.cylinder, surface: src.surface };
+        let arrive = free_at + disk.move_ns(head, dst.cylinder, dst.surface, fg_op);
+        let deadline = arrive + disk.wait_for(arrive, dst.pos) + late_revs * disk.revolution_ns();
+        Window { head, free_at, dst, deadline, fg_ready: free_at, fg_op }
+    }
+
     /// A random window: heads on a random track, the foreground's sector a random one.
     fn random_window(disk: &Disk, rng: &mut ChaCha8Rng) -> Window {
         let src = disk.target(rng.gen_range(0..disk.capacity())).unwrap();
         let dst = disk.target(rng.gen_range(0..disk.capacity())).unwrap();
-        let head = HeadState { cylinder: src.cylinder, surface: src.surface };
-        let free_at = rng.gen_range(0..1_000_000_000);
-        let arrive = free_at + disk.move_ns(head, dst.cylinder, dst.surface, Op::Read);
-        let deadline = arrive + disk.wait_for(arrive, dst.pos);
-        Window { head, free_at, dst, deadline, fg_ready: free_at, fg_op: Op::Read }
+        window_between(disk, src, dst, Op::Read, rng.gen_range(0..1_000_000_000), 0)
     }
 
     /// Chains hop over the best other tracks the search weighed, wherever they are: some plans
