@@ -192,18 +192,30 @@ pub fn is_no_space(e: &std::io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT))
 }
 
-/// Takes the store's advisory lock (`STORE.lock`, `flock` exclusive, not waiting) and writes
-/// the holder's pid into it. The kernel drops the lock when the process ends, however it ends,
-/// so a lock file left by a killed server is taken over.
+/// How long [`lock`] waits for a held lock before saying the store is in use. A lock just let
+/// go can stay held for a moment: the open file description it belongs to is shared with any
+/// child another thread of this process forked and has not yet exec'd (close-on-exec closes it
+/// only at the exec), so a server restarted on its store in the same process can find its own
+/// pid's lock still there. A server really using the store holds it far longer than this.
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Takes the store's advisory lock (`STORE.lock`, `flock` exclusive, retrying for
+/// [`LOCK_PATIENCE`]) and writes the holder's pid into it. The kernel drops the lock when the
+/// process ends, however it ends, so a lock file left by a killed server is taken over.
 fn lock(store: &Path) -> Result<File, StoreError> {
     let path = beside(store, "lock");
     let io = |source| StoreError::Io { path: path.clone(), source };
     let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).map_err(io)?;
+    let began = std::time::Instant::now();
     // SAFETY: flock on a descriptor this function owns; no memory is passed.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+    while unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
         let err = std::io::Error::last_os_error();
         if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
             return Err(io(err));
+        }
+        if began.elapsed() < LOCK_PATIENCE {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            continue;
         }
         let mut said = String::new();
         let _ = file.take(256).read_to_string(&mut said);

@@ -137,3 +137,22 @@ fn a_deleted_journal_is_refused_and_check_reports_it() {
     let err = refused(&cfg);
     assert!(err.contains("disk.img.map.journal") && err.contains("missing"), "{err}");
 }
+
+#[test]
+fn a_lock_let_go_a_moment_later_is_waited_for() {
+    // As a child forked by another thread holds a just-closed lock until it execs: the store's
+    // lock is held here for 300 ms, and a server started meanwhile waits for it, not refuses.
+    let dir = Scratch::new("guard-wait");
+    let store = dir.path("disk.img");
+    let held = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(dir.path("disk.img.lock")).unwrap();
+    held.lock().unwrap();
+    let letting_go = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        drop(held);
+    });
+    let server = start(range_writes(&store));
+    letting_go.join().unwrap();
+    let mut c = Client::connect(server.addr, &server.export).unwrap();
+    c.write_fua(0, &[9; 4096]).unwrap();
+    assert_eq!(c.read(0, 4096).unwrap(), vec![9; 4096]);
+}
