@@ -245,7 +245,7 @@ def test_urgent_blocks_come_first_and_once() -> None:
     assert task.done and len(lbns) == len(set(lbns.tolist())) == len(task.expected)
     times = np.concatenate([b.time_ns for b in task.batches])
     urgent = np.isin(lbns, list(block_set(task.urgent, task.block_sectors)))
-    # Weighed four times an ordinary block, the urgent third is read well ahead of the rest.
+    # Weighed sixteen times an ordinary block, the urgent third is read well ahead of the rest.
     assert np.median(times[urgent]) < 0.8 * np.median(times[~urgent])
 
 

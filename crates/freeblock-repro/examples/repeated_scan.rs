@@ -1,5 +1,6 @@
 //! A repeated freeblock scan's steady state (issue 35): a repeated 4 KB scan of the Atlas 10K under OLTP (MPL 20, FCFS) with
-//! chosen overlap settings and decision budget; prints its steady state.
+//! chosen overlap settings and decision budget; prints its steady state both ways (from the first pass end, and once the
+//! passes in flight are full, with the inventory) and every pass's start and end.
 //!
 //! Usage: `repeated_scan SIMULATED_S PASSES_IN_FLIGHT NEXT_PASS_AT [BUDGET]` (budget: the planner's default).
 use std::sync::Arc;
@@ -27,6 +28,12 @@ fn main() {
     let rep = run.freeblock.expect("freeblock");
     let blocks = disk.capacity() / (4096 / u64::from(disk.spec().sector_bytes));
     let passes = rep.tasks.first().map_or(&[][..], |t| &t.passes[..]);
+    let progress = rep.tasks.first().map_or(&[][..], |t| &t.progress[..]);
     let steady = freeblock::freeblock::bandwidth::steady_state(passes, (blocks * 4096) as f64, rep.potential_mb_s);
+    let settled = freeblock::freeblock::settled_steady_state(passes, progress, in_flight, (blocks * 4096) as f64, rep.potential_mb_s);
     println!("steady {simulated_s} s, {in_flight} in flight, next at {next_at}, budget {max_tracks:?}: {steady:?}; efficiency {:.3}; passes ended {}; delayed {}", rep.efficiency, passes.len(), rep.delayed_foreground);
+    println!("settled (from the first pass end with the passes in flight full): {settled:?}");
+    for (k, p) in passes.iter().enumerate() {
+        println!("pass {k}: {:.0} s to {:.0} s", p.start_ns as f64 / 1e9, p.end_ns as f64 / 1e9);
+    }
 }

@@ -203,8 +203,18 @@ struct PassState {
 /// oldest pass no longer leaves the rotational latency unused: the younger passes' blocks fill
 /// it. Because a block goes to the oldest pass lacking it, a block read `n` times has exactly
 /// passes `0..n`, so one count per block (kept as ranges of equal counts) says which passes
-/// lack it, and the task's wanted set is what the newest pass lacks. The blocks the oldest pass
-/// lacks are marked urgent, so the planner reaches for them first.
+/// lack it, and the task's wanted set is what the newest pass lacks. The blocks the
+/// [`URGENT_PASSES`] oldest passes lack are marked urgent at every pass end, so the planner
+/// reaches for them first.
+///
+/// Why the two oldest and not only the oldest: with one, the passes in flight bunch up. Each
+/// younger pass reads the easy blocks at once and then lacks exactly what the oldest lacks; when
+/// the oldest ends, the next oldest has the same few hard blocks left, with nothing else wanted
+/// for the windows to fill, and the scan idles through a tail at every pass end. Marking what the
+/// next oldest lacks too has the planner fetch those blocks while plenty else is wanted, so the
+/// tails overlap the younger passes' reading. Measured on `freeblock bench`'s repeated scan (see
+/// [`super::sets::URGENT_WEIGHT`] for the table): with the mark weighing 16, 83.8% of the
+/// potential ended in complete passes with one pass marked, 90.3% with two.
 #[derive(Debug, Clone)]
 pub struct Scan {
     block_bytes: u64,
@@ -233,6 +243,10 @@ pub struct Scan {
     progress: Vec<ProgressPoint>,
     delivered: u64,
 }
+
+/// How many of the oldest passes in flight have what they lack marked urgent (see the
+/// [`Scan`] docs for the measurements behind 2).
+pub const URGENT_PASSES: u32 = 2;
 
 /// Passes in flight when overlapping and no number is given.
 pub const DEFAULT_PASSES_IN_FLIGHT: u32 = 2;
@@ -359,13 +373,15 @@ impl Scan {
         Ok(())
     }
 
-    /// Marks what the oldest pass in flight lacks urgent, so the planner does not starve the
-    /// blocks hardest to reach while younger passes' blocks are plentiful (each pass would
-    /// otherwise wait ever longer for its last few blocks).
+    /// Marks urgent what the [`URGENT_PASSES`] oldest passes in flight lack (never what only the
+    /// newest lacks: it is behind no one), so the planner does not starve the blocks hardest to
+    /// reach while younger passes' blocks are plentiful. Called when a second pass starts and at
+    /// every pass end; a block read since loses its mark (it is registered again, unmarked).
     fn mark_oldest_urgent(&self, ctl: &mut TaskControl<'_>) -> Result<()> {
         let oldest = self.in_flight[0].index;
+        let depth = URGENT_PASSES.min(self.in_flight.len() as u32 - 1).max(1);
         let bs = ctl.sets.block_sectors(ctl.task)?;
-        for (r, _) in self.reads.iter().filter(|(_, &n)| n == oldest) {
+        for (r, _) in self.reads.iter().filter(|(_, &n)| n < oldest + depth) {
             ctl.mark_urgent(r.start * bs..r.end * bs)?;
         }
         Ok(())
@@ -415,6 +431,7 @@ impl BackgroundApp for Scan {
     fn on_blocks(&mut self, ctl: &mut TaskControl<'_>, blocks: &[Delivery]) -> Result<()> {
         self.delivered += blocks.len() as u64;
         let bs = ctl.sets.block_sectors(ctl.task)?;
+        let mut pass_ended = false;
         for d in blocks {
             if self.in_flight[0].got >= self.in_flight[0].needed {
                 break; // surplus of the batch that finished a sampling pass
@@ -437,7 +454,7 @@ impl BackgroundApp for Scan {
                 self.done.push(PassRecord { start_ns: c.start, end_ns: d.time, blocks: c.needed });
                 if self.in_flight.len() > 1 {
                     self.in_flight.remove(0);
-                    self.mark_oldest_urgent(ctl)?;
+                    pass_ended = true;
                 }
             }
         }
@@ -454,6 +471,11 @@ impl BackgroundApp for Scan {
             }
         } else {
             self.maybe_start_next(ctl)?;
+            if pass_ended {
+                // Once the pass that replaces it has started, so that what the newest lacks
+                // alone stays unmarked.
+                self.mark_oldest_urgent(ctl)?;
+            }
             self.ask_again(ctl);
         }
         Ok(())
@@ -475,5 +497,53 @@ impl BackgroundApp for Scan {
             passes: self.done.clone(),
             progress: self.progress.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+
+    use freeblock_disk::library;
+
+    use super::*;
+    use crate::freeblock::sets::Route;
+
+    /// Reads `blocks` (4 KB, from LBN 0) through the sets, as the planner's transfers would, and
+    /// hands what they delivered to `scan`.
+    fn read(scan: &mut Scan, sets: &mut BackgroundSets, task: TaskId, blocks: std::ops::Range<u64>) {
+        let (mut promoted, mut notify) = (Vec::new(), 0);
+        for b in blocks {
+            sets.transferred(b * 8..(b + 1) * 8, 0, Route::Free, None);
+            let delivered = sets.take_deliveries(task);
+            let mut ctl = TaskControl { sets: &mut *sets, task, now: 0, promoted: &mut promoted, notify_after: &mut notify, max_request_sectors: 1024 };
+            scan.on_blocks(&mut ctl, &delivered).unwrap();
+        }
+    }
+
+    #[test]
+    fn the_two_oldest_passes_lack_what_is_urgent_and_the_newest_alone_never() {
+        let mut sets = BackgroundSets::new(library::media("atlas10k").unwrap());
+        let task = sets.add_task(Op::Read, 4096).unwrap();
+        // Ten blocks, three passes in flight, each next pass at once.
+        let mut scan = Scan::new(4096, 1.0, 0, Some((0, 10)), 1).overlapping(0.0, 3).unwrap();
+        let (mut promoted, mut notify) = (Vec::new(), 0);
+        scan.start(&mut TaskControl { sets: &mut sets, task, now: 0, promoted: &mut promoted, notify_after: &mut notify, max_request_sectors: 1024 }).unwrap();
+        // Passes 0, 1 and 2 under way; only what pass 0 lacks is urgent (pass 1 is the newest
+        // when the mark is made): every block.
+        assert_eq!(scan.in_flight.len(), 3);
+        assert_eq!(sets.urgent_sectors(), 80);
+        // Blocks 0..3 read three times (passes 0, 1, 2), 3..6 twice, 6..10 once: pass 0 ends.
+        read(&mut scan, &mut sets, task, 0..3);
+        read(&mut scan, &mut sets, task, 0..3);
+        read(&mut scan, &mut sets, task, 0..3);
+        read(&mut scan, &mut sets, task, 3..6);
+        read(&mut scan, &mut sets, task, 3..6);
+        read(&mut scan, &mut sets, task, 6..10);
+        assert_eq!(scan.done.len(), 1, "pass 0 ended");
+        assert_eq!(scan.in_flight.iter().map(|p| p.index).collect::<Vec<_>>(), [1, 2, 3]);
+        // Pass 1 lacks 6..10 and pass 2 lacks 3..10 as well: 3..10 urgent; 0..3 only the newest
+        // pass (3) lacks, so they are wanted but not urgent.
+        assert_eq!(sets.urgent_sectors(), 7 * 8);
+        assert_eq!(sets.wanted_sectors(task), 10 * 8);
     }
 }

@@ -177,6 +177,8 @@ fn urgent_sectors_weigh_more_until_transferred() {
     // Urgent only where wanted: LBNs 32..40 are not registered.
     assert_eq!(s.mark_urgent(t, 8..40).unwrap(), 24);
     assert_eq!(s.mark_urgent(t, 8..16).unwrap(), 0, "already urgent");
+    // The Atlas 10K's tracks are narrow enough for the full weight.
+    assert_eq!(s.urgent_weight(), URGENT_WEIGHT);
     let w = u64::from(URGENT_WEIGHT);
     assert_eq!((u64::from(track(&s)), s.max_sector_weight()), (8 + 24 * w, w));
     let mut weights = vec![0u16; 40];
@@ -196,6 +198,21 @@ fn urgent_sectors_weigh_more_until_transferred() {
     s.transferred(0..32, 6, Route::Free, None);
     assert_eq!((track(&s), s.max_sector_weight(), s.total_wanted()), (0, 1, 0));
     assert!(matches!(s.mark_urgent(freeblock::freeblock::TaskId(9), 0..8), Err(FreeblockError::UnknownTask(9))));
+}
+
+#[test]
+fn a_wholly_urgent_track_of_one_task_fits_two_bytes_on_the_widest_drive() {
+    // The 20 TB drive's outer tracks (4,547 sectors) take a lighter urgent mark than 16: a whole
+    // track of it must stay within the two-byte track summary instead of spilling.
+    let disk = library::media("ultrastar_hc560").unwrap();
+    let spt = u64::from(disk.layout().sectors_per_track(0));
+    let mut s = BackgroundSets::new(disk);
+    let w = s.urgent_weight();
+    assert!(w < URGENT_WEIGHT && u64::from(w) * spt < u64::from(u16::MAX) && u64::from(w + 1) * spt >= u64::from(u16::MAX), "weight {w} for {spt} sectors a track");
+    let t = s.add_task(Op::Read, 4096).unwrap();
+    s.register(t, 0, spt.div_ceil(8)).unwrap();
+    s.mark_urgent(t, 0..spt).unwrap();
+    assert_eq!(u64::from(s.track_wanted(0, 0)), spt * u64::from(w));
 }
 
 #[test]
