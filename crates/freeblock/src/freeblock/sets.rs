@@ -8,7 +8,7 @@
 //! transferred, by whatever route (free arc, foreground transfer, idle time, promotion).
 //!
 //! A task may mark some of its wanted sectors *urgent* (a repeated scan marks the blocks its oldest
-//! two passes still lack): the planner then weighs each such sector as [`URGENT_WEIGHT`] (16)
+//! three passes still lack): the planner then weighs each such sector as [`URGENT_WEIGHT`] (16)
 //! ordinary ones, so a sector that has waited long is not passed over for a few more that have not.
 //!
 //! For the planner the sets also keep, summed over tasks, the weight of the wanted sectors of every
@@ -59,20 +59,21 @@ pub const CHANGE_LOG: usize = 4096;
 /// Measured on the repeated scan of `freeblock bench` (Atlas 10K, OLTP at MPL 20, FCFS,
 /// `multi_track`, 8 passes in flight, next at half, 50,000 simulated s, seed 1; the
 /// `repeated_scan` example), the share of the potential that ended in complete passes from the
-/// first pass end with the passes in flight full, and what the two oldest passes lack marked
-/// ([`super::apps::URGENT_PASSES`] 2) or only the oldest (1):
+/// first pass end with the passes in flight full, with what the oldest `n` passes lack marked
+/// ([`super::apps::URGENT_PASSES`], now 3):
 ///
-/// | weight | oldest pass only | two oldest passes |
-/// |---|---|---|
-/// | 4 | 75.7% | 80.0%¹ |
-/// | 8 | | 82.4% |
-/// | 16 | 83.8% | **90.3%** (counted from pass 8 on: 94.2%; 93.9%¹) |
-/// | 64 | 88.2% | |
-/// | 256 | 89.4% (80,000 s) | |
+/// | weight | oldest pass only | two oldest passes | three oldest passes |
+/// |---|---|---|---|
+/// | 4 | 75.7% | 80.0%¹ | 83.6%¹ |
+/// | 8 | | 82.4% | |
+/// | 16 | 83.8% | 90.3% (counted from pass 8 on: 94.1%; 93.9%¹) | **93.5%** (from pass 8 on: 95.7%) |
+/// | 32 | | 93.3% | |
+/// | 64 | 88.2% | | |
+/// | 256 | 89.4% (80,000 s) | | |
 ///
 /// ¹ A first version that also marked every block when the second pass started (the marks differ
-/// only until the passes in flight are full). Counted from pass 3's end, the 90.3% run's inventory
-/// was still filling (5.21 → 6.34 passes; 93.8% counting it).
+/// only until the passes in flight are full). The inventory (blocks read for passes under way)
+/// was still filling in these runs, e.g. 5.27 → 6.08 passes in the 93.5% one (96.2% counting it).
 ///
 /// A heavier mark lets the planner detour for the blocks that hold the oldest passes back while
 /// the younger passes' blocks are plentiful, instead of leaving them to a tail at the end of the
