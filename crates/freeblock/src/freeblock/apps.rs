@@ -502,7 +502,6 @@ impl BackgroundApp for Scan {
 
 #[cfg(test)]
 mod tests {
-
     use freeblock_disk::library;
 
     use super::*;
