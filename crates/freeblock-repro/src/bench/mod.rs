@@ -267,8 +267,8 @@ pub fn decision_times(disk_name: &str, planner: PlannerKind, mpl: u32, max_reque
         p.reset_peak();
         p.current_bytes()
     });
-    let defaults = FreeblockConfig::default();
-    let config = FreeblockConfig { planner, tasks: vec![scan], max_tracks: max_tracks.or(defaults.max_tracks), ..defaults };
+    // `None`: the planner's own budget, as in a configuration that names none.
+    let config = FreeblockConfig { planner, tasks: vec![scan], max_tracks, ..FreeblockConfig::default() };
     let mut fb = Freeblock::new(Arc::clone(&disk), config)?;
     fb.measure_decisions();
     let spec = OltpSpec::default();

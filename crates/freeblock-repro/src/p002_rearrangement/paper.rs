@@ -94,16 +94,25 @@ pub fn paper_mix(base: &DaysSpec) -> PaperMix {
         return at_bound;
     }
     // The top-100 share falls as the read share grows: bisect for Fig. 5's 90% below the bound.
-    let (mut lo, mut hi) = (0.0, at_bound.spec.read_fraction);
-    for _ in 0..READ_SHARE_STEPS {
+    let (lo, _) = bisect(0.0, at_bound.spec.read_fraction, READ_SHARE_STEPS, |mid| paper_mix_at(base, Some(mid)).fig5_top100_share >= PAPER_FIG5_TOP100_SHARE);
+    paper_mix_at(base, Some(lo))
+}
+
+/// Halves `lo..hi` `steps` times, keeping the upper half where `go_up(mid)` holds; stops early
+/// once the bracket is a single number. Returns the last bracket.
+fn bisect(mut lo: f64, mut hi: f64, steps: usize, go_up: impl Fn(f64) -> bool) -> (f64, f64) {
+    for _ in 0..steps {
+        if hi - lo <= f64::EPSILON {
+            break;
+        }
         let mid = 0.5 * (lo + hi);
-        if paper_mix_at(base, Some(mid)).fig5_top100_share >= PAPER_FIG5_TOP100_SHARE {
+        if go_up(mid) {
             lo = mid;
         } else {
             hi = mid;
         }
     }
-    paper_mix_at(base, Some(lo))
+    (lo, hi)
 }
 
 /// Requests of the generated day on which Fig. 5's top-100 share is measured.
@@ -180,17 +189,7 @@ pub fn paper_mix_at(base: &DaysSpec, read_share: Option<f64>) -> PaperMix {
     } else if write_repeat_share(&with_exponent(hi)) <= target {
         lo = hi;
     }
-    for _ in 0..HANDFUL_EXPONENT_STEPS {
-        if hi - lo <= f64::EPSILON {
-            break;
-        }
-        let mid = 0.5 * (lo + hi);
-        if write_repeat_share(&with_exponent(mid)) < target {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
+    let (lo, hi) = bisect(lo, hi, HANDFUL_EXPONENT_STEPS, |mid| write_repeat_share(&with_exponent(mid)) < target);
     let spec = with_exponent(0.5 * (lo + hi));
     let writes_repeat_pct = 100.0 * write_repeat_share(&spec);
     let fig5_top100_share = top100_share(&spec);

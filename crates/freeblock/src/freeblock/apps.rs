@@ -367,7 +367,7 @@ impl Scan {
             let pass = self.new_pass(ctl.now());
             self.in_flight.push(pass);
             if self.in_flight.len() == 2 {
-                self.mark_oldest_urgent(ctl)?;
+                self.mark_lagging_urgent(ctl)?;
             }
         }
         Ok(())
@@ -377,7 +377,7 @@ impl Scan {
     /// newest lacks: it is behind no one), so the planner does not starve the blocks hardest to
     /// reach while younger passes' blocks are plentiful. Called when a second pass starts and at
     /// every pass end; a block read since loses its mark (it is registered again, unmarked).
-    fn mark_oldest_urgent(&self, ctl: &mut TaskControl<'_>) -> Result<()> {
+    fn mark_lagging_urgent(&self, ctl: &mut TaskControl<'_>) -> Result<()> {
         let oldest = self.in_flight[0].index;
         let depth = URGENT_PASSES.min(self.in_flight.len() as u32 - 1).max(1);
         let bs = ctl.sets.block_sectors(ctl.task)?;
@@ -474,7 +474,7 @@ impl BackgroundApp for Scan {
             if pass_ended {
                 // Once the pass that replaces it has started, so that what the newest lacks
                 // alone stays unmarked.
-                self.mark_oldest_urgent(ctl)?;
+                self.mark_lagging_urgent(ctl)?;
             }
             self.ask_again(ctl);
         }

@@ -80,6 +80,11 @@ pub const CHANGE_LOG: usize = 4096;
 /// pass when little else is wanted.
 pub const URGENT_WEIGHT: u32 = 16;
 
+/// Sectors of the disk's widest track (its widest zone's; 0 without zones).
+fn widest_track(layout: &freeblock_disk::Layout) -> u64 {
+    layout.zone_table().iter().map(|z| u64::from(z.2)).max().unwrap_or(0)
+}
+
 /// The parts of `set` inside `range`.
 fn clipped(set: &RangeSet<u64>, range: &Range<u64>) -> Vec<Range<u64>> {
     set.overlapping(range).map(|r| r.start.max(range.start)..r.end.min(range.end)).collect()
@@ -193,8 +198,7 @@ impl BackgroundSets {
     pub fn new(disk: Arc<Disk>) -> Self {
         let layout = disk.layout();
         let (cylinders, surfaces) = (layout.cylinders(), layout.surfaces());
-        let widest = layout.zone_table().iter().map(|z| u64::from(z.2)).max().unwrap_or(1).max(1);
-        let urgent_weight = URGENT_WEIGHT.min((u64::from(SPILLED - 1) / widest).max(1) as u32);
+        let urgent_weight = URGENT_WEIGHT.min((u64::from(SPILLED - 1) / widest_track(layout).max(1)).max(1) as u32);
         Self {
             sector_bytes: u64::from(disk.spec().sector_bytes),
             track_wanted: vec![0; cylinders as usize * surfaces as usize],
@@ -218,9 +222,7 @@ impl BackgroundSets {
     /// The most one task can add to a cylinder's summary weight: every sector of its widest
     /// cylinder, urgent.
     fn max_task_cylinder_weight(&self) -> u64 {
-        let layout = self.disk.layout();
-        let widest = layout.zone_table().iter().map(|z| u64::from(z.2)).max().unwrap_or(0);
-        (widest * u64::from(self.surfaces) * u64::from(self.urgent_weight)).max(1)
+        (widest_track(self.disk.layout()) * u64::from(self.surfaces) * u64::from(self.urgent_weight)).max(1)
     }
 
     /// The disk.
